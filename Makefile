@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: MIT
+#
+# fftd — one entry point.
+#   make            build everything (daemon, client library, fftctl, kernels, example)
+#   make test       install missing packages, build, run the whole suite (also under ASan+UBSan)
+#   make test-gpu   run the GPU tests (on a machine with an NVIDIA GPU)
+#   make bench      run the benchmarks (table on stdout, JSON under build/bench/)
+#   make demo       install, build, start the daemon, run the GW150914 matched filter, stop
+#   make install    install under $(DESTDIR)$(PREFIX)
+#   make clean
+#
+# Variables: BUILD (output folder, default build), SAN=1 (ASan+UBSan build in
+# build-san), WITH_CUDA=0|1 (default: 1 when nvcc exists), STATIC_DEPS=1 (link
+# NNG, mbedTLS, libuv, protobuf-c, inih statically, for machines that lack them),
+# CUDA_HOME, PREFIX, DESTDIR.
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+WITH_CUDA ?= $(if $(wildcard $(NVCC)),1,0)
+SAN       ?= 0
+STATIC_DEPS ?= 0
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+
+ifeq ($(SAN),1)
+BUILD     ?= build-san
+else
+BUILD     ?= build
+endif
+
+CC        ?= cc
+CXX       ?= c++
+OPT       ?= -O2 -g
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread \
+	-Iclient -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I/usr/include/hdf5/serial
+CXXFLAGS_ALL := -std=c++17 $(OPT) -Wall -Wextra -Werror -Iclient
+LDFLAGS_ALL := -pthread
+
+ifeq ($(SAN),1)
+SANFLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS_ALL += $(SANFLAGS)
+CXXFLAGS_ALL += $(SANFLAGS)
+LDFLAGS_ALL += $(SANFLAGS)
+endif
+
+ifeq ($(STATIC_DEPS),1)
+DEP_LIBS  := -Wl,-Bstatic -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv_a -lprotobuf-c -linih -Wl,-Bdynamic
+else
+DEP_LIBS  := -lnng -luv -lprotobuf-c -linih
+endif
+FFTW_LIBS := -lfftw3_threads -lfftw3f_threads -lfftw3 -lfftw3f
+REF_LIBS  := -lfftw3l -lfftw3 -lfftw3f
+HDF5_LIBS := -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5
+
+ifeq ($(WITH_CUDA),1)
+CFLAGS_ALL += -DFFTD_WITH_CUDA -I$(CUDA_HOME)/include
+NVCCFLAGS := -std=c++17 -O3 -lineinfo -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+	-gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90 \
+	-Ikernels -Werror all-warnings
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcufft -lcudart_static -ldl -lrt
+KERNEL_SRC := $(wildcard kernels/*.cu)
+KERNEL_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_SRC))
+KERNEL_LIB := $(BUILD)/libfftd_kernels.a
+else
+CUDA_LIBS :=
+KERNEL_LIB :=
+endif
+
+GEN_C     := $(BUILD)/gen/fftd.pb-c.c
+GEN_H     := $(BUILD)/gen/fftd.pb-c.h
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(COMMON_SRC)) $(BUILD)/gen/fftd.pb-c.o
+
+CLIENT_OBJ := $(BUILD)/client/client.o $(COMMON_OBJ)
+FFTCTL_SRC := $(filter-out client/client.c,$(wildcard client/*.c))
+FFTCTL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FFTCTL_SRC))
+
+DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda.c),$(wildcard daemon/backends/*.c))
+DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(DAEMON_SRC))
+# Everything of the daemon but main(), for unit tests.
+DAEMON_LIB_OBJ := $(filter-out $(BUILD)/daemon/main.o,$(DAEMON_OBJ))
+
+EXAMPLE_SRC := $(wildcard examples/gw150914/*.c)
+EXAMPLE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(EXAMPLE_SRC))
+
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+INTEG_SRC := $(wildcard tests/integration/test_*.c)
+GPU_SRC   := $(wildcard tests/gpu/test_*.c)
+TEST_UTIL_SRC := $(wildcard tests/util/*.c)
+TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
+UNIT_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
+GPU_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(GPU_SRC))
+CXX_TEST_BIN := $(BUILD)/tests/cxx_header
+
+BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a $(BUILD)/libfftd.so \
+	$(if $(EXAMPLE_SRC),$(BUILD)/gw150914)
+
+.PHONY: all deps test test-unit test-san test-gpu bench demo install clean format gpu-bundle
+.DEFAULT_GOAL := all
+
+all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN)
+
+# --- generated protocol code -------------------------------------------------
+$(GEN_C) $(GEN_H) &: proto/fftd.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/fftd.proto
+
+$(BUILD)/gen/fftd.pb-c.o: $(GEN_C)
+	$(CC) $(filter-out -Wshadow -Wstrict-prototypes,$(CFLAGS_ALL)) -Wno-unused-parameter -c $< -o $@
+
+# --- objects -------------------------------------------------------------------
+$(BUILD)/%.o: %.c $(GEN_H) $(wildcard client/*.h common/*.h daemon/*.h kernels/*.h tests/util/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(KERNEL_LIB): $(KERNEL_OBJ)
+	ar rcs $@ $^
+
+# --- libraries and programs ------------------------------------------------------
+$(BUILD)/libfftd.a: $(CLIENT_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libfftd.so: $(CLIENT_OBJ)
+	$(CC) -shared -Wl,-soname,libfftd.so.0 $(LDFLAGS_ALL) -o $@ $^ $(DEP_LIBS)
+
+$(BUILD)/fftd: $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) -lstdc++ -lm
+
+$(BUILD)/fftctl: $(FFTCTL_OBJ) $(BUILD)/libfftd.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(FFTCTL_OBJ) $(BUILD)/libfftd.a $(DEP_LIBS) -lm
+
+$(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(EXAMPLE_OBJ) $(BUILD)/libfftd.a $(DEP_LIBS) $(HDF5_LIBS) -lfftw3 -lm
+
+# --- tests -------------------------------------------------------------------------
+# Unit tests link the daemon's internals; integration and GPU tests are real
+# clients of a real daemon (they link libfftd only, plus FFTW references).
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+
+$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(BUILD)/libfftd.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(BUILD)/libfftd.a $(COMMON_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
+
+$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(BUILD)/libfftd.a $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(BUILD)/libfftd.a $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+
+$(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libfftd.a $(DEP_LIBS)
+
+deps:
+	@sh tools/install-deps.sh
+
+test: deps
+	$(MAKE) all
+	$(MAKE) SAN=1 all
+	sh tests/run.sh build build-san
+
+test-unit: all
+	sh tests/run.sh $(BUILD)
+
+test-gpu: all
+	FFTD_TEST_GPU=1 sh tests/run.sh --gpu $(BUILD)
+
+bench: all
+	sh bench/run.sh $(BUILD)
+
+demo: deps
+	$(MAKE) all
+	sh examples/gw150914/demo.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -m 0755 $(BUILD)/fftd $(DESTDIR)$(PREFIX)/bin/fftd
+	install -m 0755 $(BUILD)/fftctl $(DESTDIR)$(PREFIX)/bin/fftctl
+	install -m 0644 $(BUILD)/libfftd.a $(DESTDIR)$(PREFIX)/lib/libfftd.a
+	install -m 0755 $(BUILD)/libfftd.so $(DESTDIR)$(PREFIX)/lib/libfftd.so.0
+	ln -sf libfftd.so.0 $(DESTDIR)$(PREFIX)/lib/libfftd.so
+	install -m 0644 client/fftd.h $(DESTDIR)$(PREFIX)/include/fftd.h
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cc')
+
+clean:
+	rm -rf build build-san build-gpu

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+//
+// fftd.h — the public interface of libfftd, the client library of the fftd
+// GPU FFT service. This is the only public header of the project: every other
+// header in the tree is private and may change without notice.
+//
+// Model: a client connects to the daemon, creates plans (FFTW's "advanced"
+// plan_many layout: rank, sizes, batch, strides, distances, embedded sizes),
+// executes them on its own buffers any number of times, and destroys them.
+// Plan → execute(const plan) → destroy, as in FFTW and cuFFT.
+//
+// Conventions (FFTW's and numpy's):
+//   - forward is exp(-2πi jk/n) (FFTD_FORWARD = -1), inverse exp(+2πi jk/n);
+//   - transforms are unnormalized unless the plan asks for FFTD_NORM_BY_N
+//     (scale by 1/N, N the product of the logical sizes) or FFTD_NORM_ORTHO
+//     (scale by 1/sqrt(N)); the scale applies to the plan's own direction;
+//   - complex elements are interleaved (re, im) pairs of the plan's precision:
+//     f64 = 2 x double, f32 = 2 x float, f16 = 2 x IEEE-754 binary16 (bits
+//     passed as uint16_t);
+//   - for R2C and C2R, n[] holds the logical (real) sizes; the complex side
+//     has n[rank-1]/2 + 1 elements along the last dimension (FFTW's r2c).
+//
+// Errors: every call that can fail returns an int that is FFTD_OK (0) or a
+// negative-free fftd_error code; fftd_strerror() names it, and
+// fftd_last_error() gives the daemon's detailed message for the calling
+// thread's last failure. Codes of the tagged ranges (FFTD_ESYSERR, ...) carry
+// the underlying OS / NNG / CUDA / cuFFT code in their low bits.
+//
+// Threads: an fftd_client and its plans may be used from any number of
+// threads at once; every function here is thread-safe except that a plan
+// must not be destroyed while another thread executes it, and a client must
+// not be closed while its plans are in use.
+
+#ifndef FFTD_H
+#define FFTD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FFTD_VERSION_MAJOR 0
+#define FFTD_VERSION_MINOR 1
+#define FFTD_VERSION_PATCH 0
+// FFTD_PROTOCOL_VERSION is the wire protocol version this library speaks.
+#define FFTD_PROTOCOL_VERSION 1
+// FFTD_MAX_RANK is the largest transform rank (1, 2 or 3).
+#define FFTD_MAX_RANK 3
+
+// FFTD_ERRNO_MAP is the one table of error codes: X(name, value, message).
+// It yields the fftd_error enum, fftd_strerror() and fftd_err_name().
+#define FFTD_ERRNO_MAP(X)                                                      \
+	X(OK, 0, "success")                                                    \
+	X(EINVAL, 1, "invalid argument")                                       \
+	X(ENOMEM, 2, "out of memory")                                          \
+	X(EUNSUPPORTED, 3, "transform not supported by the chosen backend")   \
+	X(ELIMIT, 4, "request exceeds a configured limit")                     \
+	X(EOVERFLOW, 5, "size arithmetic overflows")                           \
+	X(ESIZE, 6, "payload length does not match the plan's layout")        \
+	X(ENOPLAN, 7, "no such plan on this connection")                       \
+	X(EPROTO, 8, "malformed or unexpected message")                        \
+	X(EVERSION, 9, "protocol version not supported")                       \
+	X(ETIMEDOUT, 10, "timed out")                                          \
+	X(ECLOSED, 11, "connection closed")                                    \
+	X(ECONNREFUSED, 12, "no daemon listening at that address")             \
+	X(ESHUTDOWN, 13, "daemon is shutting down")                            \
+	X(EBACKEND, 14, "backend failed to plan or execute")                   \
+	X(EBUSY, 15, "operation still in progress")                            \
+	X(ENODEVICE, 16, "no such device")                                     \
+	X(EDEVMEM, 17, "not enough device memory for this request")            \
+	X(EINTERNAL, 18, "internal error")
+
+// fftd_error lists the error codes. Codes at or above FFTD_ESYSERR are
+// tagged: the range says where the code came from and the low 24 bits hold
+// that subsystem's own code (errno, nng_err, cudaError_t, cufftResult).
+typedef enum fftd_error {
+#define FFTD__ENUM(name, value, msg) FFTD_##name = value,
+	FFTD_ERRNO_MAP(FFTD__ENUM)
+#undef FFTD__ENUM
+	FFTD_ESYSERR = 0x10000000, // + errno
+	FFTD_ENNGERR = 0x20000000, // + nng error
+	FFTD_ECUDAERR = 0x30000000, // + cudaError_t
+	FFTD_ECUFFTERR = 0x40000000, // + cufftResult
+} fftd_error;
+
+#define FFTD_ERR_RANGE_MASK 0x70000000
+#define FFTD_ERR_CODE_MASK 0x00ffffff
+
+// fftd_strerror returns a static, human-readable message for any code,
+// tagged codes included. It never returns NULL.
+const char *fftd_strerror(int err);
+
+// fftd_err_name returns the code's symbolic name ("FFTD_EINVAL"), or
+// "FFTD_ESYSERR" etc. for tagged codes, or "FFTD_EUNKNOWN".
+const char *fftd_err_name(int err);
+
+// fftd_last_error returns the detailed message that came with the calling
+// thread's last failed fftd_* call (often the daemon's own words, e.g.
+// "n[1] = 0: sizes must be positive"), or "" if there is none. The string is
+// owned by the library and valid until this thread's next fftd_* call.
+const char *fftd_last_error(void);
+
+// fftd_version returns the library version as "MAJOR.MINOR.PATCH".
+const char *fftd_version(void);
+
+// fftd_kind is the transform kind.
+typedef enum fftd_kind {
+	FFTD_C2C = 0, // complex to complex
+	FFTD_R2C = 1, // real to complex (forward only), Hermitian half output
+	FFTD_C2R = 2, // complex to real (inverse only), Hermitian half input
+} fftd_kind;
+
+// fftd_precision is the storage and arithmetic precision of a plan.
+typedef enum fftd_precision {
+	FFTD_F64 = 0, // double
+	FFTD_F32 = 1, // float
+	FFTD_F16 = 2, // IEEE binary16 storage (GPU backends only)
+} fftd_precision;
+
+// fftd_direction is the sign of the exponent, as FFTW's FFTW_FORWARD and
+// FFTW_BACKWARD.
+typedef enum fftd_direction {
+	FFTD_FORWARD = -1,
+	FFTD_INVERSE = +1,
+} fftd_direction;
+
+// fftd_norm is the scaling applied after the transform (numpy's meanings:
+// BY_N is 1/N, ORTHO is 1/sqrt(N), with N the product of the logical sizes).
+typedef enum fftd_norm {
+	FFTD_NORM_NONE = 0,
+	FFTD_NORM_BY_N = 1,
+	FFTD_NORM_ORTHO = 2,
+} fftd_norm;
+
+// fftd_plan_desc describes a batched transform in FFTW's advanced layout
+// (fftw_plan_many_dft): element (j_0 .. j_{rank-1}) of transform b of the
+// input lives at element index
+//     b * idist + istride * (j_0 * E_1 * ... * E_{rank-1} + ... + j_{rank-1})
+// of the input array, E = inembed; likewise for the output with onembed,
+// ostride, odist. Indices count elements of the side's type (real or
+// complex of the plan's precision), not bytes.
+//
+// Zero means "default" for the layout fields: inembed/onembed all zero →
+// the logical sizes of that side (n, or n with the last one n/2+1 on the
+// complex side of R2C/C2R); istride/ostride 0 → 1; idist/odist 0 → the
+// product of that side's embedded sizes times its stride (contiguous
+// batch). Initialise with fftd_plan_desc_init() and change what you need.
+typedef struct fftd_plan_desc {
+	int rank;                      // 1 .. FFTD_MAX_RANK
+	int64_t n[FFTD_MAX_RANK];      // logical sizes, n[0] slowest varying
+	int64_t batch;                 // number of transforms, >= 1
+	fftd_kind kind;                // C2C, R2C or C2R
+	fftd_precision precision;      // F64, F32 or F16
+	fftd_direction direction;      // forced FORWARD for R2C, INVERSE for C2R
+	fftd_norm norm;                // scaling after the transform
+	int64_t inembed[FFTD_MAX_RANK]; // input embedded sizes (0: default)
+	int64_t istride;                // input stride (0: 1)
+	int64_t idist;                  // input distance between transforms
+	int64_t onembed[FFTD_MAX_RANK]; // output embedded sizes (0: default)
+	int64_t ostride;                // output stride (0: 1)
+	int64_t odist;                  // output distance between transforms
+	// algorithm picks the implementation: NULL or "auto" lets the daemon
+	// choose; "fftw", "cufft", "tc16", "split16" ask for one; a name the
+	// daemon does not serve fails with FFTD_EUNSUPPORTED.
+	const char *algorithm;
+	int device; // device index to pin the plan to, or -1 for any
+} fftd_plan_desc;
+
+// fftd_plan_desc_init fills *desc for a contiguous, forward (inverse for
+// C2R), unnormalized, batch-1 transform of the given rank and sizes, with
+// the layout fields zero (defaults) and algorithm "auto". n must hold rank
+// sizes. Returns FFTD_EINVAL if rank is outside 1..FFTD_MAX_RANK.
+int fftd_plan_desc_init(fftd_plan_desc *desc, int rank, const int64_t *n,
+    fftd_kind kind, fftd_precision precision);
+
+// fftd_client is a connection to one daemon.
+typedef struct fftd_client fftd_client;
+// fftd_plan is a plan held by the daemon for one client connection.
+typedef struct fftd_plan fftd_plan;
+// fftd_request is an execution in flight (fftd_execute_async).
+typedef struct fftd_request fftd_request;
+
+// fftd_default_url writes the address a client connects to when given
+// NULL: $FFTD_URL if set, else ipc://$XDG_RUNTIME_DIR/fftd.sock if that
+// variable is set, else ipc:///run/fftd/fftd.sock. Returns FFTD_ELIMIT if
+// it does not fit in len bytes.
+int fftd_default_url(char *buf, size_t len);
+
+// fftd_client_open connects to the daemon at url (an NNG URL such as
+// "ipc:///run/fftd/fftd.sock" or "tcp://host:port"; NULL for
+// fftd_default_url()), performs the protocol handshake, and stores a new
+// client in *clientp. timeout_ms bounds the connect and handshake and is
+// also the default timeout of every later call on this client (0: 10 s;
+// -1: none). Errors: FFTD_ECONNREFUSED (nobody listening), FFTD_ETIMEDOUT,
+// FFTD_EVERSION (daemon speaks another protocol), FFTD_ENNGERR+n.
+int fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms);
+
+// fftd_client_close closes the connection. The daemon then frees every plan
+// of this client; plans still held must not be used afterwards, but must
+// still be released with fftd_plan_destroy (which then only frees memory).
+// Requests still in flight complete with FFTD_ECLOSED first.
+void fftd_client_close(fftd_client *client);
+
+// fftd_device_info describes one device the daemon serves.
+typedef struct fftd_device_info {
+	int index;           // device index to use in fftd_plan_desc.device
+	char name[64];       // e.g. "NVIDIA H200" or "cpu (16 threads)"
+	char backend[16];    // "cuda" or "fftw"
+	uint64_t memory_bytes; // device memory (0 for the CPU)
+} fftd_device_info;
+
+#define FFTD_MAX_DEVICES 16
+#define FFTD_MAX_ALGORITHMS 8
+
+// fftd_info is what the daemon reports of itself (fftd_client_info).
+typedef struct fftd_info {
+	uint32_t protocol_version;
+	char server_version[32];
+	char backend[16];            // default backend in use: "cuda" or "fftw"
+	int ndevices;
+	fftd_device_info devices[FFTD_MAX_DEVICES];
+	int nalgorithms;
+	char algorithms[FFTD_MAX_ALGORITHMS][16]; // e.g. "fftw", "cufft"
+	uint32_t precisions;         // bit (1 << fftd_precision) per precision
+	uint64_t max_request_bytes;  // largest payload accepted, bytes
+	uint32_t max_rank;
+	uint64_t max_batch;
+} fftd_info;
+
+// fftd_client_info copies the daemon's capabilities, as reported at
+// handshake, into *info. Never fails on an open client.
+int fftd_client_info(fftd_client *client, fftd_info *info);
+
+// fftd_ping sends a ping and stores the round trip in microseconds in
+// *rtt_us (may be NULL).
+int fftd_ping(fftd_client *client, double *rtt_us);
+
+// fftd_stats is a snapshot of the daemon's counters (fftd_get_stats).
+typedef struct fftd_stats {
+	uint64_t uptime_ms;
+	uint64_t sessions;          // connected clients now
+	uint64_t plans;             // client plans alive now
+	uint64_t requests;          // requests answered since start
+	uint64_t errors;            // requests answered with an error
+	uint64_t bytes_in;          // payload bytes received
+	uint64_t bytes_out;         // payload bytes sent
+	uint64_t executes;          // transforms executed (requests, not batch)
+	uint64_t cache_hits;        // plan cache
+	uint64_t cache_misses;
+	uint64_t cache_evictions;
+	uint64_t cache_entries;
+	uint64_t cache_bytes;       // bytes held by cached plans (workspace)
+	uint64_t cache_budget_bytes;
+} fftd_stats;
+
+// fftd_get_stats fetches the daemon's counters into *stats.
+int fftd_get_stats(fftd_client *client, fftd_stats *stats);
+
+// fftd_plan_create asks the daemon for a plan described by *desc and stores
+// a new handle in *planp. The daemon validates the description before it
+// allocates anything (sizes > 0, overflow-checked products, its configured
+// limits) and plans with the chosen backend, or reuses a cached plan.
+// Errors: FFTD_EINVAL (bad description), FFTD_EOVERFLOW, FFTD_ELIMIT,
+// FFTD_EUNSUPPORTED (e.g. f16 on the CPU, f16 non-power-of-two on cuFFT),
+// FFTD_EBACKEND, plus the connection's errors. desc is not retained.
+int fftd_plan_create(
+    fftd_client *client, const fftd_plan_desc *desc, fftd_plan **planp);
+
+// fftd_plan_destroy releases the plan in the daemon and frees the handle.
+// NULL is ignored. Must not run while the plan is being executed.
+void fftd_plan_destroy(fftd_plan *plan);
+
+// fftd_plan_input_bytes is the size in bytes of the input array that
+// fftd_execute reads: (largest input element index + 1) * element size.
+size_t fftd_plan_input_bytes(const fftd_plan *plan);
+
+// fftd_plan_output_bytes is the size in bytes of the output array span that
+// fftd_execute writes into; only the elements of the output layout are
+// written, others keep their values.
+size_t fftd_plan_output_bytes(const fftd_plan *plan);
+
+// fftd_plan_algorithm names the implementation the daemon chose ("fftw",
+// "cufft", ...). The string lives as long as the plan.
+const char *fftd_plan_algorithm(const fftd_plan *plan);
+
+// fftd_execute runs the plan on in (fftd_plan_input_bytes bytes, read only)
+// and writes out (only the output layout's elements), blocking until done.
+// in and out may be the same buffer (in-place) if the layouts allow it, as
+// in FFTW. Several threads may execute the same plan at once. Errors:
+// FFTD_EINVAL (NULL buffers), FFTD_ENOPLAN (plan freed by a daemon restart),
+// FFTD_ETIMEDOUT, FFTD_ECLOSED, FFTD_EBACKEND, FFTD_EDEVMEM.
+int fftd_execute(const fftd_plan *plan, const void *in, void *out);
+
+// fftd_callback is called once when an asynchronous execution completes,
+// with the request and its status (FFTD_OK or an error). It runs on one of
+// the library's I/O threads with no library lock held; it must not block
+// for long and must not call fftd_request_wait on its own request.
+typedef void (*fftd_callback)(fftd_request *req, int status, void *data);
+
+// fftd_execute_async starts an execution and returns at once; up to the
+// daemon's limit of executions may be in flight per client. in is copied
+// before the call returns (the caller may reuse it); out must stay valid
+// until completion. Exactly one of cb and reqp is used:
+//   - with cb non-NULL (reqp must be NULL) cb(req, status, data) runs on
+//     completion and the library frees the request after cb returns;
+//   - with cb NULL, *reqp receives the request, which the caller completes
+//     with fftd_request_wait (and may poll with fftd_request_done).
+// If the call returns an error, the callback never runs and *reqp is not
+// set.
+int fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
+    fftd_callback cb, void *data, fftd_request **reqp);
+
+// fftd_request_done returns 1 if the request has completed (wait will not
+// block), else 0.
+int fftd_request_done(fftd_request *req);
+
+// fftd_request_wait blocks until the request completes, frees it, and
+// returns its status. Only for requests obtained through reqp.
+int fftd_request_wait(fftd_request *req);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // FFTD_H

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+//
+// wire.h — PRIVATE to fftd (not installed). The frame that carries every
+// request and reply over NNG, shared by the client library and the daemon.
+//
+// Frame layout (all integers little-endian):
+//   offset  0  u32  magic "FFTD" (0x44544646)
+//   offset  4  u16  protocol version (FFTD_PROTOCOL_VERSION)
+//   offset  6  u16  flags (0; reserved)
+//   offset  8  u32  length of the protobuf-c message that follows
+//   offset 12  u32  reserved (0)
+//   offset 16  u64  payload length in bytes
+//   offset 24       protobuf-c Request or Reply (proto/fftd.proto)
+//   then zero bytes up to the next multiple of 64, then the payload.
+// A frame without payload ends right after the protobuf message.
+
+#ifndef FFTD_COMMON_WIRE_H
+#define FFTD_COMMON_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+#include "fftd.pb-c.h"
+
+#define FFTD__WIRE_MAGIC 0x44544646u
+#define FFTD__WIRE_HEADER_SIZE 24u
+#define FFTD__WIRE_ALIGN 64u
+// Protobuf parts are small (ids and shapes); anything bigger is malformed.
+#define FFTD__WIRE_MAX_PB (64u * 1024u)
+
+// fftd__frame is a parsed frame header.
+typedef struct fftd__frame {
+	uint16_t version;
+	uint32_t pb_len;
+	uint64_t payload_len;
+	const uint8_t *pb;   // protobuf bytes inside the message body
+	uint8_t *payload;    // payload inside the message body, or NULL
+} fftd__frame;
+
+// fftd__wire_payload_offset returns where the payload of a frame whose
+// protobuf part is pb_len bytes long starts.
+size_t fftd__wire_payload_offset(uint32_t pb_len);
+
+// fftd__frame_parse checks the frame header of buf[0..len) and fills *f.
+// Returns FFTD_OK, FFTD_EVERSION (good magic, other version) or FFTD_EPROTO
+// (short, bad magic, lengths that disagree with len, pb_len too large).
+int fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f);
+
+// fftd__msg_build allocates an NNG message holding a frame with the packed
+// protobuf message m and room for payload_len payload bytes, and stores the
+// payload's address in *payload (NULL when payload_len is 0). The payload is
+// left uninitialised. On success the caller owns *msgp.
+int fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
+    uint64_t payload_len, void **payload);
+
+#endif // FFTD_COMMON_WIRE_H

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+//
+// backend.h — PRIVATE to fftd. The one small interface every FFT backend
+// implements (fftw: FFTW3 on the CPU; cuda: cuFFT and our own kernels).
+//
+// A backend serves one or more devices. Each device is driven by exactly one
+// worker thread (daemon/worker.c), and every call below for a device runs
+// on that device's worker thread, so a backend needs no locks of its own
+// for per-device state (CUDA context, streams, buffers, FFTW planner).
+
+#ifndef FFTD_DAEMON_BACKEND_H
+#define FFTD_DAEMON_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+
+typedef struct fftd__device fftd__device;
+
+// fftd__backend_config holds the settings a backend reads at open.
+typedef struct fftd__backend_config {
+	int      fftw_threads;   // threads per FFTW execution (>= 1)
+	int      fftw_measure;   // 0: FFTW_ESTIMATE, 1: FFTW_MEASURE
+	uint64_t device_budget;  // device memory a device may use, bytes (0: 90%)
+} fftd__backend_config;
+
+// fftd__backend is a backend's operations.
+typedef struct fftd__backend {
+	const char *name; // "fftw" or "cuda"
+
+	// algorithms is a NULL-terminated list of algorithm names this backend
+	// serves, the first being its default ("fftw"; "cufft", "tc16", ...).
+	const char *const *algorithms;
+
+	// probe returns how many devices the backend can serve here (0 if
+	// none) and writes a reason into why when there are none. Called once
+	// from the main thread before any worker starts.
+	int (*probe)(char *why, size_t whylen);
+
+	// open prepares device dev->local (fills dev->name, memory_bytes and
+	// dev->state). Returns FFTD_OK or an error with msg filled.
+	int (*open)(fftd__device *dev, const fftd__backend_config *cfg,
+	    char *msg, size_t msglen);
+
+	// close releases everything open and the plans made.
+	void (*close)(fftd__device *dev);
+
+	// plan creates a plan for shape s with the named algorithm (never NULL:
+	// the worker resolves "auto"), stores it in *plan and the bytes it holds
+	// (workspace, twiddles, device buffers it owns) in *bytes. Planning
+	// never touches request data. Errors: FFTD_EUNSUPPORTED (with msg
+	// saying what is unsupported), FFTD_EDEVMEM, FFTD_EBACKEND, tagged codes.
+	int (*plan)(fftd__device *dev, const fftd__shape *s, const char *algorithm,
+	    void **plan, uint64_t *bytes, char *msg, size_t msglen);
+
+	// execute runs plan on host memory: in holds s->in.bytes bytes (the
+	// backend may overwrite it), out has room for s->out.bytes bytes. On
+	// success every byte of out is written: layout elements with the
+	// transform's result scaled as s->norm asks, gap elements with zero.
+	int (*execute)(fftd__device *dev, void *plan, const fftd__shape *s,
+	    void *in, void *out, char *msg, size_t msglen);
+
+	// destroy frees a plan made by plan.
+	void (*destroy)(fftd__device *dev, void *plan);
+} fftd__backend;
+
+// fftd__device is one device served by one worker thread.
+typedef struct fftd__device {
+	const fftd__backend *backend;
+	int                  index;        // daemon-wide device index
+	int                  local;        // backend's own ordinal (CUDA device)
+	char                 name[64];     // "NVIDIA H200", "cpu (16 threads)"
+	uint64_t             memory_bytes; // device memory, 0 for the CPU
+	void                *state;        // the backend's per-device state
+} fftd__device;
+
+// The backends compiled into this daemon.
+extern const fftd__backend fftd__backend_fftw;
+#ifdef FFTD_WITH_CUDA
+extern const fftd__backend fftd__backend_cuda;
+#endif
+
+// fftd__norm_factor returns the scale s->norm asks for (1 for NORM_NONE).
+double fftd__norm_factor(const fftd__shape *s);
+
+#endif // FFTD_DAEMON_BACKEND_H
