@@ -183,17 +183,18 @@ typedef struct fftd_plan fftd_plan;
 typedef struct fftd_request fftd_request;
 
 // fftd_default_url writes the address a client connects to when given
-// NULL: $FFTD_URL if set, else ipc://$XDG_RUNTIME_DIR/fftd.sock if that
-// variable is set, else ipc:///run/fftd/fftd.sock. Returns FFTD_ELIMIT if
-// it does not fit in len bytes.
+// NULL: $FFTD_URL if set; else the system service's socket
+// ipc:///run/fftd/fftd.sock if it exists; else the per-user daemon's
+// ipc://$XDG_RUNTIME_DIR/fftd.sock if that variable is set; else the system
+// socket. Returns FFTD_ELIMIT if it does not fit in len bytes.
 int fftd_default_url(char *buf, size_t len);
 
 // fftd_client_open connects to the daemon at url (an NNG URL such as
 // "ipc:///run/fftd/fftd.sock" or "tcp://host:port"; NULL for
 // fftd_default_url()), performs the protocol handshake, and stores a new
 // client in *clientp. timeout_ms bounds the connect and handshake and is
-// also the default timeout of every later call on this client (0: 10 s;
-// -1: none). Errors: FFTD_ECONNREFUSED (nobody listening), FFTD_ETIMEDOUT,
+// also the timeout of every later call on this client (0: 60 s; -1:
+// none). Errors: FFTD_ECONNREFUSED (nobody listening), FFTD_ETIMEDOUT,
 // FFTD_EVERSION (daemon speaks another protocol), FFTD_ENNGERR+n.
 int fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms);
 

@@ -4,6 +4,8 @@
 
 #include "wire.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fftd.h"
@@ -138,5 +140,101 @@ fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
 		*payload = NULL;
 	}
 	*msgp = msg;
+	return FFTD_OK;
+}
+
+void
+fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d)
+{
+	Fftd__Wire__PlanDesc pd  = FFTD__WIRE__PLAN_DESC__INIT;
+	Fftd__Wire__Layout   lin = FFTD__WIRE__LAYOUT__INIT;
+	Fftd__Wire__Layout   lou = FFTD__WIRE__LAYOUT__INIT;
+	int rank = d->rank < 0 ? 0 : d->rank > FFTD_MAX_RANK ? FFTD_MAX_RANK : d->rank;
+	bool any_in = false, any_out = false;
+	for (int k = 0; k < rank; k++) {
+		w->n[k]       = d->n[k];
+		w->inembed[k] = d->inembed[k];
+		w->onembed[k] = d->onembed[k];
+		any_in |= d->inembed[k] != 0;
+		any_out |= d->onembed[k] != 0;
+	}
+	w->pd = pd;
+	w->in = lin;
+	w->out = lou;
+	// The rank travels as given, so the daemon judges it, not the client.
+	w->pd.rank      = (uint32_t) d->rank;
+	w->pd.n_n       = (size_t) rank;
+	w->pd.n         = w->n;
+	w->pd.batch     = d->batch;
+	w->pd.kind      = (Fftd__Wire__Kind) d->kind;
+	w->pd.precision = (Fftd__Wire__Precision) d->precision;
+	w->pd.direction = d->direction;
+	w->pd.norm      = (Fftd__Wire__Norm) d->norm;
+	w->in.n_embed   = any_in ? (size_t) rank : 0;
+	w->in.embed     = w->inembed;
+	w->in.stride    = d->istride;
+	w->in.dist      = d->idist;
+	w->out.n_embed  = any_out ? (size_t) rank : 0;
+	w->out.embed    = w->onembed;
+	w->out.stride   = d->ostride;
+	w->out.dist     = d->odist;
+	w->pd.input     = &w->in;
+	w->pd.output    = &w->out;
+	w->pd.algorithm = (char *) (d->algorithm ? d->algorithm : "");
+	w->pd.device    = d->device;
+}
+
+int
+fftd__desc_from_wire(const Fftd__Wire__PlanDesc *pd, fftd_plan_desc *d,
+    char *msg, size_t msglen)
+{
+	memset(d, 0, sizeof(*d));
+	if (pd == NULL) {
+		snprintf(msg, msglen, "plan description missing");
+		return FFTD_EINVAL;
+	}
+	if (pd->rank < 1 || pd->rank > FFTD_MAX_RANK) {
+		snprintf(msg, msglen, "rank = %u: must be 1, 2 or 3", pd->rank);
+		return FFTD_EINVAL;
+	}
+	int rank = (int) pd->rank;
+	if (pd->n_n != (size_t) rank) {
+		snprintf(msg, msglen, "%zu sizes given for rank %d", pd->n_n, rank);
+		return FFTD_EINVAL;
+	}
+	const Fftd__Wire__Layout *side[2] = { pd->input, pd->output };
+	for (int i = 0; i < 2; i++) {
+		if (side[i] != NULL && side[i]->n_embed != 0 &&
+		    side[i]->n_embed != (size_t) rank) {
+			snprintf(msg, msglen, "%zu %s embedded sizes given for rank %d",
+			    side[i]->n_embed, i ? "output" : "input", rank);
+			return FFTD_EINVAL;
+		}
+	}
+	d->rank = rank;
+	for (int k = 0; k < rank; k++) {
+		d->n[k] = pd->n[k];
+		if (pd->input != NULL && pd->input->n_embed) {
+			d->inembed[k] = pd->input->embed[k];
+		}
+		if (pd->output != NULL && pd->output->n_embed) {
+			d->onembed[k] = pd->output->embed[k];
+		}
+	}
+	d->batch     = pd->batch;
+	d->kind      = (fftd_kind) pd->kind;
+	d->precision = (fftd_precision) pd->precision;
+	d->direction = (fftd_direction) pd->direction;
+	d->norm      = (fftd_norm) pd->norm;
+	if (pd->input != NULL) {
+		d->istride = pd->input->stride;
+		d->idist   = pd->input->dist;
+	}
+	if (pd->output != NULL) {
+		d->ostride = pd->output->stride;
+		d->odist   = pd->output->dist;
+	}
+	d->algorithm = pd->algorithm;
+	d->device    = pd->device;
 	return FFTD_OK;
 }

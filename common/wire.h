@@ -22,6 +22,7 @@
 
 #include <nng/nng.h>
 
+#include "fftd.h"
 #include "fftd.pb-c.h"
 
 #define FFTD__WIRE_MAGIC 0x44544646u
@@ -56,3 +57,21 @@ int fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
     uint64_t payload_len, void **payload);
 
 #endif // FFTD_COMMON_WIRE_H
+
+// fftd__wire_desc is the storage behind a packed PlanDesc (its repeated
+// fields point into it), so building one needs no allocation.
+typedef struct fftd__wire_desc {
+	Fftd__Wire__PlanDesc pd;
+	Fftd__Wire__Layout   in, out;
+	int64_t              n[FFTD_MAX_RANK];
+	int64_t              inembed[FFTD_MAX_RANK], onembed[FFTD_MAX_RANK];
+} fftd__wire_desc;
+
+// fftd__desc_to_wire fills w from d (which must outlive w's use).
+void fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d);
+
+// fftd__desc_from_wire converts an unpacked PlanDesc into *d (algorithm
+// points into pd). Returns FFTD_OK, or FFTD_EINVAL with msg filled when the
+// repeated fields disagree with the rank or a field is missing.
+int fftd__desc_from_wire(const Fftd__Wire__PlanDesc *pd, fftd_plan_desc *d,
+    char *msg, size_t msglen);

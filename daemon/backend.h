@@ -33,6 +33,13 @@ typedef struct fftd__backend {
 	// serves, the first being its default ("fftw"; "cufft", "tc16", ...).
 	const char *const *algorithms;
 
+	// aligned_input asks for execute's input at a 64-byte boundary. NNG
+	// hands over a request body 4 bytes past its allocation (REP takes the
+	// request id off the front), so the worker moves the payload into
+	// place first; a backend that copies the input anyway (to pinned
+	// memory) leaves this 0 and saves that pass.
+	int aligned_input;
+
 	// probe returns how many devices the backend can serve here (0 if
 	// none) and writes a reason into why when there are none. Called once
 	// from the main thread before any worker starts.

@@ -51,8 +51,8 @@ void fftd__cache_release(fftd__cache *c, fftd__cache_entry *e);
 // fftd__cache_plan is the backend plan of an entry.
 void *fftd__cache_plan(const fftd__cache_entry *e);
 
-// fftd__cache_trim evicts unreferenced entries until the cache is within
-// budget (after a budget change).
+// fftd__cache_set_budget changes the budget and evicts unreferenced entries
+// until the cache is within it.
 void fftd__cache_set_budget(fftd__cache *c, uint64_t budget);
 
 // fftd__cache_get_stats copies the counters.

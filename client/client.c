@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: MIT
+//
+// client.c — libfftd: the client side of the fftd protocol.
+//
+// One NNG REQ socket per client; every call opens its own NNG context, so
+// any number of threads and asynchronous executions share the connection
+// with several requests in flight. REQ's automatic resend is turned off:
+// a request is never executed twice behind the caller's back.
+
+#include "fftd.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "fftd.pb-c.h"
+#include "layout.h"
+#include "wire.h"
+
+#define DEFAULT_TIMEOUT_MS 60000
+#define SYSTEM_URL "ipc:///run/fftd/fftd.sock"
+
+struct fftd_client {
+	nng_socket   sock;
+	nng_duration timeout;
+	fftd_info    info;
+};
+
+struct fftd_plan {
+	fftd_client *client;
+	uint64_t     id;
+	fftd__shape  shape;
+	char         algorithm[16];
+};
+
+enum req_state { REQ_SEND, REQ_RECV, REQ_DONE };
+
+struct fftd_request {
+	fftd_client     *client;
+	const fftd_plan *plan;
+	void            *out;
+	fftd_callback    cb;
+	void            *data;
+	nng_ctx          ctx;
+	nng_aio         *aio;
+	enum req_state   state;
+	int              status;
+	char             message[512];
+	pthread_mutex_t  mtx;
+	pthread_cond_t   cv;
+};
+
+static _Thread_local char last_error[512];
+
+static int
+set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+set_error(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+const char *
+fftd_last_error(void)
+{
+	return last_error;
+}
+
+const char *
+fftd_version(void)
+{
+	static char v[32];
+	snprintf(v, sizeof(v), "%d.%d.%d", FFTD_VERSION_MAJOR,
+	    FFTD_VERSION_MINOR, FFTD_VERSION_PATCH);
+	return v;
+}
+
+static int
+map_nng(int rv)
+{
+	switch (rv) {
+	case 0:
+		return FFTD_OK;
+	case NNG_ETIMEDOUT:
+		return FFTD_ETIMEDOUT;
+	case NNG_ECLOSED:
+	case NNG_ECONNRESET:
+	case NNG_ECONNSHUT:
+	case NNG_ECANCELED:
+		return FFTD_ECLOSED;
+	case NNG_ECONNREFUSED:
+	case NNG_ENOENT:
+	case NNG_EADDRINVAL:
+		return FFTD_ECONNREFUSED;
+	case NNG_ENOMEM:
+		return FFTD_ENOMEM;
+	default:
+		return FFTD_ENNGERR + rv;
+	}
+}
+
+int
+fftd_plan_desc_init(fftd_plan_desc *desc, int rank, const int64_t *n,
+    fftd_kind kind, fftd_precision precision)
+{
+	if (desc == NULL || n == NULL || rank < 1 || rank > FFTD_MAX_RANK) {
+		return set_error(FFTD_EINVAL, "rank = %d: must be 1, 2 or 3", rank);
+	}
+	memset(desc, 0, sizeof(*desc));
+	desc->rank = rank;
+	for (int k = 0; k < rank; k++) {
+		desc->n[k] = n[k];
+	}
+	desc->batch     = 1;
+	desc->kind      = kind;
+	desc->precision = precision;
+	desc->direction = kind == FFTD_C2R ? FFTD_INVERSE : FFTD_FORWARD;
+	desc->norm      = FFTD_NORM_NONE;
+	desc->algorithm = NULL;
+	desc->device    = -1;
+	return FFTD_OK;
+}
+
+int
+fftd_default_url(char *buf, size_t len)
+{
+	const char *env = getenv("FFTD_URL");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int         n;
+	if (env != NULL && env[0] != '\0') {
+		n = snprintf(buf, len, "%s", env);
+	} else if (access("/run/fftd/fftd.sock", F_OK) == 0 || xdg == NULL ||
+	    xdg[0] == '\0') {
+		n = snprintf(buf, len, "%s", SYSTEM_URL);
+	} else {
+		n = snprintf(buf, len, "ipc://%s/fftd.sock", xdg);
+	}
+	if (n < 0 || (size_t) n >= len) {
+		return set_error(FFTD_ELIMIT, "default URL does not fit");
+	}
+	return FFTD_OK;
+}
+
+// --- one round trip ------------------------------------------------------------
+
+// decode_reply parses a reply message; on success *rp is the unpacked
+// reply (status may be an error, whose message becomes the last error).
+static int
+decode_reply(nng_msg *m, Fftd__Wire__Reply **rp, fftd__frame *f)
+{
+	int rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), f);
+	if (rv != FFTD_OK) {
+		return set_error(rv, "malformed reply frame from the daemon");
+	}
+	*rp = fftd__wire__reply__unpack(NULL, f->pb_len, f->pb);
+	if (*rp == NULL) {
+		return set_error(FFTD_EPROTO, "reply does not decode");
+	}
+	if ((*rp)->status != FFTD_OK) {
+		set_error((*rp)->status, "%s", (*rp)->message);
+	}
+	return FFTD_OK;
+}
+
+// rpc sends req (no payload) and waits for the reply, which the caller
+// frees with fftd__wire__reply__free_unpacked. Returns the transport or
+// decoding error, else the reply's own status.
+static int
+rpc(fftd_client *c, const Fftd__Wire__Request *req, Fftd__Wire__Reply **rp)
+{
+	nng_msg *m;
+	nng_ctx  ctx;
+	nng_aio *aio;
+	int      rv = fftd__msg_build(&m, &req->base, 0, NULL);
+	if (rv != FFTD_OK) {
+		return set_error(rv, "cannot build the request");
+	}
+	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0) {
+		nng_msg_free(m);
+		return set_error(map_nng(rv), "%s", nng_strerror(rv));
+	}
+	if ((rv = nng_ctx_open(&ctx, c->sock)) != 0) {
+		nng_msg_free(m);
+		nng_aio_free(aio);
+		return set_error(map_nng(rv), "%s", nng_strerror(rv));
+	}
+	nng_aio_set_timeout(aio, c->timeout);
+	nng_aio_set_msg(aio, m);
+	nng_ctx_send(ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(aio));
+		goto done;
+	}
+	nng_ctx_recv(ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) == 0) {
+		fftd__frame f;
+		m  = nng_aio_get_msg(aio);
+		rv = decode_reply(m, rp, &f);
+		nng_msg_free(m);
+		nng_ctx_close(ctx);
+		nng_aio_free(aio);
+		if (rv != FFTD_OK) {
+			return rv;
+		}
+		if (f.payload_len != 0) {
+			fftd__wire__reply__free_unpacked(*rp, NULL);
+			*rp = NULL;
+			return set_error(FFTD_EPROTO, "unexpected payload in reply");
+		}
+		return (*rp)->status;
+	}
+done:
+	nng_ctx_close(ctx);
+	nng_aio_free(aio);
+	return set_error(map_nng(rv), "no answer from the daemon: %s",
+	    nng_strerror(rv));
+}
+
+// --- client ----------------------------------------------------------------------
+
+static void
+copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+static void
+fill_info(fftd_info *info, const Fftd__Wire__HelloReply *h)
+{
+	memset(info, 0, sizeof(*info));
+	info->protocol_version = h->protocol_version;
+	copy_str(info->server_version, sizeof(info->server_version),
+	    h->server_version);
+	copy_str(info->backend, sizeof(info->backend), h->backend);
+	for (size_t i = 0; i < h->n_devices && i < FFTD_MAX_DEVICES; i++) {
+		fftd_device_info *d = &info->devices[info->ndevices++];
+		d->index            = (int) h->devices[i]->index;
+		copy_str(d->name, sizeof(d->name), h->devices[i]->name);
+		copy_str(d->backend, sizeof(d->backend), h->devices[i]->backend);
+		d->memory_bytes = h->devices[i]->memory_bytes;
+	}
+	for (size_t i = 0; i < h->n_algorithms && i < FFTD_MAX_ALGORITHMS; i++) {
+		copy_str(info->algorithms[info->nalgorithms++], 16,
+		    h->algorithms[i]);
+	}
+	for (size_t i = 0; i < h->n_precisions; i++) {
+		if (h->precisions[i] >= 0 && h->precisions[i] < 32) {
+			info->precisions |= 1u << h->precisions[i];
+		}
+	}
+	if (h->limits != NULL) {
+		info->max_request_bytes = h->limits->max_request_bytes;
+		info->max_rank          = h->limits->max_rank;
+		info->max_batch         = h->limits->max_batch;
+	}
+}
+
+int
+fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
+{
+	char defurl[512];
+	int  rv;
+	if (clientp == NULL) {
+		return set_error(FFTD_EINVAL, "clientp is NULL");
+	}
+	if (url == NULL) {
+		if ((rv = fftd_default_url(defurl, sizeof(defurl))) != FFTD_OK) {
+			return rv;
+		}
+		url = defurl;
+	}
+	fftd_client *c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		return set_error(FFTD_ENOMEM, "out of memory");
+	}
+	c->timeout = timeout_ms == 0 ? DEFAULT_TIMEOUT_MS
+	    : timeout_ms < 0         ? NNG_DURATION_INFINITE
+	                             : timeout_ms;
+	if ((rv = nng_req0_open(&c->sock)) != 0) {
+		free(c);
+		return set_error(map_nng(rv), "cannot open a socket: %s",
+		    nng_strerror(rv));
+	}
+	// Never resend: an execute must not run twice unasked.
+	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	// Replies carry whole transforms; the daemon bounds their size.
+	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0);
+	if ((rv = nng_dial(c->sock, url, NULL, 0)) != 0) {
+		nng_close(c->sock);
+		free(c);
+		return set_error(map_nng(rv), "cannot connect to %s: %s", url,
+		    nng_strerror(rv));
+	}
+	Fftd__Wire__Request req   = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__Hello   hello = FFTD__WIRE__HELLO__INIT;
+	hello.protocol_version    = FFTD_PROTOCOL_VERSION;
+	hello.client_name         = "libfftd " "0.1.0";
+	hello.pid                 = (uint32_t) getpid();
+	req.body_case             = FFTD__WIRE__REQUEST__BODY_HELLO;
+	req.hello                 = &hello;
+	Fftd__Wire__Reply *r      = NULL;
+	rv                        = rpc(c, &req, &r);
+	if (rv == FFTD_OK &&
+	    (r->body_case != FFTD__WIRE__REPLY__BODY_HELLO || r->hello == NULL)) {
+		rv = set_error(FFTD_EPROTO, "daemon answered hello with no hello");
+	}
+	if (rv != FFTD_OK) {
+		if (r != NULL) {
+			fftd__wire__reply__free_unpacked(r, NULL);
+		}
+		nng_close(c->sock);
+		free(c);
+		return rv;
+	}
+	fill_info(&c->info, r->hello);
+	fftd__wire__reply__free_unpacked(r, NULL);
+	*clientp = c;
+	return FFTD_OK;
+}
+
+void
+fftd_client_close(fftd_client *client)
+{
+	if (client == NULL) {
+		return;
+	}
+	nng_close(client->sock);
+	free(client);
+}
+
+int
+fftd_client_info(fftd_client *client, fftd_info *info)
+{
+	if (client == NULL || info == NULL) {
+		return set_error(FFTD_EINVAL, "client or info is NULL");
+	}
+	*info = client->info;
+	return FFTD_OK;
+}
+
+int
+fftd_ping(fftd_client *client, double *rtt_us)
+{
+	if (client == NULL) {
+		return set_error(FFTD_EINVAL, "client is NULL");
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	Fftd__Wire__Request req  = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__Ping    ping = FFTD__WIRE__PING__INIT;
+	ping.token               = (uint64_t) t0.tv_nsec;
+	req.body_case            = FFTD__WIRE__REQUEST__BODY_PING;
+	req.ping                 = &ping;
+	Fftd__Wire__Reply *r     = NULL;
+	int                rv    = rpc(client, &req, &r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rv == FFTD_OK && (r->body_case != FFTD__WIRE__REPLY__BODY_PING ||
+	                         r->ping->token != ping.token)) {
+		rv = set_error(FFTD_EPROTO, "ping answered with the wrong token");
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	if (rv == FFTD_OK && rtt_us != NULL) {
+		*rtt_us = (double) (t1.tv_sec - t0.tv_sec) * 1e6 +
+		    (double) (t1.tv_nsec - t0.tv_nsec) / 1e3;
+	}
+	return rv;
+}
+
+int
+fftd_get_stats(fftd_client *client, fftd_stats *st)
+{
+	if (client == NULL || st == NULL) {
+		return set_error(FFTD_EINVAL, "client or stats is NULL");
+	}
+	Fftd__Wire__Request      req = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__StatsRequest sr  = FFTD__WIRE__STATS_REQUEST__INIT;
+	req.body_case                = FFTD__WIRE__REQUEST__BODY_STATS;
+	req.stats                    = &sr;
+	Fftd__Wire__Reply *r         = NULL;
+	int                rv        = rpc(client, &req, &r);
+	if (rv == FFTD_OK && r->body_case != FFTD__WIRE__REPLY__BODY_STATS) {
+		rv = set_error(FFTD_EPROTO, "stats answered without stats");
+	}
+	if (rv == FFTD_OK) {
+		const Fftd__Wire__Stats *s = r->stats;
+		st->uptime_ms              = s->uptime_ms;
+		st->sessions               = s->sessions;
+		st->plans                  = s->plans;
+		st->requests               = s->requests;
+		st->errors                 = s->errors;
+		st->bytes_in               = s->bytes_in;
+		st->bytes_out              = s->bytes_out;
+		st->executes               = s->executes;
+		st->cache_hits             = s->cache_hits;
+		st->cache_misses           = s->cache_misses;
+		st->cache_evictions        = s->cache_evictions;
+		st->cache_entries          = s->cache_entries;
+		st->cache_bytes            = s->cache_bytes;
+		st->cache_budget_bytes     = s->cache_budget_bytes;
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	return rv;
+}
+
+// --- plans ------------------------------------------------------------------------
+
+int
+fftd_plan_create(
+    fftd_client *client, const fftd_plan_desc *desc, fftd_plan **planp)
+{
+	char msg[512];
+	if (client == NULL || desc == NULL || planp == NULL) {
+		return set_error(FFTD_EINVAL, "client, desc or planp is NULL");
+	}
+	fftd_plan *p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		return set_error(FFTD_ENOMEM, "out of memory");
+	}
+	// Resolve here too (no limits: those are the daemon's) so that byte
+	// counts and the output copy use the same arithmetic as the daemon.
+	int rv = fftd__shape_resolve(desc, NULL, &p->shape, msg, sizeof(msg));
+	if (rv != FFTD_OK) {
+		free(p);
+		return set_error(rv, "%s", msg);
+	}
+	fftd__wire_desc     wd;
+	Fftd__Wire__Request req = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__PlanCreate pc = FFTD__WIRE__PLAN_CREATE__INIT;
+	fftd__desc_to_wire(&wd, desc);
+	pc.desc               = &wd.pd;
+	req.body_case         = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
+	req.plan_create       = &pc;
+	Fftd__Wire__Reply *r  = NULL;
+	rv                    = rpc(client, &req, &r);
+	if (rv == FFTD_OK && (r->body_case != FFTD__WIRE__REPLY__BODY_PLAN_CREATE ||
+	                         r->plan_create->input_bytes != p->shape.in.bytes ||
+	                         r->plan_create->output_bytes != p->shape.out.bytes)) {
+		rv = set_error(FFTD_EPROTO,
+		    "daemon's plan does not match the description's byte counts");
+	}
+	if (rv == FFTD_OK) {
+		p->client = client;
+		p->id     = r->plan_create->plan_id;
+		copy_str(p->algorithm, sizeof(p->algorithm),
+		    r->plan_create->algorithm);
+		*planp = p;
+	} else {
+		free(p);
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	return rv;
+}
+
+void
+fftd_plan_destroy(fftd_plan *plan)
+{
+	if (plan == NULL) {
+		return;
+	}
+	Fftd__Wire__Request     req = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__PlanDestroy pd  = FFTD__WIRE__PLAN_DESTROY__INIT;
+	pd.plan_id                  = plan->id;
+	req.body_case               = FFTD__WIRE__REQUEST__BODY_PLAN_DESTROY;
+	req.plan_destroy            = &pd;
+	Fftd__Wire__Reply *r        = NULL;
+	// A failure means the daemon already dropped the plan (it went away
+	// or restarted): nothing is left to release there.
+	(void) rpc(plan->client, &req, &r);
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	free(plan);
+}
+
+size_t
+fftd_plan_input_bytes(const fftd_plan *plan)
+{
+	return plan ? (size_t) plan->shape.in.bytes : 0;
+}
+
+size_t
+fftd_plan_output_bytes(const fftd_plan *plan)
+{
+	return plan ? (size_t) plan->shape.out.bytes : 0;
+}
+
+const char *
+fftd_plan_algorithm(const fftd_plan *plan)
+{
+	return plan ? plan->algorithm : "";
+}
+
+// --- execution --------------------------------------------------------------------
+
+static void
+request_free(fftd_request *req, bool from_callback)
+{
+	nng_ctx_close(req->ctx);
+	if (from_callback) {
+		nng_aio_reap(req->aio); // cannot free an aio inside its callback
+	} else {
+		nng_aio_free(req->aio);
+	}
+	pthread_mutex_destroy(&req->mtx);
+	pthread_cond_destroy(&req->cv);
+	free(req);
+}
+
+static void
+request_finish(fftd_request *req, int status)
+{
+	if (req->cb != NULL) {
+		// The caller's thread-local last error is not ours to set here;
+		// the callback sees the status.
+		req->cb(req, status, req->data);
+		request_free(req, true);
+		return;
+	}
+	pthread_mutex_lock(&req->mtx);
+	req->status = status;
+	req->state  = REQ_DONE;
+	pthread_cond_broadcast(&req->cv);
+	pthread_mutex_unlock(&req->mtx);
+}
+
+static void
+request_cb(void *arg)
+{
+	fftd_request *req = arg;
+	int           rv  = nng_aio_result(req->aio);
+	if (req->state == REQ_SEND) {
+		if (rv != 0) {
+			nng_msg_free(nng_aio_get_msg(req->aio));
+			snprintf(req->message, sizeof(req->message),
+			    "request not sent: %s", nng_strerror(rv));
+			request_finish(req, map_nng(rv));
+			return;
+		}
+		req->state = REQ_RECV;
+		nng_ctx_recv(req->ctx, req->aio);
+		return;
+	}
+	if (rv != 0) {
+		snprintf(req->message, sizeof(req->message),
+		    "no answer from the daemon: %s", nng_strerror(rv));
+		request_finish(req, map_nng(rv));
+		return;
+	}
+	nng_msg           *m = nng_aio_get_msg(req->aio);
+	fftd__frame        f;
+	Fftd__Wire__Reply *r      = NULL;
+	int                status = decode_reply(m, &r, &f);
+	if (status == FFTD_OK && r->status != FFTD_OK) {
+		status = r->status;
+		snprintf(req->message, sizeof(req->message), "%s", r->message);
+	} else if (status == FFTD_OK) {
+		const fftd__shape *s = &req->plan->shape;
+		if (f.payload_len != s->out.bytes) {
+			status = FFTD_EPROTO;
+			snprintf(req->message, sizeof(req->message),
+			    "reply carries %" PRIu64 " bytes; expected %" PRIu64,
+			    f.payload_len, s->out.bytes);
+		} else {
+			fftd__side_copy(req->out, f.payload, &s->out, s->rank, s->batch);
+		}
+	} else {
+		snprintf(req->message, sizeof(req->message), "%s", last_error);
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	nng_msg_free(m);
+	request_finish(req, status);
+}
+
+int
+fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
+    fftd_callback cb, void *data, fftd_request **reqp)
+{
+	if (plan == NULL || in == NULL || out == NULL) {
+		return set_error(FFTD_EINVAL, "plan, in or out is NULL");
+	}
+	if ((cb == NULL) == (reqp == NULL)) {
+		return set_error(FFTD_EINVAL, "give exactly one of cb and reqp");
+	}
+	fftd_request *req = calloc(1, sizeof(*req));
+	if (req == NULL) {
+		return set_error(FFTD_ENOMEM, "out of memory");
+	}
+	req->client = plan->client;
+	req->plan   = plan;
+	req->out    = out;
+	req->cb     = cb;
+	req->data   = data;
+	pthread_mutex_init(&req->mtx, NULL);
+	pthread_cond_init(&req->cv, NULL);
+
+	Fftd__Wire__Request wr = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__Execute ex = FFTD__WIRE__EXECUTE__INIT;
+	ex.plan_id             = plan->id;
+	wr.body_case           = FFTD__WIRE__REQUEST__BODY_EXECUTE;
+	wr.execute             = &ex;
+	nng_msg *m;
+	void    *payload;
+	int rv = fftd__msg_build(&m, &wr.base, plan->shape.in.bytes, &payload);
+	if (rv != FFTD_OK) {
+		pthread_mutex_destroy(&req->mtx);
+		pthread_cond_destroy(&req->cv);
+		free(req);
+		return set_error(rv, "cannot build a %" PRIu64 "-byte request",
+		    plan->shape.in.bytes);
+	}
+	memcpy(payload, in, (size_t) plan->shape.in.bytes);
+	if ((rv = nng_aio_alloc(&req->aio, request_cb, req)) != 0 ||
+	    (rv = nng_ctx_open(&req->ctx, plan->client->sock)) != 0) {
+		if (req->aio != NULL) {
+			nng_aio_free(req->aio);
+		}
+		nng_msg_free(m);
+		pthread_mutex_destroy(&req->mtx);
+		pthread_cond_destroy(&req->cv);
+		free(req);
+		return set_error(map_nng(rv), "%s", nng_strerror(rv));
+	}
+	nng_aio_set_timeout(req->aio, plan->client->timeout);
+	nng_aio_set_msg(req->aio, m);
+	req->state = REQ_SEND;
+	if (reqp != NULL) {
+		*reqp = req; // before the send: the callback may finish at once
+	}
+	nng_ctx_send(req->ctx, req->aio);
+	return FFTD_OK;
+}
+
+int
+fftd_request_done(fftd_request *req)
+{
+	if (req == NULL) {
+		return 1;
+	}
+	pthread_mutex_lock(&req->mtx);
+	int done = req->state == REQ_DONE;
+	pthread_mutex_unlock(&req->mtx);
+	return done;
+}
+
+int
+fftd_request_wait(fftd_request *req)
+{
+	if (req == NULL) {
+		return set_error(FFTD_EINVAL, "req is NULL");
+	}
+	pthread_mutex_lock(&req->mtx);
+	while (req->state != REQ_DONE) {
+		pthread_cond_wait(&req->cv, &req->mtx);
+	}
+	pthread_mutex_unlock(&req->mtx);
+	int status = req->status;
+	if (status != FFTD_OK) {
+		set_error(status, "%s", req->message);
+	}
+	request_free(req, false);
+	return status;
+}
+
+int
+fftd_execute(const fftd_plan *plan, const void *in, void *out)
+{
+	fftd_request *req;
+	int           rv = fftd_execute_async(plan, in, out, NULL, NULL, &req);
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	return fftd_request_wait(req);
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+//
+// config.c — defaults and the inih-based config file reader.
+
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+void
+fftd__config_defaults(fftd__config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->contexts     = 64;
+	strcpy(cfg->backend, "auto");
+	strcpy(cfg->devices, "all");
+	cfg->fftw_threads = 0;
+	cfg->fftw_measure = 0;
+	cfg->cache_budget = 1ull << 30;
+	cfg->device_budget = 0;
+	cfg->limits.max_request_bytes = 4ull << 30;
+	cfg->limits.max_rank          = FFTD_MAX_RANK;
+	cfg->limits.max_batch         = 1ull << 30;
+	cfg->max_plans_per_client     = 1024;
+	cfg->socket_mode              = 0660;
+	cfg->log_level                = FFTD_LOG_INFO;
+	cfg->drain_timeout_ms         = 30000;
+}
+
+void
+fftd__config_default_listen(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (geteuid() != 0 && xdg != NULL && xdg[0] != '\0') {
+		snprintf(buf, len, "ipc://%s/fftd.sock", xdg);
+	} else {
+		snprintf(buf, len, "ipc:///run/fftd/fftd.sock");
+	}
+}
+
+int
+fftd__config_add_listen(fftd__config *cfg, const char *url)
+{
+	if (cfg->nlisten >= FFTD__MAX_LISTEN) {
+		return -1;
+	}
+	char *copy = strdup(url);
+	if (copy == NULL) {
+		return -1;
+	}
+	cfg->listen[cfg->nlisten++] = copy;
+	return 0;
+}
+
+void
+fftd__config_free(fftd__config *cfg)
+{
+	for (int i = 0; i < cfg->nlisten; i++) {
+		free(cfg->listen[i]);
+	}
+	cfg->nlisten = 0;
+}
+
+// parse_u64 accepts a decimal count with an optional K, M, G or T suffix
+// (binary multiples), as sizes in config files usually are written.
+static int
+parse_u64(const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (v[0] == '-') {
+		return -1;
+	}
+	unsigned long long x = strtoull(v, &end, 0);
+	if (errno != 0 || end == v) {
+		return -1;
+	}
+	int shift = 0;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B') {
+		end++;
+	}
+	if (*end == 'B') {
+		end++;
+	}
+	if (*end != '\0' || (shift && x > (UINT64_MAX >> shift))) {
+		return -1;
+	}
+	*out = (uint64_t) x << shift;
+	return 0;
+}
+
+static int
+parse_int(const char *v, int lo, int hi, int *out)
+{
+	char *end;
+	errno  = 0;
+	long x = strtol(v, &end, 0);
+	if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi) {
+		return -1;
+	}
+	*out = (int) x;
+	return 0;
+}
+
+#define IS(s, k) (strcmp(section, s) == 0 && strcmp(key, k) == 0)
+
+int
+fftd__config_set(fftd__config *cfg, const char *section, const char *key,
+    const char *value)
+{
+	uint64_t u;
+	int      i;
+	if (IS("server", "listen")) {
+		return fftd__config_add_listen(cfg, value);
+	}
+	if (IS("server", "contexts")) {
+		return parse_int(value, 1, 4096, &cfg->contexts);
+	}
+	if (IS("server", "socket_mode")) {
+		char *end;
+		long  m = strtol(value, &end, 8);
+		if (*end != '\0' || m < 0 || m > 0777) {
+			return -1;
+		}
+		cfg->socket_mode = (int) m;
+		return 0;
+	}
+	if (IS("server", "drain_timeout_ms")) {
+		return parse_int(value, 0, 3600000, &cfg->drain_timeout_ms);
+	}
+	if (IS("backend", "backend")) {
+		if (strcmp(value, "auto") != 0 && strcmp(value, "cuda") != 0 &&
+		    strcmp(value, "fftw") != 0) {
+			return -1;
+		}
+		snprintf(cfg->backend, sizeof(cfg->backend), "%s", value);
+		return 0;
+	}
+	if (IS("backend", "devices")) {
+		if (strlen(value) >= sizeof(cfg->devices)) {
+			return -1;
+		}
+		snprintf(cfg->devices, sizeof(cfg->devices), "%s", value);
+		return 0;
+	}
+	if (IS("backend", "fftw_threads")) {
+		return parse_int(value, 0, 1024, &cfg->fftw_threads);
+	}
+	if (IS("backend", "fftw_planner")) {
+		if (strcmp(value, "estimate") == 0) {
+			cfg->fftw_measure = 0;
+		} else if (strcmp(value, "measure") == 0) {
+			cfg->fftw_measure = 1;
+		} else {
+			return -1;
+		}
+		return 0;
+	}
+	if (IS("backend", "device_memory")) {
+		return parse_u64(value, &cfg->device_budget);
+	}
+	if (IS("limits", "max_request_bytes")) {
+		if (parse_u64(value, &u) != 0 || u == 0) {
+			return -1;
+		}
+		cfg->limits.max_request_bytes = u;
+		return 0;
+	}
+	if (IS("limits", "max_rank")) {
+		if (parse_int(value, 1, FFTD_MAX_RANK, &i) != 0) {
+			return -1;
+		}
+		cfg->limits.max_rank = (uint32_t) i;
+		return 0;
+	}
+	if (IS("limits", "max_batch")) {
+		if (parse_u64(value, &u) != 0 || u == 0) {
+			return -1;
+		}
+		cfg->limits.max_batch = u;
+		return 0;
+	}
+	if (IS("limits", "max_plans_per_client")) {
+		if (parse_int(value, 1, 1 << 20, &i) != 0) {
+			return -1;
+		}
+		cfg->max_plans_per_client = (uint32_t) i;
+		return 0;
+	}
+	if (IS("cache", "budget_bytes")) {
+		return parse_u64(value, &cfg->cache_budget);
+	}
+	if (IS("log", "level")) {
+		int l = fftd__log_parse_level(value);
+		if (l < 0) {
+			return -1;
+		}
+		cfg->log_level = l;
+		return 0;
+	}
+	return -1;
+}
+
+typedef struct load_ctx {
+	fftd__config *cfg;
+	char         *err;
+	size_t        errlen;
+	int           failed;
+} load_ctx;
+
+static int
+on_ini(void *user, const char *section, const char *key, const char *value)
+{
+	load_ctx *lc = user;
+	if (fftd__config_set(lc->cfg, section, key, value) != 0) {
+		if (!lc->failed) {
+			snprintf(lc->err, lc->errlen,
+			    "[%s] %s = %s: unknown key or bad value", section, key,
+			    value);
+		}
+		lc->failed = 1;
+		return 0;
+	}
+	return 1;
+}
+
+int
+fftd__config_load(fftd__config *cfg, const char *path, char *err, size_t errlen)
+{
+	load_ctx lc = { cfg, err, errlen, 0 };
+	int      rv = ini_parse(path, on_ini, &lc);
+	if (rv == -1) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (rv == -2) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	if (rv > 0) {
+		char first[256];
+		snprintf(first, sizeof(first), "%s", lc.failed ? err : "syntax error");
+		snprintf(err, errlen, "%s:%d: %s", path, rv, first);
+		return -1;
+	}
+	return 0;
+}

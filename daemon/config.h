@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+//
+// config.h — PRIVATE to fftd. The daemon's settings: built-in defaults,
+// then the config file (inih syntax, /etc/fftd/fftd.conf), then the command
+// line, each overriding the one before.
+
+#ifndef FFTD_DAEMON_CONFIG_H
+#define FFTD_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "layout.h"
+
+#define FFTD__MAX_LISTEN 8
+
+typedef struct fftd__config {
+	char        *listen[FFTD__MAX_LISTEN]; // NNG URLs (owned)
+	int          nlisten;
+	int          contexts;        // requests served at once
+	char         backend[16];     // "auto", "cuda" or "fftw"
+	char         devices[128];    // "all" or "0,2"
+	int          fftw_threads;    // 0: one per online CPU
+	int          fftw_measure;    // 0 estimate, 1 measure
+	uint64_t     cache_budget;    // plan cache bytes per device
+	uint64_t     device_budget;   // device memory per device (0: 90%)
+	fftd__limits limits;
+	uint32_t     max_plans_per_client;
+	int          socket_mode;     // permissions of ipc sockets (octal)
+	int          log_level;
+	int          drain_timeout_ms; // how long SIGTERM waits for accepted work
+} fftd__config;
+
+// fftd__config_defaults fills *cfg with the built-in defaults.
+void fftd__config_defaults(fftd__config *cfg);
+
+// fftd__config_load reads an inih file into *cfg. Returns 0, or -1 with a
+// message (file missing or line N malformed / unknown key) in err.
+int fftd__config_load(fftd__config *cfg, const char *path, char *err, size_t errlen);
+
+// fftd__config_set applies one "section.key = value" setting (used by the
+// file parser and by the command line). Returns 0 or -1 for an unknown key
+// or bad value.
+int fftd__config_set(fftd__config *cfg, const char *section, const char *key,
+    const char *value);
+
+// fftd__config_add_listen appends a listen URL (copied). Returns -1 when full.
+int fftd__config_add_listen(fftd__config *cfg, const char *url);
+
+// fftd__config_default_listen writes the default listen URL:
+// ipc:///run/fftd/fftd.sock for root, else ipc://$XDG_RUNTIME_DIR/fftd.sock.
+void fftd__config_default_listen(char *buf, size_t len);
+
+// fftd__config_free frees what the config owns.
+void fftd__config_free(fftd__config *cfg);
+
+#endif // FFTD_DAEMON_CONFIG_H

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+//
+// main.c — the fftd daemon's entry point: options and config, backend and
+// device selection, the device workers, the NNG server, and the libuv loop
+// that owns signals (SIGTERM/SIGINT: drain and exit 0; SIGHUP: reload).
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "backend.h"
+#include "config.h"
+#include "log.h"
+#include "server.h"
+#include "worker.h"
+
+#ifndef FFTD_VERSION_STRING
+#define FFTD_VERSION_STRING "0.1.0"
+#endif
+
+#define DEFAULT_CONFIG "/etc/fftd/fftd.conf"
+
+typedef struct daemon_state {
+	fftd__config  cfg;
+	const char   *config_path;
+	fftd__server *server;
+	fftd__worker *workers[FFTD_MAX_DEVICES];
+	int           nworkers;
+	uv_loop_t     loop;
+	uv_signal_t   sigterm, sigint, sighup;
+	int           stop_signal;
+} daemon_state;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "Usage: fftd [OPTION]...\n"
+	    "GPU FFT service: serves batched FFTs to local and remote clients.\n"
+	    "\n"
+	    "  -c, --config FILE      config file (default " DEFAULT_CONFIG
+	    " if it exists)\n"
+	    "  -l, --listen URL       listen on an NNG URL (ipc:// or tcp://);\n"
+	    "                         repeatable; default ipc:///run/fftd/fftd.sock\n"
+	    "                         for root, else ipc://$XDG_RUNTIME_DIR/fftd.sock\n"
+	    "  -b, --backend NAME     auto (CUDA when a GPU is present, else FFTW),\n"
+	    "                         cuda or fftw\n"
+	    "  -d, --devices LIST     all, or device indices such as 0,2\n"
+	    "      --log-level LEVEL  error, warn, info or debug\n"
+	    "  -V, --version          print the version and exit\n"
+	    "  -h, --help             print this help and exit\n"
+	    "\n"
+	    "Command-line options override the config file. SIGTERM or SIGINT\n"
+	    "finish accepted requests and exit; SIGHUP reloads the config file's\n"
+	    "limits, cache budget and log level.\n");
+}
+
+// parse_devices turns "all" or "0,2" into a list of backend ordinals.
+static int
+parse_devices(const char *spec, int available, int *out, int *nout)
+{
+	*nout = 0;
+	if (strcmp(spec, "all") == 0) {
+		for (int i = 0; i < available && i < FFTD_MAX_DEVICES; i++) {
+			out[(*nout)++] = i;
+		}
+		return 0;
+	}
+	const char *p = spec;
+	while (*p) {
+		char *end;
+		errno  = 0;
+		long v = strtol(p, &end, 10);
+		if (errno || end == p || v < 0 || v >= available ||
+		    *nout >= FFTD_MAX_DEVICES) {
+			return -1;
+		}
+		for (int i = 0; i < *nout; i++) {
+			if (out[i] == v) {
+				return -1;
+			}
+		}
+		out[(*nout)++] = (int) v;
+		p              = end;
+		if (*p == ',') {
+			p++;
+		} else if (*p != '\0') {
+			return -1;
+		}
+	}
+	return *nout > 0 ? 0 : -1;
+}
+
+// select_backend applies the backend setting: auto picks CUDA when the
+// CUDA backend is built in and finds a device, else FFTW, and says why.
+static const fftd__backend *
+select_backend(const char *want, int *ndev)
+{
+	char why[256] = "";
+#ifdef FFTD_WITH_CUDA
+	if (strcmp(want, "cuda") == 0 || strcmp(want, "auto") == 0) {
+		int n = fftd__backend_cuda.probe(why, sizeof(why));
+		if (n > 0) {
+			fftd__log(FFTD_LOG_INFO, "backend cuda: %d GPU(s) found%s", n,
+			    strcmp(want, "auto") == 0 ? " (auto)" : "");
+			*ndev = n;
+			return &fftd__backend_cuda;
+		}
+		if (strcmp(want, "cuda") == 0) {
+			fftd__log(FFTD_LOG_ERROR, "backend cuda: no usable GPU: %s", why);
+			return NULL;
+		}
+		fftd__log(FFTD_LOG_INFO,
+		    "backend fftw (auto): no usable GPU: %s", why);
+	}
+#else
+	if (strcmp(want, "cuda") == 0) {
+		fftd__log(FFTD_LOG_ERROR,
+		    "backend cuda: this fftd was built without CUDA");
+		return NULL;
+	}
+	if (strcmp(want, "auto") == 0) {
+		fftd__log(FFTD_LOG_INFO, "backend fftw (auto): built without CUDA");
+	}
+#endif
+	*ndev = fftd__backend_fftw.probe(why, sizeof(why));
+	if (*ndev <= 0) {
+		fftd__log(FFTD_LOG_ERROR, "backend fftw: %s", why);
+		return NULL;
+	}
+	return &fftd__backend_fftw;
+}
+
+static void
+on_stop_signal(uv_signal_t *h, int signum)
+{
+	daemon_state *d = h->data;
+	d->stop_signal  = signum;
+	uv_stop(h->loop);
+}
+
+static void
+on_sighup(uv_signal_t *h, int signum)
+{
+	(void) signum;
+	daemon_state *d = h->data;
+	if (d->config_path == NULL) {
+		fftd__log(FFTD_LOG_INFO, "SIGHUP: no config file to reload");
+		return;
+	}
+	fftd__config fresh;
+	char         err[512];
+	fftd__config_defaults(&fresh);
+	if (fftd__config_load(&fresh, d->config_path, err, sizeof(err)) != 0) {
+		fftd__log(FFTD_LOG_ERROR, "SIGHUP: config not reloaded: %s", err);
+		fftd__config_free(&fresh);
+		return;
+	}
+	// Listeners, backend and devices stay as they are: changing them
+	// needs a restart. Limits, cache budget and log level apply now.
+	fftd__server_set_limits(d->server, &fresh.limits, fresh.max_plans_per_client);
+	fftd__log_set_level((fftd__log_level) fresh.log_level);
+	fftd__log(FFTD_LOG_INFO, "SIGHUP: reloaded %s", d->config_path);
+	fftd__config_free(&fresh);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "devices", required_argument, NULL, 'd' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static daemon_state d;
+	char                err[512];
+	int                 c;
+
+	// First pass: the config file, so the command line can override it.
+	while ((c = getopt_long(argc, argv, "c:l:b:d:Vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d.config_path = optarg;
+			break;
+		case 'V':
+			printf("fftd %s (protocol %d)\n", FFTD_VERSION_STRING,
+			    FFTD_PROTOCOL_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case '?':
+			usage(stderr);
+			return 2;
+		default:
+			break;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fftd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	fftd__config_defaults(&d.cfg);
+	if (d.config_path == NULL && access(DEFAULT_CONFIG, R_OK) == 0) {
+		d.config_path = DEFAULT_CONFIG;
+	}
+	if (d.config_path != NULL &&
+	    fftd__config_load(&d.cfg, d.config_path, err, sizeof(err)) != 0) {
+		fprintf(stderr, "fftd: %s\n", err);
+		return 2;
+	}
+	// Listen URLs on the command line replace those of the file.
+	bool cli_listen = false;
+	optind          = 1;
+	while ((c = getopt_long(argc, argv, "c:l:b:d:Vh", opts, NULL)) != -1) {
+		const char *key = NULL, *section = NULL;
+		switch (c) {
+		case 'l':
+			if (!cli_listen) {
+				fftd__config_free(&d.cfg);
+				cli_listen = true;
+			}
+			section = "server", key = "listen";
+			break;
+		case 'b':
+			section = "backend", key = "backend";
+			break;
+		case 'd':
+			section = "backend", key = "devices";
+			break;
+		case 'L':
+			section = "log", key = "level";
+			break;
+		default:
+			continue;
+		}
+		if (fftd__config_set(&d.cfg, section, key, optarg) != 0) {
+			fprintf(stderr, "fftd: bad value for --%s: '%s'\n",
+			    c == 'L' ? "log-level" : key, optarg);
+			return 2;
+		}
+	}
+	fftd__log_set_level((fftd__log_level) d.cfg.log_level);
+	if (d.cfg.nlisten == 0) {
+		char url[512];
+		fftd__config_default_listen(url, sizeof(url));
+		fftd__config_add_listen(&d.cfg, url);
+	}
+
+	int                  ndev = 0;
+	const fftd__backend *be   = select_backend(d.cfg.backend, &ndev);
+	if (be == NULL) {
+		return 1;
+	}
+	int ords[FFTD_MAX_DEVICES], nords;
+	if (parse_devices(d.cfg.devices, ndev, ords, &nords) != 0) {
+		fftd__log(FFTD_LOG_ERROR,
+		    "devices = %s: not a list of distinct indices below %d",
+		    d.cfg.devices, ndev);
+		return 2;
+	}
+	fftd__backend_config bc = {
+		.fftw_threads  = d.cfg.fftw_threads > 0
+		     ? d.cfg.fftw_threads
+		     : (int) sysconf(_SC_NPROCESSORS_ONLN),
+		.fftw_measure  = d.cfg.fftw_measure,
+		.device_budget = d.cfg.device_budget,
+	};
+	int status = 1;
+	for (int i = 0; i < nords; i++) {
+		if (fftd__worker_start(&d.workers[d.nworkers], be, ords[i], i, &bc,
+		        d.cfg.cache_budget, err, sizeof(err)) != FFTD_OK) {
+			fftd__log(FFTD_LOG_ERROR, "%s", err);
+			goto out;
+		}
+		const fftd__device *dev = fftd__worker_device(d.workers[d.nworkers]);
+		fftd__log(FFTD_LOG_INFO, "device %d: %s (%s)", dev->index, dev->name,
+		    be->name);
+		d.nworkers++;
+	}
+	if (fftd__server_create(&d.server, &d.cfg, d.workers, d.nworkers,
+	        be->name) != FFTD_OK ||
+	    fftd__server_start(d.server, err, sizeof(err)) != FFTD_OK) {
+		fftd__log(FFTD_LOG_ERROR, "%s", err);
+		goto out;
+	}
+
+	uv_loop_init(&d.loop);
+	uv_signal_init(&d.loop, &d.sigterm);
+	uv_signal_init(&d.loop, &d.sigint);
+	uv_signal_init(&d.loop, &d.sighup);
+	d.sigterm.data = d.sigint.data = d.sighup.data = &d;
+	uv_signal_start(&d.sigterm, on_stop_signal, SIGTERM);
+	uv_signal_start(&d.sigint, on_stop_signal, SIGINT);
+	uv_signal_start(&d.sighup, on_sighup, SIGHUP);
+	signal(SIGPIPE, SIG_IGN);
+	fftd__log(FFTD_LOG_INFO, "fftd %s ready: backend %s, %d device(s)",
+	    FFTD_VERSION_STRING, be->name, d.nworkers);
+
+	uv_run(&d.loop, UV_RUN_DEFAULT);
+
+	fftd__log(FFTD_LOG_INFO, "%s: finishing accepted requests",
+	    strsignal(d.stop_signal));
+	int left = fftd__server_drain(d.server, d.cfg.drain_timeout_ms);
+	if (left > 0) {
+		fftd__log(FFTD_LOG_WARN,
+		    "%d request(s) still running after %d ms; stopping anyway",
+		    left, d.cfg.drain_timeout_ms);
+	}
+	uv_close((uv_handle_t *) &d.sigterm, NULL);
+	uv_close((uv_handle_t *) &d.sigint, NULL);
+	uv_close((uv_handle_t *) &d.sighup, NULL);
+	uv_run(&d.loop, UV_RUN_DEFAULT);
+	uv_loop_close(&d.loop);
+	status = 0;
+out:
+	fftd__server_destroy(d.server);
+	for (int i = 0; i < d.nworkers; i++) {
+		fftd__worker_stop(d.workers[i]);
+	}
+	fftd__config_free(&d.cfg);
+	fftd__log(FFTD_LOG_INFO, "stopped");
+	return status;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+//
+// plan_cache.c — per-device LRU plan cache under a byte budget.
+//
+// Entries live on one list in recency order (head = most recent). A lookup
+// compares a 64-bit hash first and then the whole key, so it stays cheap
+// for the few hundred plans a device holds; the counters are atomics so the
+// metrics path can read them from another thread.
+
+#include "plan_cache.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+typedef struct cache_key {
+	fftd__shape shape;
+	char        algorithm[16];
+} cache_key;
+
+struct fftd__cache_entry {
+	cache_key          key;
+	uint64_t           hash;
+	void              *plan;
+	uint64_t           bytes;
+	int                refs;
+	fftd__cache_entry *prev, *next;
+};
+
+struct fftd__cache {
+	fftd__device      *dev;
+	fftd__cache_entry *head, *tail;
+	_Atomic uint64_t   budget;
+	_Atomic uint64_t   bytes;
+	_Atomic uint64_t   entries;
+	_Atomic uint64_t   hits, misses, evictions;
+};
+
+static uint64_t
+hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t             h = 1469598103934665603ull; // FNV-1a
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ b[i]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static void
+unlink_entry(fftd__cache *c, fftd__cache_entry *e)
+{
+	if (e->prev) {
+		e->prev->next = e->next;
+	} else {
+		c->head = e->next;
+	}
+	if (e->next) {
+		e->next->prev = e->prev;
+	} else {
+		c->tail = e->prev;
+	}
+	e->prev = e->next = NULL;
+}
+
+static void
+push_front(fftd__cache *c, fftd__cache_entry *e)
+{
+	e->prev = NULL;
+	e->next = c->head;
+	if (c->head) {
+		c->head->prev = e;
+	} else {
+		c->tail = e;
+	}
+	c->head = e;
+}
+
+static void
+drop_entry(fftd__cache *c, fftd__cache_entry *e)
+{
+	unlink_entry(c, e);
+	c->dev->backend->destroy(c->dev, e->plan);
+	atomic_fetch_sub(&c->bytes, e->bytes);
+	atomic_fetch_sub(&c->entries, 1);
+	free(e);
+}
+
+// evict_for drops least-recently-used unreferenced entries until `extra`
+// more bytes fit the budget, or nothing unreferenced is left.
+static void
+evict_for(fftd__cache *c, uint64_t extra)
+{
+	fftd__cache_entry *e = c->tail;
+	while (e != NULL && atomic_load(&c->bytes) + extra > atomic_load(&c->budget)) {
+		fftd__cache_entry *prev = e->prev;
+		if (e->refs == 0) {
+			fftd__log(FFTD_LOG_DEBUG, "plan cache %s: evict %llu bytes",
+			    c->dev->name, (unsigned long long) e->bytes);
+			drop_entry(c, e);
+			atomic_fetch_add(&c->evictions, 1);
+		}
+		e = prev;
+	}
+}
+
+int
+fftd__cache_create(fftd__cache **cp, fftd__device *dev, uint64_t budget)
+{
+	fftd__cache *c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		return FFTD_ENOMEM;
+	}
+	c->dev = dev;
+	atomic_store(&c->budget, budget);
+	*cp = c;
+	return FFTD_OK;
+}
+
+void
+fftd__cache_destroy(fftd__cache *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	while (c->head != NULL) {
+		if (c->head->refs != 0) {
+			fftd__log(FFTD_LOG_WARN,
+			    "plan cache %s: destroying a plan still referenced",
+			    c->dev->name);
+		}
+		drop_entry(c, c->head);
+	}
+	free(c);
+}
+
+int
+fftd__cache_acquire(fftd__cache *c, const fftd__shape *s,
+    const char *algorithm, fftd__cache_entry **ep, char *msg, size_t msglen)
+{
+	cache_key key;
+	memset(&key, 0, sizeof(key));
+	key.shape = *s;
+	strncpy(key.algorithm, algorithm, sizeof(key.algorithm) - 1);
+	uint64_t h = hash_bytes(&key, sizeof(key));
+
+	for (fftd__cache_entry *e = c->head; e != NULL; e = e->next) {
+		if (e->hash == h && memcmp(&e->key, &key, sizeof(key)) == 0) {
+			e->refs++;
+			unlink_entry(c, e);
+			push_front(c, e);
+			atomic_fetch_add(&c->hits, 1);
+			*ep = e;
+			return FFTD_OK;
+		}
+	}
+	atomic_fetch_add(&c->misses, 1);
+	fftd__cache_entry *e = calloc(1, sizeof(*e));
+	if (e == NULL) {
+		return FFTD_ENOMEM;
+	}
+	// Make room before planning: a GPU plan allocates its work area at
+	// once, so plans nobody uses must go first.
+	evict_for(c, 0);
+	uint64_t bytes = 0;
+	int rv = c->dev->backend->plan(c->dev, s, algorithm, &e->plan, &bytes,
+	    msg, msglen);
+	if (rv == FFTD_EDEVMEM && c->tail != NULL) {
+		// Device memory is short: drop every unused plan and try once more.
+		uint64_t budget = atomic_load(&c->budget);
+		atomic_store(&c->budget, 0);
+		evict_for(c, 0);
+		atomic_store(&c->budget, budget);
+		rv = c->dev->backend->plan(c->dev, s, algorithm, &e->plan,
+		    &bytes, msg, msglen);
+	}
+	if (rv != FFTD_OK) {
+		free(e);
+		return rv;
+	}
+	evict_for(c, bytes);
+	e->key   = key;
+	e->hash  = h;
+	e->bytes = bytes;
+	e->refs  = 1;
+	push_front(c, e);
+	atomic_fetch_add(&c->bytes, bytes);
+	atomic_fetch_add(&c->entries, 1);
+	*ep = e;
+	return FFTD_OK;
+}
+
+void
+fftd__cache_release(fftd__cache *c, fftd__cache_entry *e)
+{
+	if (e == NULL) {
+		return;
+	}
+	e->refs--;
+	if (atomic_load(&c->bytes) > atomic_load(&c->budget)) {
+		evict_for(c, 0);
+	}
+}
+
+void *
+fftd__cache_plan(const fftd__cache_entry *e)
+{
+	return e->plan;
+}
+
+void
+fftd__cache_set_budget(fftd__cache *c, uint64_t budget)
+{
+	atomic_store(&c->budget, budget);
+	evict_for(c, 0);
+}
+
+void
+fftd__cache_get_stats(const fftd__cache *c, fftd__cache_stats *st)
+{
+	fftd__cache *m = (fftd__cache *) c; // atomics are read-only here
+	st->hits      = atomic_load(&m->hits);
+	st->misses    = atomic_load(&m->misses);
+	st->evictions = atomic_load(&m->evictions);
+	st->entries   = atomic_load(&m->entries);
+	st->bytes     = atomic_load(&m->bytes);
+	st->budget    = atomic_load(&m->budget);
+}

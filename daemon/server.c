@@ -1,0 +1,972 @@
+// SPDX-License-Identifier: MIT
+//
+// server.c — the daemon's NNG REP socket, its contexts, sessions and plan
+// handles, and request dispatch.
+//
+// Each context runs a small state machine on NNG's aio callbacks:
+// RECV → (validate) → WORK → SEND → RECV. Cheap requests (hello, ping,
+// stats, plan destroy, and every rejection) are answered from the callback;
+// plan creation and execution are posted to the device worker, which answers
+// through the same context when done. Requests are validated completely
+// before anything is allocated for them.
+//
+// Sessions are NNG pipes (one per client connection). When a pipe goes away
+// its session is closed at once: its plan handles are dropped and queued
+// work for it is skipped, so a dead client costs nothing.
+
+#include "server.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/transport/ipc/ipc.h>
+
+#include "fftd.pb-c.h"
+#include "log.h"
+#include "wire.h"
+
+#ifndef FFTD_VERSION_STRING
+#define FFTD_VERSION_STRING "0.1.0"
+#endif
+
+typedef struct fftd__session fftd__session;
+typedef struct fftd__handle  fftd__handle;
+typedef struct fftd__ctx     fftd__ctx;
+
+enum ctx_state { CTX_RECV, CTX_WORK, CTX_SEND, CTX_DONE };
+
+struct fftd__ctx {
+	fftd__server   *srv;
+	nng_ctx         ctx;
+	nng_aio        *aio;
+	pthread_mutex_t mtx;
+	enum ctx_state  state;
+};
+
+// A plan handle: what one client's plan id stands for. References: one
+// from the session list while the plan is alive, one per queued job.
+// The handle doubles as the job that releases its cache entry on the
+// worker thread when the last reference goes.
+struct fftd__handle {
+	fftd__job          release_job; // must be first
+	uint64_t           id;
+	uint32_t           pipe;        // owning session's pipe id
+	fftd__worker      *worker;
+	fftd__shape        shape;
+	char               algorithm[16];
+	fftd__cache_entry *entry;       // set on the worker once planned
+	_Atomic int        refs;
+	fftd__handle      *next;        // in the session's list
+};
+
+struct fftd__session {
+	uint32_t       pipe;
+	uint32_t       nplans; // alive and being created
+	uint64_t       uid, pid;
+	fftd__handle  *plans;
+	fftd__session *next;
+};
+
+struct fftd__server {
+	fftd__config     cfg;        // copy; listen URLs borrowed from caller
+	fftd__worker   **workers;
+	int              nworkers;
+	char             backend[16];
+	nng_socket       sock;
+	bool             sock_open;
+	nng_listener     listeners[FFTD__MAX_LISTEN];
+	int              nlisteners;
+	fftd__ctx       *ctxs;
+	int              nctxs;
+	pthread_mutex_t  mtx;        // sessions, handles, limits
+	pthread_cond_t   drained;
+	fftd__session   *sessions;
+	fftd__limits     limits;
+	uint32_t         max_plans;
+	_Atomic bool     stopping;
+	_Atomic int      busy;       // contexts in WORK or SEND
+	_Atomic uint64_t next_plan_id;
+	struct timespec  started;
+	// counters
+	_Atomic uint64_t n_sessions, n_plans, n_requests, n_errors;
+	_Atomic uint64_t n_bytes_in, n_bytes_out, n_executes;
+};
+
+typedef struct plan_job {
+	fftd__job     job;
+	fftd__ctx    *ctx;
+	fftd__handle *h;
+} plan_job;
+
+typedef struct exec_job {
+	fftd__job     job;
+	fftd__ctx    *ctx;
+	fftd__handle *h;
+	nng_msg      *req;
+	void         *payload;
+} exec_job;
+
+// --- replies -----------------------------------------------------------------
+
+static void ctx_send(fftd__ctx *c, nng_msg *m);
+
+static void
+ctx_reply(fftd__ctx *c, Fftd__Wire__Reply *r, uint64_t payload_len,
+    void **payload)
+{
+	nng_msg *m;
+	atomic_fetch_add(&c->srv->n_requests, 1);
+	if (r->status != FFTD_OK) {
+		atomic_fetch_add(&c->srv->n_errors, 1);
+	}
+	if (fftd__msg_build(&m, &r->base, payload_len, payload) != FFTD_OK) {
+		// Out of memory even for the reply: answer without the body so
+		// the client learns why instead of timing out.
+		Fftd__Wire__Reply e = FFTD__WIRE__REPLY__INIT;
+		e.status  = FFTD_ENOMEM;
+		e.message = "daemon out of memory for the reply";
+		if (fftd__msg_build(&m, &e.base, 0, NULL) != FFTD_OK) {
+			m = NULL;
+		}
+		if (payload) {
+			*payload = NULL;
+		}
+	}
+	ctx_send(c, m);
+}
+
+static void
+ctx_reply_error(fftd__ctx *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+ctx_reply_error(fftd__ctx *c, int status, const char *fmt, ...)
+{
+	char    msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fftd__log(FFTD_LOG_DEBUG, "request refused: %s: %s",
+	    fftd_err_name(status), msg);
+	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+	r.status  = status;
+	r.message = msg;
+	ctx_reply(c, &r, 0, NULL);
+}
+
+// --- sessions and handles ----------------------------------------------------
+
+// find_session returns the open session of pipe id p (server lock held).
+static fftd__session *
+find_session(fftd__server *s, uint32_t p)
+{
+	for (fftd__session *ss = s->sessions; ss != NULL; ss = ss->next) {
+		if (ss->pipe == p) {
+			return ss;
+		}
+	}
+	return NULL;
+}
+
+static void
+release_job_run(fftd__worker *w, fftd__job *job)
+{
+	fftd__handle *h = (fftd__handle *) job;
+	if (h->entry != NULL) {
+		fftd__cache_release(fftd__worker_cache(w), h->entry);
+	}
+	free(h);
+}
+
+// handle_unref drops one reference; the last one releases the cache entry
+// on the worker's thread (directly when already there).
+static void
+handle_unref(fftd__server *s, fftd__handle *h, bool on_worker)
+{
+	if (atomic_fetch_sub(&h->refs, 1) != 1) {
+		return;
+	}
+	atomic_fetch_sub(&s->n_plans, 1);
+	if (h->entry == NULL) {
+		free(h);
+	} else if (on_worker) {
+		release_job_run(h->worker, &h->release_job);
+	} else {
+		h->release_job.fn = release_job_run;
+		fftd__worker_post(h->worker, &h->release_job);
+	}
+}
+
+static void
+session_close(fftd__server *s, uint32_t pipe)
+{
+	pthread_mutex_lock(&s->mtx);
+	fftd__session **pp = &s->sessions;
+	while (*pp != NULL && (*pp)->pipe != pipe) {
+		pp = &(*pp)->next;
+	}
+	fftd__session *ss = *pp;
+	if (ss != NULL) {
+		*pp = ss->next;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (ss == NULL) {
+		return;
+	}
+	int n = 0;
+	for (fftd__handle *h = ss->plans, *next; h != NULL; h = next) {
+		next = h->next;
+		handle_unref(s, h, false);
+		n++;
+	}
+	fftd__log(FFTD_LOG_INFO,
+	    "client %u (pid %" PRIu64 ") disconnected; %d plan(s) released",
+	    pipe, ss->pid, n);
+	free(ss);
+	atomic_fetch_sub(&s->n_sessions, 1);
+}
+
+static void
+on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	fftd__server *s  = arg;
+	uint32_t      id = (uint32_t) nng_pipe_id(p);
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		fftd__session *ss = calloc(1, sizeof(*ss));
+		if (ss == NULL) {
+			fftd__log(FFTD_LOG_ERROR, "out of memory for a session");
+			nng_pipe_close(p);
+			return;
+		}
+		ss->pipe = id;
+		// Peer credentials exist for ipc:// pipes only.
+		nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &ss->pid);
+		nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &ss->uid);
+		pthread_mutex_lock(&s->mtx);
+		ss->next    = s->sessions;
+		s->sessions = ss;
+		pthread_mutex_unlock(&s->mtx);
+		atomic_fetch_add(&s->n_sessions, 1);
+		fftd__log(FFTD_LOG_INFO,
+		    "client %u connected (pid %" PRIu64 ", uid %" PRIu64 ")", id,
+		    ss->pid, ss->uid);
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		session_close(s, id);
+	}
+}
+
+// --- requests ----------------------------------------------------------------
+
+static int
+pick_algorithm(const fftd__backend *be, const char *want, const fftd__shape *sh,
+    char out[16], char *msg, size_t msglen)
+{
+	(void) sh;
+	if (want == NULL || want[0] == '\0' || strcmp(want, "auto") == 0) {
+		snprintf(out, 16, "%s", be->algorithms[0]);
+		return FFTD_OK;
+	}
+	for (const char *const *a = be->algorithms; *a != NULL; a++) {
+		if (strcmp(*a, want) == 0) {
+			snprintf(out, 16, "%s", want);
+			return FFTD_OK;
+		}
+	}
+	int n = snprintf(msg, msglen, "algorithm \"%.32s\" is not served by the %s "
+	    "backend (served:", want, be->name);
+	for (const char *const *a = be->algorithms; *a != NULL && n > 0 &&
+	     (size_t) n < msglen; a++) {
+		n += snprintf(msg + n, msglen - (size_t) n, " %s", *a);
+	}
+	if (n > 0 && (size_t) n < msglen) {
+		snprintf(msg + n, msglen - (size_t) n, ")");
+	}
+	return FFTD_EUNSUPPORTED;
+}
+
+static void
+plan_job_run(fftd__worker *w, fftd__job *job)
+{
+	plan_job     *pj = (plan_job *) job;
+	fftd__handle *h  = pj->h;
+	fftd__ctx    *c  = pj->ctx;
+	fftd__server *s  = c->srv;
+	char          msg[512] = "";
+	free(pj);
+
+	int rv = fftd__cache_acquire(fftd__worker_cache(w), &h->shape,
+	    h->algorithm, &h->entry, msg, sizeof(msg));
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, h->pipe);
+	if (rv == FFTD_OK && ss != NULL) {
+		atomic_fetch_add(&h->refs, 1); // the session's reference
+		h->next   = ss->plans;
+		ss->plans = h;
+	} else if (ss != NULL) {
+		ss->nplans--;
+	}
+	pthread_mutex_unlock(&s->mtx);
+
+	if (rv != FFTD_OK) {
+		ctx_reply_error(c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
+	} else if (ss == NULL) {
+		ctx_reply_error(c, FFTD_ECLOSED, "client went away while planning");
+	} else {
+		const fftd__device         *dev = fftd__worker_device(w);
+		Fftd__Wire__Reply           r   = FFTD__WIRE__REPLY__INIT;
+		Fftd__Wire__PlanCreateReply pr  = FFTD__WIRE__PLAN_CREATE_REPLY__INIT;
+		pr.plan_id      = h->id;
+		pr.input_bytes  = h->shape.in.bytes;
+		pr.output_bytes = h->shape.out.bytes;
+		pr.algorithm    = h->algorithm;
+		pr.device       = (uint32_t) dev->index;
+		r.body_case     = FFTD__WIRE__REPLY__BODY_PLAN_CREATE;
+		r.plan_create   = &pr;
+		ctx_reply(c, &r, 0, NULL);
+	}
+	handle_unref(s, h, true); // the job's reference
+}
+
+static void
+handle_plan_create(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanCreate *pc)
+{
+	fftd__server  *s = c->srv;
+	fftd_plan_desc d;
+	fftd__shape    sh;
+	char           msg[512];
+	int rv = fftd__desc_from_wire(pc->desc, &d, msg, sizeof(msg));
+	if (rv != FFTD_OK) {
+		ctx_reply_error(c, rv, "%s", msg);
+		return;
+	}
+	pthread_mutex_lock(&s->mtx);
+	fftd__limits lim       = s->limits;
+	uint32_t     max_plans = s->max_plans;
+	pthread_mutex_unlock(&s->mtx);
+	rv = fftd__shape_resolve(&d, &lim, &sh, msg, sizeof(msg));
+	if (rv != FFTD_OK) {
+		ctx_reply_error(c, rv, "%s", msg);
+		return;
+	}
+	// Device: the one asked for, else the least loaded.
+	fftd__worker *w = NULL;
+	if (d.device >= 0) {
+		for (int i = 0; i < s->nworkers; i++) {
+			if (fftd__worker_device(s->workers[i])->index == d.device) {
+				w = s->workers[i];
+			}
+		}
+		if (w == NULL) {
+			ctx_reply_error(c, FFTD_ENODEVICE,
+			    "device %d: no such device (this daemon serves %d)",
+			    d.device, s->nworkers);
+			return;
+		}
+	} else if (d.device != -1) {
+		ctx_reply_error(c, FFTD_EINVAL,
+		    "device = %d: must be a device index or -1", d.device);
+		return;
+	} else {
+		w = s->workers[0];
+		for (int i = 1; i < s->nworkers; i++) {
+			if (fftd__worker_load(s->workers[i]) < fftd__worker_load(w)) {
+				w = s->workers[i];
+			}
+		}
+	}
+	char alg[16];
+	rv = pick_algorithm(fftd__worker_device(w)->backend, d.algorithm, &sh, alg,
+	    msg, sizeof(msg));
+	if (rv != FFTD_OK) {
+		ctx_reply_error(c, rv, "%s", msg);
+		return;
+	}
+	fftd__handle *h  = calloc(1, sizeof(*h));
+	plan_job     *pj = calloc(1, sizeof(*pj));
+	if (h == NULL || pj == NULL) {
+		free(h);
+		free(pj);
+		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
+		return;
+	}
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss   = find_session(s, pipe);
+	bool           full = ss != NULL && ss->nplans >= max_plans;
+	if (ss != NULL && !full) {
+		ss->nplans++;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (ss == NULL || full) {
+		free(h);
+		free(pj);
+		if (ss == NULL) {
+			ctx_reply_error(c, FFTD_ECLOSED, "no session for this connection");
+		} else {
+			ctx_reply_error(c, FFTD_ELIMIT,
+			    "this connection already holds %u plans, the limit",
+			    max_plans);
+		}
+		return;
+	}
+	h->id     = atomic_fetch_add(&s->next_plan_id, 1);
+	h->pipe   = pipe;
+	h->worker = w;
+	h->shape  = sh;
+	memcpy(h->algorithm, alg, sizeof(alg));
+	atomic_store(&h->refs, 1); // the job's reference
+	atomic_fetch_add(&s->n_plans, 1);
+	pj->job.fn = plan_job_run;
+	pj->ctx    = c;
+	pj->h      = h;
+	fftd__worker_post(w, &pj->job);
+}
+
+static void
+exec_job_run(fftd__worker *w, fftd__job *job)
+{
+	exec_job     *ej = (exec_job *) job;
+	fftd__handle *h  = ej->h;
+	fftd__ctx    *c  = ej->ctx;
+	fftd__server *s  = c->srv;
+	nng_msg      *req = ej->req;
+	void         *in  = ej->payload;
+	free(ej);
+
+	pthread_mutex_lock(&s->mtx);
+	bool alive = find_session(s, h->pipe) != NULL;
+	pthread_mutex_unlock(&s->mtx);
+	if (!alive) {
+		// Nobody will read the answer; skip the work.
+		nng_msg_free(req);
+		ctx_reply_error(c, FFTD_ECLOSED, "client went away");
+		handle_unref(s, h, true);
+		return;
+	}
+	const fftd__device *dev = fftd__worker_device(w);
+	Fftd__Wire__Reply   r   = FFTD__WIRE__REPLY__INIT;
+	nng_msg            *m;
+	void               *out;
+	int rv = fftd__msg_build(&m, &r.base, h->shape.out.bytes, &out);
+	if (rv != FFTD_OK) {
+		nng_msg_free(req);
+		ctx_reply_error(c, FFTD_ENOMEM,
+		    "daemon out of memory for a %" PRIu64 "-byte result",
+		    h->shape.out.bytes);
+		handle_unref(s, h, true);
+		return;
+	}
+	if (dev->backend->aligned_input && ((uintptr_t) in % FFTD__WIRE_ALIGN)) {
+		// The frame keeps at least 64 bytes before the payload, so an
+		// aligned place always exists in front of it.
+		void *to = (void *) ((uintptr_t) in & ~(uintptr_t) (FFTD__WIRE_ALIGN - 1));
+		memmove(to, in, (size_t) h->shape.in.bytes);
+		in = to;
+	}
+	char msg[512] = "";
+	rv = dev->backend->execute((fftd__device *) dev,
+	    fftd__cache_plan(h->entry), &h->shape, in, out, msg, sizeof(msg));
+	nng_msg_free(req);
+	if (rv != FFTD_OK) {
+		nng_msg_free(m);
+		fftd__log(FFTD_LOG_WARN, "execute on %s failed: %s: %s", dev->name,
+		    fftd_err_name(rv), msg);
+		ctx_reply_error(c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
+	} else {
+		atomic_fetch_add(&s->n_executes, 1);
+		atomic_fetch_add(&s->n_bytes_out, h->shape.out.bytes);
+		atomic_fetch_add(&s->n_requests, 1);
+		ctx_send(c, m);
+	}
+	handle_unref(s, h, true);
+}
+
+static void
+handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
+    nng_msg *req, const fftd__frame *f)
+{
+	fftd__server *s = c->srv;
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, pipe);
+	fftd__handle  *h  = NULL;
+	for (fftd__handle *it = ss ? ss->plans : NULL; it != NULL; it = it->next) {
+		if (it->id == ex->plan_id) {
+			h = it;
+			break;
+		}
+	}
+	if (h != NULL) {
+		atomic_fetch_add(&h->refs, 1);
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (h == NULL) {
+		nng_msg_free(req);
+		ctx_reply_error(c, FFTD_ENOPLAN,
+		    "plan %" PRIu64 " does not exist on this connection",
+		    ex->plan_id);
+		return;
+	}
+	if (f->payload_len != h->shape.in.bytes) {
+		uint64_t want = h->shape.in.bytes;
+		handle_unref(s, h, false);
+		nng_msg_free(req);
+		ctx_reply_error(c, FFTD_ESIZE,
+		    "payload is %" PRIu64 " bytes; the plan's input is %" PRIu64,
+		    f->payload_len, want);
+		return;
+	}
+	exec_job *ej = calloc(1, sizeof(*ej));
+	if (ej == NULL) {
+		handle_unref(s, h, false);
+		nng_msg_free(req);
+		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
+		return;
+	}
+	atomic_fetch_add(&s->n_bytes_in, f->payload_len);
+	ej->job.fn  = exec_job_run;
+	ej->ctx     = c;
+	ej->h       = h;
+	ej->req     = req;
+	ej->payload = f->payload;
+	fftd__worker_post(h->worker, &ej->job);
+}
+
+static void
+handle_plan_destroy(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanDestroy *pd)
+{
+	fftd__server *s = c->srv;
+	fftd__handle *h = NULL;
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, pipe);
+	for (fftd__handle **pp = ss ? &ss->plans : NULL; pp && *pp;
+	     pp = &(*pp)->next) {
+		if ((*pp)->id == pd->plan_id) {
+			h   = *pp;
+			*pp = h->next;
+			ss->nplans--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (h == NULL) {
+		ctx_reply_error(c, FFTD_ENOPLAN,
+		    "plan %" PRIu64 " does not exist on this connection",
+		    pd->plan_id);
+		return;
+	}
+	handle_unref(s, h, false);
+	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+	ctx_reply(c, &r, 0, NULL);
+}
+
+static void
+handle_hello(fftd__ctx *c, const Fftd__Wire__Hello *hello)
+{
+	fftd__server *s = c->srv;
+	if (hello->protocol_version != FFTD_PROTOCOL_VERSION) {
+		ctx_reply_error(c, FFTD_EVERSION,
+		    "client speaks protocol %u; this daemon speaks %u",
+		    hello->protocol_version, FFTD_PROTOCOL_VERSION);
+		return;
+	}
+	Fftd__Wire__Reply      r  = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__HelloReply hr = FFTD__WIRE__HELLO_REPLY__INIT;
+	Fftd__Wire__Limits     lm = FFTD__WIRE__LIMITS__INIT;
+	Fftd__Wire__Device     devs[FFTD_MAX_DEVICES];
+	Fftd__Wire__Device    *pdevs[FFTD_MAX_DEVICES];
+	const char            *algs[FFTD_MAX_ALGORITHMS];
+	Fftd__Wire__Precision  precs[3] = { FFTD__WIRE__PRECISION__F64,
+                FFTD__WIRE__PRECISION__F32, FFTD__WIRE__PRECISION__F16 };
+	size_t nd = 0, na = 0;
+	bool   f16 = false;
+	for (int i = 0; i < s->nworkers && nd < FFTD_MAX_DEVICES; i++) {
+		const fftd__device *dv = fftd__worker_device(s->workers[i]);
+		Fftd__Wire__Device  d0 = FFTD__WIRE__DEVICE__INIT;
+		devs[nd]              = d0;
+		devs[nd].index        = (uint32_t) dv->index;
+		devs[nd].name         = (char *) dv->name;
+		devs[nd].backend      = (char *) dv->backend->name;
+		devs[nd].memory_bytes = dv->memory_bytes;
+		pdevs[nd]             = &devs[nd];
+		nd++;
+		f16 |= strcmp(dv->backend->name, "fftw") != 0;
+		for (const char *const *a = dv->backend->algorithms; *a; a++) {
+			bool seen = false;
+			for (size_t k = 0; k < na; k++) {
+				seen |= strcmp(algs[k], *a) == 0;
+			}
+			if (!seen && na < FFTD_MAX_ALGORITHMS) {
+				algs[na++] = *a;
+			}
+		}
+	}
+	pthread_mutex_lock(&s->mtx);
+	lm.max_request_bytes    = s->limits.max_request_bytes;
+	lm.max_rank             = s->limits.max_rank;
+	lm.max_batch            = s->limits.max_batch;
+	lm.max_plans_per_client = s->max_plans;
+	pthread_mutex_unlock(&s->mtx);
+	hr.protocol_version = FFTD_PROTOCOL_VERSION;
+	hr.server_version   = FFTD_VERSION_STRING;
+	hr.backend          = s->backend;
+	hr.n_devices        = nd;
+	hr.devices          = pdevs;
+	hr.n_algorithms     = na;
+	hr.algorithms       = (char **) algs;
+	hr.n_precisions     = f16 ? 3 : 2;
+	hr.precisions       = precs;
+	hr.limits           = &lm;
+	r.body_case         = FFTD__WIRE__REPLY__BODY_HELLO;
+	r.hello             = &hr;
+	ctx_reply(c, &r, 0, NULL);
+}
+
+static void
+handle_stats(fftd__ctx *c)
+{
+	fftd_stats st;
+	fftd__server_get_stats(c->srv, &st);
+	Fftd__Wire__Reply r  = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__Stats ws = FFTD__WIRE__STATS__INIT;
+	ws.uptime_ms          = st.uptime_ms;
+	ws.sessions           = st.sessions;
+	ws.plans              = st.plans;
+	ws.requests           = st.requests;
+	ws.errors             = st.errors;
+	ws.bytes_in           = st.bytes_in;
+	ws.bytes_out          = st.bytes_out;
+	ws.executes           = st.executes;
+	ws.cache_hits         = st.cache_hits;
+	ws.cache_misses       = st.cache_misses;
+	ws.cache_evictions    = st.cache_evictions;
+	ws.cache_entries      = st.cache_entries;
+	ws.cache_bytes        = st.cache_bytes;
+	ws.cache_budget_bytes = st.cache_budget_bytes;
+	r.body_case           = FFTD__WIRE__REPLY__BODY_STATS;
+	r.stats               = &ws;
+	ctx_reply(c, &r, 0, NULL);
+}
+
+static void
+handle_request(fftd__ctx *c, nng_msg *m)
+{
+	fftd__frame f;
+	uint32_t    pipe = (uint32_t) nng_pipe_id(nng_msg_get_pipe(m));
+	int rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f);
+	if (rv != FFTD_OK) {
+		nng_msg_free(m);
+		ctx_reply_error(c, rv, rv == FFTD_EVERSION
+		        ? "frame of another protocol version; this daemon speaks %d"
+		        : "malformed frame header (protocol %d)",
+		    FFTD_PROTOCOL_VERSION);
+		return;
+	}
+	Fftd__Wire__Request *req =
+	    fftd__wire__request__unpack(NULL, f.pb_len, f.pb);
+	if (req == NULL) {
+		nng_msg_free(m);
+		ctx_reply_error(c, FFTD_EPROTO, "request message does not decode");
+		return;
+	}
+	if (f.payload_len != 0 &&
+	    req->body_case != FFTD__WIRE__REQUEST__BODY_EXECUTE) {
+		fftd__wire__request__free_unpacked(req, NULL);
+		nng_msg_free(m);
+		ctx_reply_error(c, FFTD_EPROTO, "only execute requests carry a payload");
+		return;
+	}
+	switch (req->body_case) {
+	case FFTD__WIRE__REQUEST__BODY_HELLO:
+		nng_msg_free(m);
+		handle_hello(c, req->hello);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_PING: {
+		nng_msg_free(m);
+		Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+		Fftd__Wire__Ping  p = FFTD__WIRE__PING__INIT;
+		p.token             = req->ping->token;
+		r.body_case         = FFTD__WIRE__REPLY__BODY_PING;
+		r.ping              = &p;
+		ctx_reply(c, &r, 0, NULL);
+		break;
+	}
+	case FFTD__WIRE__REQUEST__BODY_STATS:
+		nng_msg_free(m);
+		handle_stats(c);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_PLAN_CREATE:
+		nng_msg_free(m);
+		handle_plan_create(c, pipe, req->plan_create);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_PLAN_DESTROY:
+		nng_msg_free(m);
+		handle_plan_destroy(c, pipe, req->plan_destroy);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_EXECUTE:
+		handle_execute(c, pipe, req->execute, m, &f); // takes m
+		break;
+	default:
+		nng_msg_free(m);
+		ctx_reply_error(c, FFTD_EPROTO, "empty or unknown request");
+		break;
+	}
+	fftd__wire__request__free_unpacked(req, NULL);
+}
+
+// --- contexts ----------------------------------------------------------------
+
+static void
+ctx_send(fftd__ctx *c, nng_msg *m)
+{
+	pthread_mutex_lock(&c->mtx);
+	if (m == NULL) {
+		// Nothing could be built: drop the request and listen again.
+		atomic_fetch_sub(&c->srv->busy, 1);
+		c->state = CTX_RECV;
+		nng_ctx_recv(c->ctx, c->aio);
+	} else {
+		c->state = CTX_SEND;
+		nng_aio_set_msg(c->aio, m);
+		nng_ctx_send(c->ctx, c->aio);
+	}
+	pthread_mutex_unlock(&c->mtx);
+}
+
+static void
+ctx_cb(void *arg)
+{
+	fftd__ctx    *c  = arg;
+	fftd__server *s  = c->srv;
+	int           rv = nng_aio_result(c->aio);
+	pthread_mutex_lock(&c->mtx);
+	if (c->state == CTX_SEND) {
+		if (rv != 0) {
+			// The client is gone; its answer goes with it.
+			nng_msg_free(nng_aio_get_msg(c->aio));
+		}
+		atomic_fetch_sub(&s->busy, 1);
+		if (atomic_load(&s->stopping)) {
+			c->state = CTX_DONE;
+			pthread_mutex_unlock(&c->mtx);
+			pthread_mutex_lock(&s->mtx);
+			pthread_cond_broadcast(&s->drained);
+			pthread_mutex_unlock(&s->mtx);
+			return;
+		}
+		c->state = CTX_RECV;
+		nng_ctx_recv(c->ctx, c->aio);
+		pthread_mutex_unlock(&c->mtx);
+		return;
+	}
+	if (c->state != CTX_RECV) {
+		pthread_mutex_unlock(&c->mtx);
+		return;
+	}
+	if (rv != 0) {
+		if (rv == NNG_ECLOSED || rv == NNG_ECANCELED ||
+		    atomic_load(&s->stopping)) {
+			c->state = CTX_DONE;
+		} else {
+			nng_ctx_recv(c->ctx, c->aio);
+		}
+		pthread_mutex_unlock(&c->mtx);
+		return;
+	}
+	nng_msg *m = nng_aio_get_msg(c->aio);
+	c->state   = CTX_WORK;
+	atomic_fetch_add(&s->busy, 1);
+	pthread_mutex_unlock(&c->mtx);
+	handle_request(c, m);
+}
+
+// --- lifecycle ---------------------------------------------------------------
+
+int
+fftd__server_create(fftd__server **sp, const fftd__config *cfg,
+    fftd__worker **workers, int nworkers, const char *backend_name)
+{
+	fftd__server *s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		return FFTD_ENOMEM;
+	}
+	s->cfg       = *cfg;
+	s->workers   = workers;
+	s->nworkers  = nworkers;
+	s->limits    = cfg->limits;
+	s->max_plans = cfg->max_plans_per_client;
+	snprintf(s->backend, sizeof(s->backend), "%s", backend_name);
+	atomic_store(&s->next_plan_id, 1);
+	pthread_mutex_init(&s->mtx, NULL);
+	pthread_cond_init(&s->drained, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
+	*sp = s;
+	return FFTD_OK;
+}
+
+int
+fftd__server_start(fftd__server *s, char *err, size_t errlen)
+{
+	int rv;
+	if ((rv = nng_rep0_open(&s->sock)) != 0) {
+		snprintf(err, errlen, "cannot open the socket: %s", nng_strerror(rv));
+		return FFTD_ENNGERR + rv;
+	}
+	s->sock_open = true;
+	// A request is a frame header, a small protobuf and the payload.
+	size_t maxsz = s->limits.max_request_bytes > SIZE_MAX - (1u << 20)
+	    ? 0
+	    : (size_t) s->limits.max_request_bytes + FFTD__WIRE_MAX_PB + 128;
+	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, maxsz);
+	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, on_pipe, s);
+	nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, on_pipe, s);
+	for (int i = 0; i < s->cfg.nlisten; i++) {
+		const char   *url = s->cfg.listen[i];
+		nng_listener *l   = &s->listeners[s->nlisteners];
+		if ((rv = nng_listener_create(l, s->sock, url)) != 0) {
+			snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
+			return FFTD_ENNGERR + rv;
+		}
+		if (strncmp(url, "ipc://", 6) == 0) {
+			nng_listener_set_int(*l, NNG_OPT_IPC_PERMISSIONS,
+			    s->cfg.socket_mode);
+		}
+		if ((rv = nng_listener_start(*l, 0)) != 0) {
+			snprintf(err, errlen, "cannot listen on %s: %s", url,
+			    nng_strerror(rv));
+			nng_listener_close(*l);
+			return FFTD_ENNGERR + rv;
+		}
+		s->nlisteners++;
+		fftd__log(FFTD_LOG_INFO, "listening on %s", url);
+	}
+	s->ctxs = calloc((size_t) s->cfg.contexts, sizeof(*s->ctxs));
+	if (s->ctxs == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return FFTD_ENOMEM;
+	}
+	for (int i = 0; i < s->cfg.contexts; i++) {
+		fftd__ctx *c = &s->ctxs[i];
+		c->srv       = s;
+		pthread_mutex_init(&c->mtx, NULL);
+		if ((rv = nng_aio_alloc(&c->aio, ctx_cb, c)) != 0 ||
+		    (rv = nng_ctx_open(&c->ctx, s->sock)) != 0) {
+			snprintf(err, errlen, "cannot open a context: %s",
+			    nng_strerror(rv));
+			return FFTD_ENNGERR + rv;
+		}
+		s->nctxs++;
+		c->state = CTX_RECV;
+		nng_ctx_recv(c->ctx, c->aio);
+	}
+	return FFTD_OK;
+}
+
+int
+fftd__server_drain(fftd__server *s, int timeout_ms)
+{
+	atomic_store(&s->stopping, true);
+	for (int i = 0; i < s->nlisteners; i++) {
+		nng_listener_close(s->listeners[i]);
+	}
+	for (int i = 0; i < s->nctxs; i++) {
+		fftd__ctx *c = &s->ctxs[i];
+		pthread_mutex_lock(&c->mtx);
+		if (c->state == CTX_RECV) {
+			nng_aio_cancel(c->aio);
+		}
+		pthread_mutex_unlock(&c->mtx);
+	}
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->mtx);
+	while (atomic_load(&s->busy) > 0) {
+		if (pthread_cond_timedwait(&s->drained, &s->mtx, &until) != 0) {
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->mtx);
+	return atomic_load(&s->busy);
+}
+
+void
+fftd__server_destroy(fftd__server *s)
+{
+	if (s == NULL) {
+		return;
+	}
+	atomic_store(&s->stopping, true);
+	if (s->sock_open) {
+		nng_close(s->sock); // aborts contexts and fires pipe removals
+	}
+	// Jobs still queued answer through contexts: let them finish (their
+	// sends fail at once on the closed socket) before the contexts go.
+	for (int i = 0; i < s->nworkers; i++) {
+		fftd__worker_flush(s->workers[i]);
+	}
+	for (int i = 0; i < s->nctxs; i++) {
+		nng_aio_stop(s->ctxs[i].aio);
+	}
+	for (int i = 0; i < s->nctxs; i++) {
+		nng_aio_free(s->ctxs[i].aio);
+		pthread_mutex_destroy(&s->ctxs[i].mtx);
+	}
+	free(s->ctxs);
+	while (s->sessions != NULL) {
+		session_close(s, s->sessions->pipe);
+	}
+	pthread_mutex_destroy(&s->mtx);
+	pthread_cond_destroy(&s->drained);
+	free(s);
+}
+
+void
+fftd__server_set_limits(
+    fftd__server *s, const fftd__limits *lim, uint32_t max_plans)
+{
+	pthread_mutex_lock(&s->mtx);
+	s->limits    = *lim;
+	s->max_plans = max_plans;
+	pthread_mutex_unlock(&s->mtx);
+}
+
+void
+fftd__server_get_stats(fftd__server *s, fftd_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	st->uptime_ms = (uint64_t) (now.tv_sec - s->started.tv_sec) * 1000 +
+	    (uint64_t) ((now.tv_nsec - s->started.tv_nsec) / 1000000);
+	st->sessions  = atomic_load(&s->n_sessions);
+	st->plans     = atomic_load(&s->n_plans);
+	st->requests  = atomic_load(&s->n_requests);
+	st->errors    = atomic_load(&s->n_errors);
+	st->bytes_in  = atomic_load(&s->n_bytes_in);
+	st->bytes_out = atomic_load(&s->n_bytes_out);
+	st->executes  = atomic_load(&s->n_executes);
+	for (int i = 0; i < s->nworkers; i++) {
+		fftd__cache_stats cs;
+		fftd__cache_get_stats(fftd__worker_cache(s->workers[i]), &cs);
+		st->cache_hits += cs.hits;
+		st->cache_misses += cs.misses;
+		st->cache_evictions += cs.evictions;
+		st->cache_entries += cs.entries;
+		st->cache_bytes += cs.bytes;
+		st->cache_budget_bytes += cs.budget;
+	}
+}

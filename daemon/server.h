@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+//
+// server.h — PRIVATE to fftd. The NNG side of the daemon: one REP socket
+// served by many contexts (several requests in flight per client and across
+// clients), sessions (one per client connection), the plan handles each
+// session holds, request validation, and the hand-off of plan and execute
+// work to the device workers.
+
+#ifndef FFTD_DAEMON_SERVER_H
+#define FFTD_DAEMON_SERVER_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "fftd.h"
+#include "worker.h"
+
+typedef struct fftd__server fftd__server;
+
+// fftd__server_create prepares a server over the started workers (borrowed:
+// they must outlive the server). backend_name is what clients are told.
+int fftd__server_create(fftd__server **sp, const fftd__config *cfg,
+    fftd__worker **workers, int nworkers, const char *backend_name);
+
+// fftd__server_start opens the socket and its listeners (cfg->listen).
+// Returns FFTD_OK or an error with err filled.
+int fftd__server_start(fftd__server *s, char *err, size_t errlen);
+
+// fftd__server_drain stops accepting (closes the listeners, stops waiting
+// for new requests) and waits up to timeout_ms for every accepted request
+// to be answered. Returns the number of requests still unanswered.
+int fftd__server_drain(fftd__server *s, int timeout_ms);
+
+// fftd__server_destroy closes the socket, ends every session (their plans
+// are released to the workers' caches) and frees the server. Call before
+// stopping the workers.
+void fftd__server_destroy(fftd__server *s);
+
+// fftd__server_set_limits replaces the request limits (config reload).
+void fftd__server_set_limits(
+    fftd__server *s, const fftd__limits *lim, uint32_t max_plans);
+
+// fftd__server_get_stats fills *st with the counters of the server and of
+// every worker's plan cache.
+void fftd__server_get_stats(fftd__server *s, fftd_stats *st);
+
+#endif // FFTD_DAEMON_SERVER_H
