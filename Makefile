@@ -21,6 +21,8 @@ SAN       ?= 0
 STATIC_DEPS ?= 0
 PREFIX    ?= /usr/local
 DESTDIR   ?=
+SYSCONFDIR ?= /etc
+UNITDIR   ?= $(PREFIX)/lib/systemd/system
 
 ifeq ($(SAN),1)
 BUILD     ?= build-san
@@ -130,7 +132,7 @@ $(BUILD)/libfftd.so: $(CLIENT_OBJ)
 	$(CC) -shared -Wl,-soname,libfftd.so.0 $(LDFLAGS_ALL) -o $@ $^ $(DEP_LIBS)
 
 $(BUILD)/fftd: $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) -lstdc++ -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) -lsystemd -lstdc++ -lm
 
 $(BUILD)/fftctl: $(FFTCTL_OBJ) $(BUILD)/libfftd.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(FFTCTL_OBJ) $(BUILD)/libfftd.a $(DEP_LIBS) -lm
@@ -142,7 +144,7 @@ $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 # Unit tests link the daemon's internals; integration and GPU tests are real
 # clients of a real daemon (they link libfftd only, plus FFTW references).
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
 $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(BUILD)/libfftd.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(BUILD)/libfftd.a $(COMMON_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
@@ -183,9 +185,23 @@ install: all
 	install -m 0755 $(BUILD)/libfftd.so $(DESTDIR)$(PREFIX)/lib/libfftd.so.0
 	ln -sf libfftd.so.0 $(DESTDIR)$(PREFIX)/lib/libfftd.so
 	install -m 0644 client/fftd.h $(DESTDIR)$(PREFIX)/include/fftd.h
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d $(DESTDIR)$(SYSCONFDIR)/fftd
+	sed 's|/usr/local|$(PREFIX)|g; s|/etc/fftd|$(SYSCONFDIR)/fftd|g' deploy/fftd.service > $(DESTDIR)$(UNITDIR)/fftd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/fftd.service
+	install -m 0644 deploy/fftd.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/fftd.conf
+	install -m 0644 deploy/fftd.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/fftd.conf
+	test -e $(DESTDIR)$(SYSCONFDIR)/fftd/fftd.conf || install -m 0644 deploy/fftd.conf $(DESTDIR)$(SYSCONFDIR)/fftd/fftd.conf
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cc')
+
+# gpu-bundle builds into build-gpu with NNG, libuv, protobuf-c and inih linked
+# statically and cmocka beside the binaries, for the lent GPU machine, which
+# has CUDA, FFTW and HDF5 but none of those (see ../shared/DEVICE.md).
+gpu-bundle:
+	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all
+	mkdir -p build-gpu/lib
+	cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 build-gpu/lib/
 
 clean:
 	rm -rf build build-san build-gpu

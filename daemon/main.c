@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
 #include <uv.h>
 
 #include "backend.h"
@@ -307,11 +308,16 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	fftd__log(FFTD_LOG_INFO, "fftd %s ready: backend %s, %d device(s)",
 	    FFTD_VERSION_STRING, be->name, d.nworkers);
+	// Ready only now that the sockets listen and the devices are open;
+	// outside systemd (no NOTIFY_SOCKET) this does nothing.
+	sd_notifyf(0, "READY=1\nSTATUS=serving on %d listener(s), backend %s",
+	    d.cfg.nlisten, be->name);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
 
 	fftd__log(FFTD_LOG_INFO, "%s: finishing accepted requests",
 	    strsignal(d.stop_signal));
+	sd_notify(0, "STOPPING=1");
 	int left = fftd__server_drain(d.server, d.cfg.drain_timeout_ms);
 	if (left > 0) {
 		fftd__log(FFTD_LOG_WARN,
