@@ -114,7 +114,10 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 	for (int k = 1; k < rank; k++) {
 		packed &= sd->embed[k] == sd->n[k];
 	}
-	sd->dense = packed && (batch == 1 || sd->dist == vol);
+	// The default distance spans embed[0] rows: only embed[0] == n[0]
+	// leaves no gap between transforms.
+	sd->dense = packed &&
+	    (batch == 1 || (sd->dist == vol && sd->embed[0] == sd->n[0]));
 	return FFTD_OK;
 }
 

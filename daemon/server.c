@@ -317,24 +317,29 @@ plan_job_run(fftd__worker *w, fftd__job *job)
 	}
 	pthread_mutex_unlock(&s->mtx);
 
+	// Drop the job's reference before answering, so that a client that
+	// asks for stats right after the answer sees the plan count settled.
+	uint64_t id = h->id, in_bytes = h->shape.in.bytes;
+	uint64_t out_bytes = h->shape.out.bytes;
+	char     alg[16];
+	memcpy(alg, h->algorithm, sizeof(alg));
+	handle_unref(s, h, true);
 	if (rv != FFTD_OK) {
 		ctx_reply_error(c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
 	} else if (ss == NULL) {
 		ctx_reply_error(c, FFTD_ECLOSED, "client went away while planning");
 	} else {
-		const fftd__device         *dev = fftd__worker_device(w);
-		Fftd__Wire__Reply           r   = FFTD__WIRE__REPLY__INIT;
-		Fftd__Wire__PlanCreateReply pr  = FFTD__WIRE__PLAN_CREATE_REPLY__INIT;
-		pr.plan_id      = h->id;
-		pr.input_bytes  = h->shape.in.bytes;
-		pr.output_bytes = h->shape.out.bytes;
-		pr.algorithm    = h->algorithm;
-		pr.device       = (uint32_t) dev->index;
+		Fftd__Wire__Reply           r  = FFTD__WIRE__REPLY__INIT;
+		Fftd__Wire__PlanCreateReply pr = FFTD__WIRE__PLAN_CREATE_REPLY__INIT;
+		pr.plan_id      = id;
+		pr.input_bytes  = in_bytes;
+		pr.output_bytes = out_bytes;
+		pr.algorithm    = alg;
+		pr.device       = (uint32_t) fftd__worker_device(w)->index;
 		r.body_case     = FFTD__WIRE__REPLY__BODY_PLAN_CREATE;
 		r.plan_create   = &pr;
 		ctx_reply(c, &r, 0, NULL);
 	}
-	handle_unref(s, h, true); // the job's reference
 }
 
 static void
@@ -476,6 +481,8 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	rv = dev->backend->execute((fftd__device *) dev,
 	    fftd__cache_plan(h->entry), &h->shape, in, out, msg, sizeof(msg));
 	nng_msg_free(req);
+	uint64_t out_bytes = h->shape.out.bytes;
+	handle_unref(s, h, true);
 	if (rv != FFTD_OK) {
 		nng_msg_free(m);
 		fftd__log(FFTD_LOG_WARN, "execute on %s failed: %s: %s", dev->name,
@@ -483,11 +490,10 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		ctx_reply_error(c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
 	} else {
 		atomic_fetch_add(&s->n_executes, 1);
-		atomic_fetch_add(&s->n_bytes_out, h->shape.out.bytes);
+		atomic_fetch_add(&s->n_bytes_out, out_bytes);
 		atomic_fetch_add(&s->n_requests, 1);
 		ctx_send(c, m);
 	}
-	handle_unref(s, h, true);
 }
 
 static void

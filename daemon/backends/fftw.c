@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: MIT
+//
+// fftw.c — the CPU backend: FFTW3 (f64 through fftw_*, f32 through fftwf_*),
+// FFTW's threads for parallelism. One device, "cpu (N threads)". This is
+// what CI and laptops run, and what `backend = auto` falls back to.
+//
+// FFTW's advanced interface (plan_many) takes exactly fftd's layout, so a
+// shape maps onto one plan with no copying. Plans are made on scratch
+// arrays (never on request data) and executed with the new-array interface
+// on the request's buffers. FFTW requires those buffers to have the same
+// SIMD alignment as the planning arrays; we plan on 64-byte-aligned arrays
+// and, for a request whose buffers are aligned otherwise, use a second plan
+// made (once, lazily) with FFTW_UNALIGNED.
+
+#include "backend.h"
+
+#include <fftw3.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_util.h"
+
+// FFTW's planner (wisdom, twiddle cache, plan_with_nthreads) is global to
+// each precision's library: planning and destroying must not run on two
+// threads at once. Each device has one worker thread, but two CPU devices
+// (or a future planner thread) would break that, so it is locked here.
+// fftw_execute_* is thread-safe and runs unlocked.
+static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t  threads_once = PTHREAD_ONCE_INIT;
+static int             threads_ok;
+
+// Planning arrays are aligned to this, more than any SIMD FFTW uses.
+#define PLAN_ALIGN 64
+
+typedef struct cpu_state cpu_state;
+typedef struct cpu_plan   cpu_plan;
+
+struct cpu_state {
+	int       nthreads;
+	unsigned  flags; // FFTW_ESTIMATE or FFTW_MEASURE
+	cpu_plan *plans; // live plans, so close can free those left over
+};
+
+// A plan of either precision: the enclosing cpu_plan says which member.
+typedef union any_plan {
+	fftw_plan  d;
+	fftwf_plan f;
+} any_plan;
+
+struct cpu_plan {
+	cpu_plan      *next, *prev;
+	fftd_precision prec;
+	fftd_kind      kind;
+	int            rank;
+	int            sign;
+	int            n[FFTD_MAX_RANK];
+	int            inembed[FFTD_MAX_RANK];
+	int            onembed[FFTD_MAX_RANK];
+	int            istride, idist, ostride, odist, batch;
+	size_t         in_bytes, out_bytes;
+	int            in_align, out_align; // fftw_alignment_of at planning
+	bool           have_aligned, have_unaligned;
+	any_plan       aligned;   // for buffers aligned as at planning
+	any_plan       unaligned; // FFTW_UNALIGNED, made on first need
+};
+
+static int
+fail(int code, char *msg, size_t msglen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+fail(int code, char *msg, size_t msglen, const char *fmt, ...)
+{
+	if (msg != NULL && msglen > 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, msglen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static void
+init_threads(void)
+{
+	threads_ok = fftw_init_threads() != 0 && fftwf_init_threads() != 0;
+}
+
+static int
+cpu_probe(char *why, size_t whylen)
+{
+	(void) why;
+	(void) whylen;
+	return 1; // the CPU is always there
+}
+
+static int
+cpu_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
+    size_t msglen)
+{
+	pthread_once(&threads_once, init_threads);
+	if (!threads_ok) {
+		return fail(FFTD_EBACKEND, msg, msglen,
+		    "fftw_init_threads failed");
+	}
+	cpu_state *st = calloc(1, sizeof(*st));
+	if (st == NULL) {
+		return fail(FFTD_ENOMEM, msg, msglen,
+		    "no memory for the fftw device state");
+	}
+	st->nthreads = cfg->fftw_threads >= 1 ? cfg->fftw_threads : 1;
+	st->flags    = cfg->fftw_measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+	snprintf(dev->name, sizeof(dev->name), "cpu (%d thread%s)",
+	    st->nthreads, st->nthreads == 1 ? "" : "s");
+	dev->memory_bytes = 0;
+	dev->state        = st;
+	return FFTD_OK;
+}
+
+static void
+destroy_obj(cpu_plan *p)
+{
+	pthread_mutex_lock(&planner_lock);
+	if (p->prec == FFTD_F64) {
+		if (p->have_aligned) {
+			fftw_destroy_plan(p->aligned.d);
+		}
+		if (p->have_unaligned) {
+			fftw_destroy_plan(p->unaligned.d);
+		}
+	} else {
+		if (p->have_aligned) {
+			fftwf_destroy_plan(p->aligned.f);
+		}
+		if (p->have_unaligned) {
+			fftwf_destroy_plan(p->unaligned.f);
+		}
+	}
+	pthread_mutex_unlock(&planner_lock);
+	free(p);
+}
+
+static void
+cpu_close(fftd__device *dev)
+{
+	cpu_state *st = dev->state;
+	if (st == NULL) {
+		return;
+	}
+	while (st->plans != NULL) {
+		cpu_plan *p = st->plans;
+		st->plans   = p->next;
+		destroy_obj(p);
+	}
+	free(st);
+	dev->state = NULL;
+}
+
+// int_arg is one parameter handed to FFTW's int interface.
+typedef struct int_arg {
+	const char *name;
+	int64_t     v;
+	int        *to;
+} int_arg;
+
+// fit_int stores v in *out if FFTW's int interface can take it.
+static bool
+fit_int(int64_t v, int *out)
+{
+	if (v < 0 || v > INT_MAX) {
+		return false;
+	}
+	*out = (int) v;
+	return true;
+}
+
+static void *
+alloc_scratch(size_t bytes)
+{
+	// aligned_alloc wants a multiple of the alignment. The pages are
+	// only touched by FFTW_MEASURE: with FFTW_ESTIMATE this costs
+	// address space, not memory.
+	size_t n = (bytes + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;
+	return aligned_alloc(PLAN_ALIGN, n ? n : PLAN_ALIGN);
+}
+
+// make_plan plans p on fresh scratch arrays with flags added to the
+// device's planner flag, storing the result in *ap.
+static int
+make_plan(cpu_state *st, cpu_plan *p, unsigned extra, any_plan *ap,
+    char *msg, size_t msglen)
+{
+	void *in  = alloc_scratch(p->in_bytes);
+	void *out = alloc_scratch(p->out_bytes);
+	if (in == NULL || out == NULL) {
+		free(in);
+		free(out);
+		return fail(FFTD_ENOMEM, msg, msglen,
+		    "fftw: no memory for %zu + %zu bytes of planning arrays",
+		    p->in_bytes, p->out_bytes);
+	}
+	// FFTW's defaults: the input is kept for c2c and r2c, destroyed for
+	// c2r (FFTW has no input-preserving multi-dimensional c2r). The
+	// backend interface would allow destroying it always, but keeping
+	// it costs little and spares a worker that hands us a client's
+	// buffer from surprises.
+	unsigned flags = st->flags | extra;
+	bool     ok;
+
+	pthread_mutex_lock(&planner_lock);
+	if (p->prec == FFTD_F64) {
+		fftw_plan_with_nthreads(st->nthreads);
+		switch (p->kind) {
+		case FFTD_C2C:
+			ap->d = fftw_plan_many_dft(p->rank, p->n, p->batch, in,
+			    p->inembed, p->istride, p->idist, out, p->onembed,
+			    p->ostride, p->odist, p->sign, flags);
+			break;
+		case FFTD_R2C:
+			ap->d = fftw_plan_many_dft_r2c(p->rank, p->n, p->batch,
+			    in, p->inembed, p->istride, p->idist, out,
+			    p->onembed, p->ostride, p->odist, flags);
+			break;
+		default:
+			ap->d = fftw_plan_many_dft_c2r(p->rank, p->n, p->batch,
+			    in, p->inembed, p->istride, p->idist, out,
+			    p->onembed, p->ostride, p->odist, flags);
+			break;
+		}
+		ok = ap->d != NULL;
+		if (ok && extra == 0) {
+			p->in_align  = fftw_alignment_of(in);
+			p->out_align = fftw_alignment_of(out);
+		}
+	} else {
+		fftwf_plan_with_nthreads(st->nthreads);
+		switch (p->kind) {
+		case FFTD_C2C:
+			ap->f = fftwf_plan_many_dft(p->rank, p->n, p->batch,
+			    in, p->inembed, p->istride, p->idist, out,
+			    p->onembed, p->ostride, p->odist, p->sign, flags);
+			break;
+		case FFTD_R2C:
+			ap->f = fftwf_plan_many_dft_r2c(p->rank, p->n,
+			    p->batch, in, p->inembed, p->istride, p->idist,
+			    out, p->onembed, p->ostride, p->odist, flags);
+			break;
+		default:
+			ap->f = fftwf_plan_many_dft_c2r(p->rank, p->n,
+			    p->batch, in, p->inembed, p->istride, p->idist,
+			    out, p->onembed, p->ostride, p->odist, flags);
+			break;
+		}
+		ok = ap->f != NULL;
+		if (ok && extra == 0) {
+			p->in_align  = fftwf_alignment_of(in);
+			p->out_align = fftwf_alignment_of(out);
+		}
+	}
+	pthread_mutex_unlock(&planner_lock);
+	free(in);
+	free(out);
+	if (!ok) {
+		return fail(FFTD_EBACKEND, msg, msglen,
+		    "%s_plan_many_dft%s returned no plan",
+		    p->prec == FFTD_F64 ? "fftw" : "fftwf",
+		    p->kind == FFTD_C2C       ? ""
+		        : p->kind == FFTD_R2C ? "_r2c"
+		                              : "_c2r");
+	}
+	return FFTD_OK;
+}
+
+// plan_bytes estimates what an FFTW plan holds, since FFTW does not say.
+// The bulk is twiddle tables: about n complex values per dimension for
+// Cooley-Tukey, up to ~4n for a prime size (Rader, or Bluestein's padded
+// convolution of length >= 2n-1 and its transformed kernel), so we count
+// 4 n complex per dimension. Add ~16 KiB of plan structures (solver tree,
+// codelet descriptors) per plan plus ~4 KiB per thread for the threaded
+// split, and count it twice for the FFTW_UNALIGNED plan we may add later.
+// Buffers FFTW allocates during execution are freed after it and are not
+// counted.
+static uint64_t
+plan_bytes(const fftd__shape *s, int nthreads)
+{
+	uint64_t cplx  = 2 * (s->precision == FFTD_F64 ? 8 : 4);
+	uint64_t tw    = 0;
+	for (int k = 0; k < s->rank; k++) {
+		tw += 4 * (uint64_t) s->n[k] * cplx;
+	}
+	uint64_t structs = 16384 + 4096 * (uint64_t) nthreads;
+	return sizeof(cpu_plan) + 2 * (tw + structs);
+}
+
+static int
+cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
+    void **planp, uint64_t *bytes, char *msg, size_t msglen)
+{
+	cpu_state *st = dev->state;
+
+	if (algorithm != NULL && strcmp(algorithm, "fftw") != 0) {
+		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		    "algorithm \"%s\" is not served by the fftw backend",
+		    algorithm);
+	}
+	if (s->precision == FFTD_F16) {
+		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		    "f16 needs a GPU backend (cuda); the fftw backend does "
+		    "f64 and f32");
+	}
+	if (s->precision != FFTD_F64 && s->precision != FFTD_F32) {
+		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		    "unknown precision %d", (int) s->precision);
+	}
+	if (s->kind != FFTD_C2C && s->kind != FFTD_R2C && s->kind != FFTD_C2R) {
+		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		    "unknown transform kind %d", (int) s->kind);
+	}
+
+	cpu_plan *p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		return fail(FFTD_ENOMEM, msg, msglen, "no memory for a plan");
+	}
+	p->prec = s->precision;
+	p->kind = s->kind;
+	p->rank = s->rank;
+	p->sign = s->direction == FFTD_INVERSE ? FFTW_BACKWARD : FFTW_FORWARD;
+	// FFTW's plan_many takes ints; its internal index arithmetic is in
+	// ptrdiff_t, so only the parameters themselves must fit.
+	int_arg args[3 * FFTD_MAX_RANK + 5];
+	int     nargs = 0;
+	for (int k = 0; k < s->rank; k++) {
+		args[nargs++] = (int_arg) { "n", s->n[k], &p->n[k] };
+		args[nargs++] =
+		    (int_arg) { "inembed", s->in.embed[k], &p->inembed[k] };
+		args[nargs++] =
+		    (int_arg) { "onembed", s->out.embed[k], &p->onembed[k] };
+	}
+	args[nargs++] = (int_arg) { "istride", s->in.stride, &p->istride };
+	args[nargs++] = (int_arg) { "idist", s->in.dist, &p->idist };
+	args[nargs++] = (int_arg) { "ostride", s->out.stride, &p->ostride };
+	args[nargs++] = (int_arg) { "odist", s->out.dist, &p->odist };
+	args[nargs++] = (int_arg) { "batch", s->batch, &p->batch };
+	const char *bad  = NULL;
+	int64_t     badv = 0;
+	for (int i = 0; i < nargs && bad == NULL; i++) {
+		if (!fit_int(args[i].v, args[i].to)) {
+			bad  = args[i].name;
+			badv = args[i].v;
+		}
+	}
+	if (bad != NULL) {
+		free(p);
+		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		    "%s = %lld does not fit FFTW's int interface (at most %d)",
+		    bad, (long long) badv, INT_MAX);
+	}
+	p->in_bytes  = (size_t) s->in.bytes;
+	p->out_bytes = (size_t) s->out.bytes;
+
+	int rv = make_plan(st, p, 0, &p->aligned, msg, msglen);
+	if (rv != FFTD_OK) {
+		free(p);
+		return rv;
+	}
+	p->have_aligned = true;
+
+	p->next = st->plans;
+	if (st->plans != NULL) {
+		st->plans->prev = p;
+	}
+	st->plans = p;
+	*planp    = p;
+	*bytes    = plan_bytes(s, st->nthreads);
+	return FFTD_OK;
+}
+
+static void
+cpu_destroy(fftd__device *dev, void *plan)
+{
+	cpu_state *st = dev->state;
+	cpu_plan   *p  = plan;
+	if (p == NULL) {
+		return;
+	}
+	if (p->prev != NULL) {
+		p->prev->next = p->next;
+	} else {
+		st->plans = p->next;
+	}
+	if (p->next != NULL) {
+		p->next->prev = p->prev;
+	}
+	destroy_obj(p);
+}
+
+static int
+cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
+    void *out, char *msg, size_t msglen)
+{
+	cpu_state *st = dev->state;
+	cpu_plan   *p  = plan;
+	size_t      real = p->prec == FFTD_F64 ? sizeof(double) : sizeof(float);
+
+	if (in == out) {
+		// Plans are out-of-place; FFTW's new-array rule forbids mixing.
+		return fail(FFTD_EINTERNAL, msg, msglen,
+		    "fftw: in-place execution is not supported");
+	}
+	if ((uintptr_t) in % real != 0 || (uintptr_t) out % real != 0) {
+		return fail(FFTD_EINTERNAL, msg, msglen,
+		    "fftw: buffers not aligned to their %zu-byte reals", real);
+	}
+	bool same;
+	if (p->prec == FFTD_F64) {
+		same = fftw_alignment_of(in) == p->in_align &&
+		    fftw_alignment_of(out) == p->out_align;
+	} else {
+		same = fftwf_alignment_of(in) == p->in_align &&
+		    fftwf_alignment_of(out) == p->out_align;
+	}
+	if (!same && !p->have_unaligned) {
+		int rv = make_plan(
+		    st, p, FFTW_UNALIGNED, &p->unaligned, msg, msglen);
+		if (rv != FFTD_OK) {
+			return rv;
+		}
+		p->have_unaligned = true;
+	}
+	any_plan ap = same ? p->aligned : p->unaligned;
+
+	// FFTW writes only the output layout's elements: zero the gaps first.
+	fftd__host_prepare_out(out, s);
+	if (p->prec == FFTD_F64) {
+		switch (p->kind) {
+		case FFTD_C2C:
+			fftw_execute_dft(ap.d, in, out);
+			break;
+		case FFTD_R2C:
+			fftw_execute_dft_r2c(ap.d, in, out);
+			break;
+		default:
+			fftw_execute_dft_c2r(ap.d, in, out);
+			break;
+		}
+	} else {
+		switch (p->kind) {
+		case FFTD_C2C:
+			fftwf_execute_dft(ap.f, in, out);
+			break;
+		case FFTD_R2C:
+			fftwf_execute_dft_r2c(ap.f, in, out);
+			break;
+		default:
+			fftwf_execute_dft_c2r(ap.f, in, out);
+			break;
+		}
+	}
+	fftd__host_finish(out, s);
+	return FFTD_OK;
+}
+
+static const char *const cpu_algorithms[] = { "fftw", NULL };
+
+const fftd__backend fftd__backend_fftw = {
+	.name       = "fftw",
+	.algorithms = cpu_algorithms,
+	.aligned_input = 1,
+	.probe      = cpu_probe,
+	.open       = cpu_open,
+	.close      = cpu_close,
+	.plan       = cpu_plan_make,
+	.execute    = cpu_execute,
+	.destroy    = cpu_destroy,
+};
