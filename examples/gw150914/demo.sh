@@ -8,7 +8,9 @@
 # never meets a system daemon or another user's. It is always stopped with
 # SIGTERM, and must then exit 0 (it drains and exits cleanly on SIGTERM);
 # the script's exit status is the job's, or 1 if the daemon misbehaved.
-# FFTD_BACKEND picks the backend (default auto: CUDA if a GPU is present).
+# FFTD_BACKEND picks the backend (default auto: CUDA if a GPU is present);
+# FFTD_DATA the data directory (default: the example's own default,
+# ../shared/data/gw150914).
 
 set -u
 
@@ -88,9 +90,14 @@ until "$build/fftctl" --url "$url" --timeout 1000 ping -c 1 >/dev/null 2>&1; do
 	fi
 	sleep 0.1 2>/dev/null || sleep 1
 done
+"$build/fftctl" --url "$url" info
 "$build/fftctl" --url "$url" ping -c 5
 
-"$build/gw150914" --url "$url" --check --plot-dir "$out"
+if [ -n "${FFTD_DATA:-}" ]; then
+	"$build/gw150914" --url "$url" --check --plot-dir "$out" --data "$FFTD_DATA"
+else
+	"$build/gw150914" --url "$url" --check --plot-dir "$out"
+fi
 rc=$?
 
 if ! stop_daemon; then
