@@ -34,6 +34,10 @@
 #include "log.h"
 #include "wire.h"
 
+// How long a stopping daemon keeps connections open after the last answer
+// was handed to NNG, so that it is written out.
+#define LINGER_MS 1000
+
 #ifndef FFTD_VERSION_STRING
 #define FFTD_VERSION_STRING "0.1.0"
 #endif
@@ -241,7 +245,11 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
 	fftd__server *s  = arg;
 	uint32_t      id = (uint32_t) nng_pipe_id(p);
-	if (ev == NNG_PIPE_EV_ADD_POST) {
+	if (ev == NNG_PIPE_EV_ADD_PRE) {
+		if (atomic_load(&s->stopping)) {
+			nng_pipe_close(p); // shutting down: no new clients
+		}
+	} else if (ev == NNG_PIPE_EV_ADD_POST) {
 		fftd__session *ss = calloc(1, sizeof(*ss));
 		if (ss == NULL) {
 			fftd__log(FFTD_LOG_ERROR, "out of memory for a session");
@@ -832,6 +840,7 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 	    ? 0
 	    : (size_t) s->limits.max_request_bytes + FFTD__WIRE_MAX_PB + 128;
 	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, maxsz);
+	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE, on_pipe, s);
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, on_pipe, s);
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, on_pipe, s);
 	for (int i = 0; i < s->cfg.nlisten; i++) {
@@ -879,10 +888,10 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 int
 fftd__server_drain(fftd__server *s, int timeout_ms)
 {
+	// Closing a listener would also close the connections it accepted,
+	// answers still to be written included; new connections are refused
+	// in on_pipe instead.
 	atomic_store(&s->stopping, true);
-	for (int i = 0; i < s->nlisteners; i++) {
-		nng_listener_close(s->listeners[i]);
-	}
 	for (int i = 0; i < s->nctxs; i++) {
 		fftd__ctx *c = &s->ctxs[i];
 		pthread_mutex_lock(&c->mtx);
@@ -906,6 +915,14 @@ fftd__server_drain(fftd__server *s, int timeout_ms)
 		}
 	}
 	pthread_mutex_unlock(&s->mtx);
+	// A completed send has only queued the reply on its pipe; closing the
+	// socket now would drop replies still being written. Linger until
+	// the clients hang up, or briefly: queued replies leave in well under
+	// that even at a few GB.
+	for (int i = 0; i < LINGER_MS && atomic_load(&s->n_sessions) > 0; i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
 	return atomic_load(&s->busy);
 }
 

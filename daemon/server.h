@@ -26,8 +26,8 @@ int fftd__server_create(fftd__server **sp, const fftd__config *cfg,
 // Returns FFTD_OK or an error with err filled.
 int fftd__server_start(fftd__server *s, char *err, size_t errlen);
 
-// fftd__server_drain stops accepting (closes the listeners, stops waiting
-// for new requests) and waits up to timeout_ms for every accepted request
+// fftd__server_drain stops accepting (refuses new connections, stops
+// waiting for new requests) and waits up to timeout_ms for every accepted request
 // to be answered. Returns the number of requests still unanswered.
 int fftd__server_drain(fftd__server *s, int timeout_ms);
 
