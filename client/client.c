@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +30,21 @@
 #define DEFAULT_TIMEOUT_MS 60000
 #define SYSTEM_URL "ipc:///run/fftd/fftd.sock"
 
+// A client is freed when it is closed and its last plan is destroyed:
+// fftd.h lets plans be destroyed after their client was closed.
 struct fftd_client {
 	nng_socket   sock;
 	nng_duration timeout;
 	fftd_info    info;
+	_Atomic int  refs;   // 1 for the open client + 1 per plan
+	_Atomic bool closed;
+	// Executions in flight, so close can cancel them and wait for their
+	// callbacks before the socket goes (NNG must not tear a socket down
+	// under callbacks that still close its contexts).
+	pthread_mutex_t      mtx;
+	pthread_cond_t       idle;
+	struct fftd_request *inflight;
+	int                  ninflight;
 };
 
 struct fftd_plan {
@@ -52,6 +64,7 @@ struct fftd_request {
 	void            *data;
 	nng_ctx          ctx;
 	nng_aio         *aio;
+	fftd_request    *next_inflight, *prev_inflight;
 	enum req_state   state;
 	int              status;
 	char             message[512];
@@ -330,8 +343,21 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	}
 	fill_info(&c->info, r->hello);
 	fftd__wire__reply__free_unpacked(r, NULL);
+	atomic_store(&c->refs, 1);
+	pthread_mutex_init(&c->mtx, NULL);
+	pthread_cond_init(&c->idle, NULL);
 	*clientp = c;
 	return FFTD_OK;
+}
+
+static void
+client_unref(fftd_client *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1) {
+		pthread_mutex_destroy(&c->mtx);
+		pthread_cond_destroy(&c->idle);
+		free(c);
+	}
 }
 
 void
@@ -340,8 +366,17 @@ fftd_client_close(fftd_client *client)
 	if (client == NULL) {
 		return;
 	}
+	atomic_store(&client->closed, true);
+	pthread_mutex_lock(&client->mtx);
+	for (fftd_request *r = client->inflight; r != NULL; r = r->next_inflight) {
+		nng_aio_cancel(r->aio); // completes it with FFTD_ECLOSED
+	}
+	while (client->ninflight > 0) {
+		pthread_cond_wait(&client->idle, &client->mtx);
+	}
+	pthread_mutex_unlock(&client->mtx);
 	nng_close(client->sock);
-	free(client);
+	client_unref(client);
 }
 
 int
@@ -460,6 +495,7 @@ fftd_plan_create(
 	}
 	if (rv == FFTD_OK) {
 		p->client = client;
+		atomic_fetch_add(&client->refs, 1);
 		p->id     = r->plan_create->plan_id;
 		copy_str(p->algorithm, sizeof(p->algorithm),
 		    r->plan_create->algorithm);
@@ -485,12 +521,15 @@ fftd_plan_destroy(fftd_plan *plan)
 	req.body_case               = FFTD__WIRE__REQUEST__BODY_PLAN_DESTROY;
 	req.plan_destroy            = &pd;
 	Fftd__Wire__Reply *r        = NULL;
-	// A failure means the daemon already dropped the plan (it went away
-	// or restarted): nothing is left to release there.
-	(void) rpc(plan->client, &req, &r);
+	// After fftd_client_close the daemon has released the plan already.
+	// A failure means the same (it went away or restarted).
+	if (!atomic_load(&plan->client->closed)) {
+		(void) rpc(plan->client, &req, &r);
+	}
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);
 	}
+	client_unref(plan->client);
 	free(plan);
 }
 
@@ -529,13 +568,58 @@ request_free(fftd_request *req, bool from_callback)
 }
 
 static void
+inflight_add(fftd_client *c, fftd_request *req)
+{
+	pthread_mutex_lock(&c->mtx);
+	req->prev_inflight = NULL;
+	req->next_inflight = c->inflight;
+	if (c->inflight != NULL) {
+		c->inflight->prev_inflight = req;
+	}
+	c->inflight = req;
+	c->ninflight++;
+	pthread_mutex_unlock(&c->mtx);
+}
+
+static void
+inflight_remove(fftd_client *c, fftd_request *req)
+{
+	pthread_mutex_lock(&c->mtx);
+	if (req->prev_inflight != NULL) {
+		req->prev_inflight->next_inflight = req->next_inflight;
+	} else {
+		c->inflight = req->next_inflight;
+	}
+	if (req->next_inflight != NULL) {
+		req->next_inflight->prev_inflight = req->prev_inflight;
+	}
+	pthread_mutex_unlock(&c->mtx);
+}
+
+static void
+inflight_done(fftd_client *c)
+{
+	pthread_mutex_lock(&c->mtx);
+	if (--c->ninflight == 0) {
+		pthread_cond_broadcast(&c->idle);
+	}
+	pthread_mutex_unlock(&c->mtx);
+}
+
+static void
 request_finish(fftd_request *req, int status)
 {
+	fftd_client *c = req->client;
+	inflight_remove(c, req);
+	if (status == FFTD_ECLOSED && atomic_load(&c->closed)) {
+		snprintf(req->message, sizeof(req->message), "client closed");
+	}
 	if (req->cb != NULL) {
 		// The caller's thread-local last error is not ours to set here;
 		// the callback sees the status.
 		req->cb(req, status, req->data);
 		request_free(req, true);
+		inflight_done(c);
 		return;
 	}
 	pthread_mutex_lock(&req->mtx);
@@ -543,6 +627,7 @@ request_finish(fftd_request *req, int status)
 	req->state  = REQ_DONE;
 	pthread_cond_broadcast(&req->cv);
 	pthread_mutex_unlock(&req->mtx);
+	inflight_done(c);
 }
 
 static void
@@ -556,6 +641,11 @@ request_cb(void *arg)
 			snprintf(req->message, sizeof(req->message),
 			    "request not sent: %s", nng_strerror(rv));
 			request_finish(req, map_nng(rv));
+			return;
+		}
+		if (atomic_load(&req->client->closed)) {
+			// Closing: a cancel may have come before this recv.
+			request_finish(req, FFTD_ECLOSED);
 			return;
 		}
 		req->state = REQ_RECV;
@@ -650,6 +740,7 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	if (reqp != NULL) {
 		*reqp = req; // before the send: the callback may finish at once
 	}
+	inflight_add(plan->client, req);
 	nng_ctx_send(req->ctx, req->aio);
 	return FFTD_OK;
 }
