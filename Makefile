@@ -2,7 +2,8 @@
 #
 # fftd — one entry point.
 #   make            build everything (daemon, client library, fftctl, kernels, example)
-#   make test       install missing packages, build, run the whole suite (also under ASan+UBSan)
+#   make test       install missing packages, build, run the whole suite (also under ASan+UBSan;
+#                   GPU tests report themselves skipped where there is no GPU)
 #   make test-gpu   run the GPU tests (on a machine with an NVIDIA GPU)
 #   make bench      run the benchmarks (table on stdout, JSON under build/bench/)
 #   make demo       install, build, start the daemon, run the GW150914 matched filter, stop
@@ -164,7 +165,7 @@ deps:
 test: deps
 	$(MAKE) all
 	$(MAKE) SAN=1 all
-	sh tests/run.sh build build-san
+	sh tests/run.sh --all build build-san
 
 test-unit: all
 	sh tests/run.sh $(BUILD)

@@ -1,0 +1,166 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# run.sh — run fftd's test binaries and add up cmocka's results.
+#
+#   sh tests/run.sh [--gpu | --all] BUILD_DIR...
+#
+# For each build folder: every tests/unit and tests/integration binary and
+# tests/cxx_header (with --gpu: the tests/gpu binaries instead; with --all:
+# both, so that GPU tests show up as skipped on machines without a GPU), each with
+# FFTD_BIN=BUILD_DIR/fftd and sanitizer options that suit a CUDA-linked
+# binary. A binary's line says what cmocka reported; a binary that crashes,
+# times out, exits non-zero after its tests, or prints no cmocka summary
+# counts as failed. The last line is exactly
+#   tests: P passed, F failed, S skipped
+# and the exit status is 1 if anything failed.
+#
+# Environment: FFTD_TEST_TIMEOUT (seconds per binary, default 600),
+# FFTD_TEST_SEED (repeat a run's random inputs), FFTD_TEST_VERBOSE=1 (print
+# every binary's whole output, not only failing ones).
+
+usage() {
+	echo "usage: sh tests/run.sh [--gpu | --all] BUILD_DIR..." >&2
+	exit 2
+}
+
+gpu=0
+if [ "${1:-}" = "--gpu" ]; then
+	gpu=1
+	shift
+elif [ "${1:-}" = "--all" ]; then
+	gpu=2
+	shift
+fi
+[ $# -ge 1 ] || usage
+
+timeout_s=${FFTD_TEST_TIMEOUT:-600}
+have_timeout=0
+if command -v timeout >/dev/null 2>&1; then
+	have_timeout=1
+fi
+
+# Sanitizers: CUDA's runtime maps memory where ASan's shadow gap would be
+# (protect_shadow_gap=0); leaks count; UBSan stops at the first report.
+# Options already in the environment come last, so they win.
+ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+export ASAN_OPTIONS UBSAN_OPTIONS
+# cmocka's plain output is what we parse.
+unset CMOCKA_MESSAGE_OUTPUT CMOCKA_XML_FILE
+
+total_pass=0
+total_fail=0
+total_skip=0
+log=$(mktemp "${TMPDIR:-/tmp}/fftd-run.XXXXXX") || exit 2
+trap 'rm -f "$log"' EXIT INT TERM
+
+# run_one NAME KIND CMD... : run a binary, parse, print, add up.
+# KIND is "cmocka" or "plain" (one test: passed when it exits 0).
+run_one() {
+	name=$1
+	kind=$2
+	shift 2
+	start=$(date +%s)
+	if [ "$have_timeout" = 1 ]; then
+		timeout -k 10 "$timeout_s" "$@" >"$log" 2>&1
+	else
+		"$@" >"$log" 2>&1
+	fi
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	if [ "$kind" = plain ]; then
+		if [ "$rc" = 0 ]; then p=1; f=0; else p=0; f=1; fi
+		s=0
+		note=""
+	else
+		# Sum over groups: planned ("Running N"), passed, skipped. Whatever
+		# was planned and neither passed nor skipped failed (failures,
+		# errors, a failed group setup, a crash part-way).
+		set -- $(awk '
+			/^\[==========\] Running [0-9]+ test\(s\)\./ { planned += $3 }
+			/^\[==========\] [0-9]+ test\(s\) run\./      { summaries++ }
+			/\[  PASSED  \] [0-9]+ test\(s\)\./ {
+				sub(/.*\[  PASSED  \] /, ""); passed += $1 }
+			/\[  SKIPPED \] [0-9]+ test\(s\), listed below:/ {
+				sub(/.*\[  SKIPPED \] /, ""); skipped += $1 }
+			END { printf "%d %d %d %d\n", planned, summaries, passed, skipped }
+		' "$log")
+		planned=$1 summaries=$2 p=$3 s=$4
+		f=$((planned - p - s))
+		[ "$f" -ge 0 ] || f=0
+		note=""
+		if [ "$summaries" = 0 ] || [ "$planned" = 0 ]; then
+			note=" (no cmocka summary)"
+			[ "$f" -gt 0 ] || f=1
+		fi
+		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			# Every test passed, yet the binary failed: a leak report, a
+			# crash at exit, a timeout.
+			note=" (exit status $rc after its tests)"
+			f=1
+		fi
+	fi
+	if [ "$rc" = 124 ] || { [ "$have_timeout" = 1 ] && [ "$rc" = 137 ]; }; then
+		note="$note (timed out after ${timeout_s}s?)"
+	elif [ "$rc" -gt 128 ]; then
+		note="$note (killed by signal $((rc - 128)))"
+	fi
+	if [ "$f" -gt 0 ]; then
+		verdict=FAIL
+	elif [ "$p" = 0 ] && [ "$s" -gt 0 ]; then
+		verdict=SKIP
+	else
+		verdict=ok
+	fi
+	printf '%-4s %-48s %3d passed, %d failed, %d skipped, %ds%s\n' \
+		"$verdict" "$name" "$p" "$f" "$s" "$secs" "$note"
+	if [ "$f" -gt 0 ] || [ "${FFTD_TEST_VERBOSE:-0}" = 1 ]; then
+		echo "---- output of $name (last 200 lines) ----"
+		tail -n 200 "$log"
+		echo "---- end of $name ----"
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
+}
+
+for dir in "$@"; do
+	if [ ! -d "$dir" ]; then
+		echo "FAIL $dir: no such build folder" >&2
+		total_fail=$((total_fail + 1))
+		continue
+	fi
+	abs=$(cd "$dir" && pwd)
+	FFTD_BIN="$abs/fftd"
+	export FFTD_BIN
+	if [ ! -x "$FFTD_BIN" ]; then
+		echo "note: $FFTD_BIN is missing; integration tests will fail" >&2
+	fi
+	echo "== $dir"
+	case $gpu in
+	1) subdirs="gpu" ;;
+	2) subdirs="unit integration gpu" ;;
+	*) subdirs="unit integration" ;;
+	esac
+	found=0
+	for sub in $subdirs; do
+		for bin in "$abs/tests/$sub"/test_*; do
+			[ -f "$bin" ] && [ -x "$bin" ] || continue
+			case $bin in *.o | *.d) continue ;; esac
+			found=$((found + 1))
+			run_one "$dir/tests/$sub/${bin##*/}" cmocka "$bin"
+		done
+	done
+	if [ "$gpu" != 1 ] && [ -x "$abs/tests/cxx_header" ]; then
+		found=$((found + 1))
+		run_one "$dir/tests/cxx_header" plain "$abs/tests/cxx_header"
+	fi
+	if [ "$found" = 0 ]; then
+		echo "FAIL $dir: no test binaries (build first)"
+		total_fail=$((total_fail + 1))
+	fi
+done
+
+echo "tests: $total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" = 0 ]
