@@ -9,6 +9,7 @@
 
 #include "fftd.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -345,7 +346,11 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	fftd__wire__reply__free_unpacked(r, NULL);
 	atomic_store(&c->refs, 1);
 	pthread_mutex_init(&c->mtx, NULL);
-	pthread_cond_init(&c->idle, NULL);
+	pthread_condattr_t ca; // fftd_client_close waits on it with a deadline
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->idle, &ca);
+	pthread_condattr_destroy(&ca);
 	*clientp = c;
 	return FFTD_OK;
 }
@@ -360,14 +365,119 @@ client_unref(fftd_client *c)
 	}
 }
 
+// How long fftd_client_close lets executions in flight finish before it
+// cancels them, and how long it waits for NNG to tear the socket down.
+#define CLOSE_DRAIN_MAX_MS 10000
+#define CLOSE_SOCKET_MAX_MS 2000
+
+static struct timespec
+deadline_after(long ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+// socket_closer runs nng_close on a thread of its own, so that the caller
+// can stop waiting: NNG 1.5 (Debian 12's) can hang in nng_close when the
+// socket is closed in the middle of a partial read or write of a large
+// message on an ipc pipe (its transport resubmits the transfer on an aio
+// that close has already stopped, and the pipe reaper then waits for it
+// forever). fftd_client_close avoids that state by draining first; this is
+// the bound for what it cannot avoid (a reply to a timed-out request still
+// arriving). Freed by whichever side finishes last.
+typedef struct socket_closer {
+	nng_socket      sock;
+	pthread_mutex_t mtx;
+	pthread_cond_t  cv;
+	bool            done;
+	int             refs;
+} socket_closer;
+
+static void
+socket_closer_unref(socket_closer *sc)
+{
+	pthread_mutex_lock(&sc->mtx);
+	int left = --sc->refs;
+	pthread_mutex_unlock(&sc->mtx);
+	if (left == 0) {
+		pthread_mutex_destroy(&sc->mtx);
+		pthread_cond_destroy(&sc->cv);
+		free(sc);
+	}
+}
+
+static void *
+socket_closer_main(void *arg)
+{
+	socket_closer *sc = arg;
+	nng_close(sc->sock);
+	pthread_mutex_lock(&sc->mtx);
+	sc->done = true;
+	pthread_cond_broadcast(&sc->cv);
+	pthread_mutex_unlock(&sc->mtx);
+	socket_closer_unref(sc);
+	return NULL;
+}
+
+static void
+close_socket_bounded(nng_socket sock)
+{
+	socket_closer *sc = calloc(1, sizeof(*sc));
+	pthread_t      t;
+	if (sc == NULL) {
+		nng_close(sock);
+		return;
+	}
+	sc->sock = sock;
+	sc->refs = 2;
+	pthread_mutex_init(&sc->mtx, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sc->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&t, NULL, socket_closer_main, sc) != 0) {
+		sc->refs = 1;
+		socket_closer_unref(sc);
+		nng_close(sock);
+		return;
+	}
+	pthread_detach(t);
+	struct timespec until = deadline_after(CLOSE_SOCKET_MAX_MS);
+	pthread_mutex_lock(&sc->mtx);
+	while (!sc->done &&
+	    pthread_cond_timedwait(&sc->cv, &sc->mtx, &until) != ETIMEDOUT) {
+	}
+	pthread_mutex_unlock(&sc->mtx);
+	socket_closer_unref(sc);
+}
+
 void
 fftd_client_close(fftd_client *client)
 {
 	if (client == NULL) {
 		return;
 	}
-	atomic_store(&client->closed, true);
+	atomic_store(&client->closed, true); // new executions: FFTD_ECLOSED
+	// Let what is in flight finish: cancelling leaves its request or reply
+	// half-written on the pipe, the state in which nng_close can hang
+	// (socket_closer). The daemon answers every request it took.
+	long drain = client->timeout < 0 || client->timeout > CLOSE_DRAIN_MAX_MS
+	    ? CLOSE_DRAIN_MAX_MS
+	    : (long) client->timeout;
+	struct timespec until = deadline_after(drain);
 	pthread_mutex_lock(&client->mtx);
+	while (client->ninflight > 0 &&
+	    pthread_cond_timedwait(&client->idle, &client->mtx, &until) !=
+	        ETIMEDOUT) {
+	}
 	for (fftd_request *r = client->inflight; r != NULL; r = r->next_inflight) {
 		nng_aio_cancel(r->aio); // completes it with FFTD_ECLOSED
 	}
@@ -375,7 +485,7 @@ fftd_client_close(fftd_client *client)
 		pthread_cond_wait(&client->idle, &client->mtx);
 	}
 	pthread_mutex_unlock(&client->mtx);
-	nng_close(client->sock);
+	close_socket_bounded(client->sock);
 	client_unref(client);
 }
 
@@ -643,12 +753,8 @@ request_cb(void *arg)
 			request_finish(req, map_nng(rv));
 			return;
 		}
-		if (atomic_load(&req->client->closed)) {
-			// Closing: a cancel may have come before this recv.
-			request_finish(req, FFTD_ECLOSED);
-			return;
-		}
-		req->state = REQ_RECV;
+		req->state = REQ_RECV; // also while closing: close drains
+
 		nng_ctx_recv(req->ctx, req->aio);
 		return;
 	}
@@ -694,6 +800,9 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	}
 	if ((cb == NULL) == (reqp == NULL)) {
 		return set_error(FFTD_EINVAL, "give exactly one of cb and reqp");
+	}
+	if (atomic_load(&plan->client->closed)) {
+		return set_error(FFTD_ECLOSED, "the client is closed");
 	}
 	fftd_request *req = calloc(1, sizeof(*req));
 	if (req == NULL) {

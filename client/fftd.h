@@ -201,7 +201,11 @@ int fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms);
 // fftd_client_close closes the connection. The daemon then frees every plan
 // of this client; plans still held must not be used afterwards, but must
 // still be released with fftd_plan_destroy (which then only frees memory).
-// Requests still in flight complete with FFTD_ECLOSED first.
+// Executions still in flight are first allowed to finish (their callbacks
+// run with their real status) for up to the client's timeout, at most 10 s;
+// those still unanswered then complete with FFTD_ECLOSED. Their callbacks
+// have all returned when this function returns. Must not run concurrently
+// with other calls on the same client.
 void fftd_client_close(fftd_client *client);
 
 // fftd_device_info describes one device the daemon serves.

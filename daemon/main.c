@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +137,34 @@ select_backend(const char *want, int *ndev)
 		return NULL;
 	}
 	return &fftd__backend_fftw;
+}
+
+// Teardown after the drain must not hang the exit: NNG 1.5 (Debian 12's)
+// can block in nng_close when a pipe is closed in the middle of a partial
+// read or write of a large message (a client still sending as we stop).
+// Every accepted request has been answered by then, so after
+// TEARDOWN_MAX_S the process leaves with the status it would have had.
+#define TEARDOWN_MAX_S 5
+
+static void *
+teardown_watchdog(void *arg)
+{
+	int status = (int) (intptr_t) arg;
+	sleep(TEARDOWN_MAX_S);
+	fftd__log(FFTD_LOG_WARN,
+	    "teardown still blocked in NNG after %d s; exiting", TEARDOWN_MAX_S);
+	_exit(status);
+	return NULL;
+}
+
+static void
+start_teardown_watchdog(int status)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, teardown_watchdog,
+	        (void *) (intptr_t) status) == 0) {
+		pthread_detach(t);
+	}
 }
 
 static void
@@ -330,6 +360,7 @@ main(int argc, char **argv)
 	uv_run(&d.loop, UV_RUN_DEFAULT);
 	uv_loop_close(&d.loop);
 	status = 0;
+	start_teardown_watchdog(status);
 out:
 	fftd__server_destroy(d.server);
 	for (int i = 0; i < d.nworkers; i++) {
