@@ -9,7 +9,6 @@
 
 #include "fftd.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -20,6 +19,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -33,8 +38,18 @@
 
 // A client is freed when it is closed and its last plan is destroyed:
 // fftd.h lets plans be destroyed after their client was closed.
+struct fftd_buffer {
+	fftd_client *client;
+	uint64_t     id;
+	void        *addr;
+	size_t       size;
+	fftd_buffer *next;
+};
+
 struct fftd_client {
 	nng_socket   sock;
+	bool         ipc;    // connected over ipc://: shared memory possible
+	fftd_buffer *buffers; // under mtx
 	nng_duration timeout;
 	fftd_info    info;
 	_Atomic int  refs;   // 1 for the open client + 1 per plan
@@ -65,6 +80,7 @@ struct fftd_request {
 	void            *data;
 	nng_ctx          ctx;
 	nng_aio         *aio;
+	bool             out_shared; // the daemon writes out itself
 	fftd_request    *next_inflight, *prev_inflight;
 	enum req_state   state;
 	int              status;
@@ -315,6 +331,7 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	// Replies carry whole transforms; the daemon bounds their size.
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0);
+	c->ipc = strncmp(url, "ipc://", 6) == 0;
 	if ((rv = nng_dial(c->sock, url, NULL, 0)) != 0) {
 		nng_close(c->sock);
 		free(c);
@@ -772,13 +789,14 @@ request_cb(void *arg)
 		status = r->status;
 		snprintf(req->message, sizeof(req->message), "%s", r->message);
 	} else if (status == FFTD_OK) {
-		const fftd__shape *s = &req->plan->shape;
-		if (f.payload_len != s->out.bytes) {
+		const fftd__shape *s    = &req->plan->shape;
+		uint64_t           want = req->out_shared ? 0 : s->out.bytes;
+		if (f.payload_len != want) {
 			status = FFTD_EPROTO;
 			snprintf(req->message, sizeof(req->message),
 			    "reply carries %" PRIu64 " bytes; expected %" PRIu64,
-			    f.payload_len, s->out.bytes);
-		} else {
+			    f.payload_len, want);
+		} else if (!req->out_shared) {
 			fftd__side_copy(req->out, f.payload, &s->out, s->rank, s->batch);
 		}
 	} else {
@@ -789,6 +807,26 @@ request_cb(void *arg)
 	}
 	nng_msg_free(m);
 	request_finish(req, status);
+}
+
+// find_buffer says whether [p, p + len) lies inside one of c's shared
+// buffers, and if so gives its id and the offset.
+static bool
+find_buffer(fftd_client *c, const void *p, uint64_t len, uint64_t *id,
+    uint64_t *off)
+{
+	bool found = false;
+	pthread_mutex_lock(&c->mtx);
+	for (fftd_buffer *b = c->buffers; b != NULL && !found; b = b->next) {
+		uintptr_t a = (uintptr_t) b->addr, x = (uintptr_t) p;
+		if (x >= a && len <= b->size && x - a <= b->size - len) {
+			*id   = b->id;
+			*off  = x - a;
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&c->mtx);
+	return found;
 }
 
 int
@@ -821,9 +859,15 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	ex.plan_id             = plan->id;
 	wr.body_case           = FFTD__WIRE__REQUEST__BODY_EXECUTE;
 	wr.execute             = &ex;
+	// Arrays inside this client's shared buffers go by reference.
+	find_buffer(plan->client, in, plan->shape.in.bytes, &ex.in_buffer,
+	    &ex.in_offset);
+	req->out_shared = find_buffer(plan->client, out, plan->shape.out.bytes,
+	    &ex.out_buffer, &ex.out_offset);
+	uint64_t inline_bytes = ex.in_buffer ? 0 : plan->shape.in.bytes;
 	nng_msg *m;
 	void    *payload;
-	int rv = fftd__msg_build(&m, &wr.base, plan->shape.in.bytes, &payload);
+	int rv = fftd__msg_build(&m, &wr.base, inline_bytes, &payload);
 	if (rv != FFTD_OK) {
 		pthread_mutex_destroy(&req->mtx);
 		pthread_cond_destroy(&req->cv);
@@ -831,7 +875,9 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 		return set_error(rv, "cannot build a %" PRIu64 "-byte request",
 		    plan->shape.in.bytes);
 	}
-	memcpy(payload, in, (size_t) plan->shape.in.bytes);
+	if (inline_bytes) {
+		memcpy(payload, in, (size_t) inline_bytes);
+	}
 	if ((rv = nng_aio_alloc(&req->aio, request_cb, req)) != 0 ||
 	    (rv = nng_ctx_open(&req->ctx, plan->client->sock)) != 0) {
 		if (req->aio != NULL) {
@@ -894,4 +940,320 @@ fftd_execute(const fftd_plan *plan, const void *in, void *out)
 		return rv;
 	}
 	return fftd_request_wait(req);
+}
+
+// --- shared-memory buffers --------------------------------------------------------
+
+// send_fd hands fd to the daemon's descriptor socket with the token and
+// reads back the buffer id (protocol in daemon/fdsock.h).
+static int
+send_fd(const char *path, const uint8_t *token, size_t toklen, uint64_t bytes,
+    int fd, uint64_t *id)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (toklen != 16 || strlen(path) >= sizeof(sa.sun_path)) {
+		return set_error(FFTD_EPROTO, "bad buffer registration reply");
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || connect(s, (struct sockaddr *) &sa, sizeof(sa)) != 0) {
+		int e = errno;
+		if (s >= 0) {
+			close(s);
+		}
+		return set_error(FFTD_ESYSERR + e, "%s: %s", path, strerror(e));
+	}
+	struct timeval tv = { 10, 0 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	uint8_t req[24];
+	memcpy(req, token, 16);
+	for (int i = 0; i < 8; i++) {
+		req[16 + i] = (uint8_t) (bytes >> (8 * i));
+	}
+	union {
+		struct cmsghdr h;
+		char           b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	struct iovec  iov = { req, sizeof(req) };
+	struct msghdr mh  = { 0 };
+	mh.msg_iov        = &iov;
+	mh.msg_iovlen     = 1;
+	mh.msg_control    = ctl.b;
+	mh.msg_controllen = sizeof(ctl.b);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level     = SOL_SOCKET;
+	c->cmsg_type      = SCM_RIGHTS;
+	c->cmsg_len       = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	uint8_t rep[256];
+	ssize_t n = sendmsg(s, &mh, MSG_NOSIGNAL);
+	if (n == (ssize_t) sizeof(req)) {
+		n = recv(s, rep, sizeof(rep), MSG_WAITALL);
+	}
+	int e = errno;
+	close(s);
+	if (n != (ssize_t) sizeof(rep)) {
+		return set_error(n < 0 ? FFTD_ESYSERR + e : FFTD_EPROTO,
+		    "buffer hand-over to %s failed", path);
+	}
+	int32_t status = (int32_t) ((uint32_t) rep[0] | (uint32_t) rep[1] << 8 |
+	    (uint32_t) rep[2] << 16 | (uint32_t) rep[3] << 24);
+	*id = 0;
+	for (int i = 7; i >= 0; i--) {
+		*id = (*id << 8) | rep[8 + i];
+	}
+	rep[sizeof(rep) - 1] = '\0';
+	if (status != FFTD_OK) {
+		return set_error(status, "%s", (const char *) rep + 16);
+	}
+	return FFTD_OK;
+}
+
+int
+fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp)
+{
+	if (client == NULL || bufp == NULL || bytes == 0) {
+		return set_error(FFTD_EINVAL, "client, bytes or bufp missing");
+	}
+	if (!client->ipc) {
+		return set_error(FFTD_EUNSUPPORTED,
+		    "shared memory needs an ipc:// connection");
+	}
+	size_t page = (size_t) sysconf(_SC_PAGESIZE);
+	if (bytes > SIZE_MAX - page) {
+		return set_error(FFTD_EOVERFLOW, "buffer size overflows");
+	}
+	size_t size = (bytes + page - 1) / page * page;
+	// Sealed against shrinking: the daemon maps it and must never fault.
+	int fd = memfd_create("fftd-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, (off_t) size) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+		}
+		return set_error(FFTD_ESYSERR + e, "memfd: %s", strerror(e));
+	}
+	void *addr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (addr == MAP_FAILED) {
+		int e = errno;
+		close(fd);
+		return set_error(FFTD_ESYSERR + e, "mmap: %s", strerror(e));
+	}
+	Fftd__Wire__Request        req = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__BufferRegister br  = FFTD__WIRE__BUFFER_REGISTER__INIT;
+	br.bytes                       = size;
+	req.body_case = FFTD__WIRE__REQUEST__BODY_BUFFER_REGISTER;
+	req.buffer_register            = &br;
+	Fftd__Wire__Reply *r           = NULL;
+	uint64_t           id          = 0;
+	int                rv          = rpc(client, &req, &r);
+	if (rv == FFTD_OK &&
+	    r->body_case != FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER) {
+		rv = set_error(FFTD_EPROTO, "no registration in the reply");
+	}
+	if (rv == FFTD_OK) {
+		rv = send_fd(r->buffer_register->fd_socket,
+		    r->buffer_register->token.data, r->buffer_register->token.len,
+		    size, fd, &id);
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	close(fd); // the mappings keep the memory
+	fftd_buffer *b = NULL;
+	if (rv == FFTD_OK && (b = calloc(1, sizeof(*b))) == NULL) {
+		rv = set_error(FFTD_ENOMEM, "out of memory");
+	}
+	if (rv != FFTD_OK) {
+		munmap(addr, size);
+		return rv;
+	}
+	b->client = client;
+	b->id     = id;
+	b->addr   = addr;
+	b->size   = size;
+	atomic_fetch_add(&client->refs, 1);
+	pthread_mutex_lock(&client->mtx);
+	b->next          = client->buffers;
+	client->buffers  = b;
+	pthread_mutex_unlock(&client->mtx);
+	*bufp = b;
+	return FFTD_OK;
+}
+
+void *
+fftd_buffer_data(const fftd_buffer *buf)
+{
+	return buf ? buf->addr : NULL;
+}
+
+size_t
+fftd_buffer_size(const fftd_buffer *buf)
+{
+	return buf ? buf->size : 0;
+}
+
+void
+fftd_buffer_destroy(fftd_buffer *buf)
+{
+	if (buf == NULL) {
+		return;
+	}
+	fftd_client *c = buf->client;
+	pthread_mutex_lock(&c->mtx);
+	for (fftd_buffer **pp = &c->buffers; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == buf) {
+			*pp = buf->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->mtx);
+	if (!atomic_load(&c->closed)) {
+		Fftd__Wire__Request       req = FFTD__WIRE__REQUEST__INIT;
+		Fftd__Wire__BufferRelease br  = FFTD__WIRE__BUFFER_RELEASE__INIT;
+		br.buffer_id                  = buf->id;
+		req.body_case = FFTD__WIRE__REQUEST__BODY_BUFFER_RELEASE;
+		req.buffer_release            = &br;
+		Fftd__Wire__Reply *r          = NULL;
+		(void) rpc(c, &req, &r); // a gone daemon released it already
+		if (r != NULL) {
+			fftd__wire__reply__free_unpacked(r, NULL);
+		}
+	}
+	munmap(buf->addr, buf->size);
+	free(buf);
+	client_unref(c);
+}
+
+// --- streams --------------------------------------------------------------------------
+
+#define MAX_DEPTH 64
+
+struct fftd_stream {
+	const fftd_plan *plan;
+	fftd_buffer     *buf;
+	int              depth;
+	size_t           in_off, slot; // output at in_off past a slot's start
+	int              head;         // next slot to submit
+	int              tail;         // oldest slot in flight
+	int              pending;
+	fftd_request    *req[MAX_DEPTH];
+};
+
+static size_t
+align64(size_t n)
+{
+	return (n + 63) & ~(size_t) 63;
+}
+
+int
+fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp)
+{
+	if (plan == NULL || streamp == NULL || depth < 1 || depth > MAX_DEPTH) {
+		return set_error(FFTD_EINVAL, "plan, streamp or depth (1..%d) bad",
+		    MAX_DEPTH);
+	}
+	fftd_stream *st = calloc(1, sizeof(*st));
+	if (st == NULL) {
+		return set_error(FFTD_ENOMEM, "out of memory");
+	}
+	st->plan   = plan;
+	st->depth  = depth;
+	st->in_off = align64((size_t) plan->shape.in.bytes);
+	st->slot   = st->in_off + align64((size_t) plan->shape.out.bytes);
+	if (st->slot > SIZE_MAX / (size_t) depth) {
+		free(st);
+		return set_error(FFTD_EOVERFLOW, "stream buffer size overflows");
+	}
+	int rv = fftd_buffer_create(
+	    plan->client, st->slot * (size_t) depth, &st->buf);
+	if (rv != FFTD_OK) {
+		free(st);
+		return rv;
+	}
+	*streamp = st;
+	return FFTD_OK;
+}
+
+static char *
+slot_at(const fftd_stream *st, int i)
+{
+	return (char *) st->buf->addr + (size_t) i * st->slot;
+}
+
+void *
+fftd_stream_input(fftd_stream *st)
+{
+	if (st == NULL || st->pending == st->depth) {
+		return NULL;
+	}
+	return slot_at(st, st->head);
+}
+
+int
+fftd_stream_submit(fftd_stream *st, const void *in)
+{
+	if (st == NULL) {
+		return set_error(FFTD_EINVAL, "stream is NULL");
+	}
+	if (st->pending == st->depth) {
+		return set_error(FFTD_EBUSY, "%d executions in flight already",
+		    st->depth);
+	}
+	char *slot = slot_at(st, st->head);
+	if (in != NULL && in != slot) {
+		memcpy(slot, in, (size_t) st->plan->shape.in.bytes);
+	}
+	int rv = fftd_execute_async(st->plan, slot, slot + st->in_off, NULL,
+	    NULL, &st->req[st->head]);
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	st->head = (st->head + 1) % st->depth;
+	st->pending++;
+	return FFTD_OK;
+}
+
+int
+fftd_stream_wait(fftd_stream *st, void *out, const void **outp)
+{
+	if (st == NULL || st->pending == 0) {
+		return set_error(FFTD_EINVAL, "nothing in flight");
+	}
+	int   i   = st->tail;
+	int   rv  = fftd_request_wait(st->req[i]);
+	char *res = slot_at(st, i) + st->in_off;
+	st->req[i] = NULL;
+	st->tail   = (st->tail + 1) % st->depth;
+	st->pending--;
+	if (rv == FFTD_OK && out != NULL) {
+		const fftd__shape *s = &st->plan->shape;
+		fftd__side_copy(out, res, &s->out, s->rank, s->batch);
+	}
+	if (rv == FFTD_OK && outp != NULL) {
+		*outp = res;
+	}
+	return rv;
+}
+
+int
+fftd_stream_pending(const fftd_stream *st)
+{
+	return st ? st->pending : 0;
+}
+
+void
+fftd_stream_close(fftd_stream *st)
+{
+	if (st == NULL) {
+		return;
+	}
+	while (st->pending > 0) {
+		(void) fftd_stream_wait(st, NULL, NULL);
+	}
+	fftd_buffer_destroy(st->buf);
+	free(st);
 }

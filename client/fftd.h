@@ -325,6 +325,75 @@ int fftd_request_done(fftd_request *req);
 // returns its status. Only for requests obtained through reqp.
 int fftd_request_wait(fftd_request *req);
 
+// --- shared-memory buffers (local daemons) ---------------------------------------
+
+// fftd_buffer is a region of memory shared with the daemon: a memfd the
+// daemon maps and pins for DMA (cudaHostRegister), so executions whose
+// input and output lie inside buffers move no payload through the socket
+// and no byte of it is copied by the daemon's CPU.
+typedef struct fftd_buffer fftd_buffer;
+
+// fftd_buffer_create makes a shared buffer of `bytes` bytes (rounded up to
+// whole pages), maps it here, hands its file descriptor to the daemon once
+// (a Unix socket with SCM_RIGHTS; the daemon checks with SO_PEERCRED that
+// the sender is this connection's process) and stores it in *bufp.
+// fftd_execute and fftd_execute_async then use the shared path by
+// themselves whenever in and out each lie inside a buffer of this client.
+// The buffer belongs to the connection: the daemon unmaps it when the
+// buffer is destroyed, the client closes, or the process dies. Errors:
+// FFTD_EUNSUPPORTED (the connection is not ipc://, or the daemon offers no
+// shared memory), FFTD_ELIMIT (over the daemon's per-client buffer limit),
+// FFTD_ESYSERR+errno (memfd, mmap), FFTD_EBACKEND (pinning failed).
+int fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp);
+
+// fftd_buffer_data is the buffer's address in this process (page-aligned).
+void *fftd_buffer_data(const fftd_buffer *buf);
+
+// fftd_buffer_size is the buffer's size in bytes (a whole number of pages).
+size_t fftd_buffer_size(const fftd_buffer *buf);
+
+// fftd_buffer_destroy releases the buffer in the daemon and unmaps it here.
+// No execution on it may be in flight. NULL is ignored.
+void fftd_buffer_destroy(fftd_buffer *buf);
+
+// --- streaming (one plan, many transforms) -------------------------------------
+
+// fftd_stream keeps up to `depth` executions of one plan in flight through
+// shared-memory slots, for pipelines that transform the same shape forever
+// (channelizers, detector data streams): while the daemon transforms slot
+// i, the caller fills slot i+1 and reads slot i-1, so no round trip is
+// waited for that could overlap.
+typedef struct fftd_stream fftd_stream;
+
+// fftd_stream_open creates a stream of `depth` slots (1..64) on plan, each
+// slot holding one input and one output array of the plan, in one shared
+// buffer. Needs a connection over ipc:// (see fftd_buffer_create).
+int fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp);
+
+// fftd_stream_input returns the input array of the next slot to submit
+// (fftd_plan_input_bytes bytes), for the caller to fill in place, or NULL
+// if `depth` executions are in flight (wait for one first).
+void *fftd_stream_input(fftd_stream *stream);
+
+// fftd_stream_submit starts the next execution. in is copied into the
+// slot's input array first, unless it is NULL or that array itself (filled
+// in place through fftd_stream_input). FFTD_EBUSY if depth are in flight.
+int fftd_stream_submit(fftd_stream *stream, const void *in);
+
+// fftd_stream_wait waits for the oldest execution in flight and returns its
+// status. If out is not NULL the result is copied there (only the output
+// layout's elements are written); if outp is not NULL it receives the
+// slot's output array, valid until that slot is submitted again.
+// FFTD_EINVAL if nothing is in flight.
+int fftd_stream_wait(fftd_stream *stream, void *out, const void **outp);
+
+// fftd_stream_pending is the number of executions in flight.
+int fftd_stream_pending(const fftd_stream *stream);
+
+// fftd_stream_close waits for what is in flight and frees the stream and
+// its buffer. NULL is ignored.
+void fftd_stream_close(fftd_stream *stream);
+
 #ifdef __cplusplus
 }
 #endif

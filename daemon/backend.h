@@ -23,6 +23,8 @@ typedef struct fftd__backend_config {
 	int      fftw_threads;   // threads per FFTW execution (>= 1)
 	int      fftw_measure;   // 0: FFTW_ESTIMATE, 1: FFTW_MEASURE
 	uint64_t device_budget;  // device memory a device may use, bytes (0: 90%)
+	int      pipeline_streams;     // streams of the split-batch pipeline
+	uint64_t pipeline_chunk_bytes; // input bytes per pipeline chunk
 } fftd__backend_config;
 
 // fftd__backend is a backend's operations.
@@ -70,6 +72,15 @@ typedef struct fftd__backend {
 
 	// destroy frees a plan made by plan.
 	void (*destroy)(fftd__device *dev, void *plan);
+
+	// host_register pins [addr, addr + len) (a client's shared-memory
+	// buffer) so the device can DMA straight from and to it, for every
+	// device of this backend. NULL when the backend needs nothing (CPU).
+	int (*host_register)(fftd__device *dev, void *addr, size_t len,
+	    char *msg, size_t msglen);
+
+	// host_unregister undoes host_register. NULL when host_register is.
+	void (*host_unregister)(fftd__device *dev, void *addr);
 } fftd__backend;
 
 // fftd__device is one device served by one worker thread.

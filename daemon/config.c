@@ -24,10 +24,13 @@ fftd__config_defaults(fftd__config *cfg)
 	cfg->fftw_measure = 0;
 	cfg->cache_budget = 1ull << 30;
 	cfg->device_budget = 0;
+	cfg->pipeline_streams     = 4;
+	cfg->pipeline_chunk_bytes = 32ull << 20;
 	cfg->limits.max_request_bytes = 4ull << 30;
 	cfg->limits.max_rank          = FFTD_MAX_RANK;
 	cfg->limits.max_batch         = 1ull << 30;
 	cfg->max_plans_per_client     = 1024;
+	cfg->max_buffer_bytes         = 16ull << 30;
 	cfg->socket_mode              = 0660;
 	cfg->log_level                = FFTD_LOG_INFO;
 	cfg->drain_timeout_ms         = 30000;
@@ -169,6 +172,12 @@ fftd__config_set(fftd__config *cfg, const char *section, const char *key,
 		}
 		return 0;
 	}
+	if (IS("backend", "pipeline_streams")) {
+		return parse_int(value, 0, 32, &cfg->pipeline_streams);
+	}
+	if (IS("backend", "pipeline_chunk_bytes")) {
+		return parse_u64(value, &cfg->pipeline_chunk_bytes);
+	}
 	if (IS("backend", "device_memory")) {
 		return parse_u64(value, &cfg->device_budget);
 	}
@@ -199,6 +208,9 @@ fftd__config_set(fftd__config *cfg, const char *section, const char *key,
 		}
 		cfg->max_plans_per_client = (uint32_t) i;
 		return 0;
+	}
+	if (IS("limits", "max_buffer_bytes")) {
+		return parse_u64(value, &cfg->max_buffer_bytes);
 	}
 	if (IS("cache", "budget_bytes")) {
 		return parse_u64(value, &cfg->cache_budget);

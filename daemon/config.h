@@ -24,8 +24,11 @@ typedef struct fftd__config {
 	int          fftw_measure;    // 0 estimate, 1 measure
 	uint64_t     cache_budget;    // plan cache bytes per device
 	uint64_t     device_budget;   // device memory per device (0: 90%)
+	int          pipeline_streams; // split-batch pipeline streams per GPU
+	uint64_t     pipeline_chunk_bytes; // input bytes per pipeline chunk
 	fftd__limits limits;
 	uint32_t     max_plans_per_client;
+	uint64_t     max_buffer_bytes;  // shared memory per client connection
 	int          socket_mode;     // permissions of ipc sockets (octal)
 	int          log_level;
 	int          drain_timeout_ms; // how long SIGTERM waits for accepted work

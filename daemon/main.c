@@ -307,6 +307,8 @@ main(int argc, char **argv)
 		     : (int) sysconf(_SC_NPROCESSORS_ONLN),
 		.fftw_measure  = d.cfg.fftw_measure,
 		.device_budget = d.cfg.device_budget,
+		.pipeline_streams     = d.cfg.pipeline_streams,
+		.pipeline_chunk_bytes = d.cfg.pipeline_chunk_bytes,
 	};
 	int status = 1;
 	for (int i = 0; i < nords; i++) {

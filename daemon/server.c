@@ -16,6 +16,7 @@
 
 #include "server.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -24,12 +25,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/transport/ipc/ipc.h>
 
+#include "fdsock.h"
 #include "fftd.pb-c.h"
 #include "log.h"
 #include "wire.h"
@@ -72,11 +79,37 @@ struct fftd__handle {
 	fftd__handle      *next;        // in the session's list
 };
 
+// A client's shared-memory buffer, mapped here and pinned for DMA.
+// References: one from the session's list, one per execution using it.
+// Like a handle, it doubles as the job that unpins and unmaps it on the
+// worker that pinned it.
+typedef struct fftd__shbuf fftd__shbuf;
+struct fftd__shbuf {
+	fftd__job     release_job; // must be first
+	uint64_t      id;
+	void         *addr;
+	size_t        size;
+	fftd__worker *worker; // where it was pinned
+	bool          pinned;
+	_Atomic int   refs;
+	fftd__shbuf  *next;
+};
+
+#define MAX_PENDING_TOKENS 4
+
 struct fftd__session {
 	uint32_t       pipe;
 	uint32_t       nplans; // alive and being created
 	uint64_t       uid, pid;
+	bool           ipc;    // peer credentials known: shared memory allowed
 	fftd__handle  *plans;
+	fftd__shbuf   *bufs;
+	uint64_t       buf_bytes; // mapped and promised to pending tokens
+	struct {
+		uint8_t  token[FFTD__FDSOCK_TOKEN];
+		uint64_t bytes;
+	} pending[MAX_PENDING_TOKENS];
+	int            npending;
 	fftd__session *next;
 };
 
@@ -94,8 +127,12 @@ struct fftd__server {
 	pthread_mutex_t  mtx;        // sessions, handles, limits
 	pthread_cond_t   drained;
 	fftd__session   *sessions;
+	fftd__fdsock    *fdsock;
+	char             fd_path[108];
+	_Atomic uint64_t next_buf_id;
 	fftd__limits     limits;
 	uint32_t         max_plans;
+	uint64_t         max_buffer_bytes;
 	_Atomic bool     stopping;
 	_Atomic int      busy;       // contexts in WORK or SEND
 	_Atomic uint64_t next_plan_id;
@@ -116,7 +153,9 @@ typedef struct exec_job {
 	fftd__ctx    *ctx;
 	fftd__handle *h;
 	nng_msg      *req;
-	void         *payload;
+	void         *payload;  // inline input, or NULL
+	fftd__shbuf  *inb, *outb; // shared buffers, or NULL
+	uint64_t      in_off, out_off;
 } exec_job;
 
 // --- replies -----------------------------------------------------------------
@@ -211,6 +250,44 @@ handle_unref(fftd__server *s, fftd__handle *h, bool on_worker)
 	}
 }
 
+static int
+unpin_call(fftd__worker *w, void *arg)
+{
+	fftd__shbuf        *b   = arg;
+	const fftd__device *dev = fftd__worker_device(w);
+	dev->backend->host_unregister((fftd__device *) dev, b->addr);
+	return FFTD_OK;
+}
+
+static void
+shbuf_release_run(fftd__worker *w, fftd__job *job)
+{
+	fftd__shbuf *b = (fftd__shbuf *) job;
+	if (b->pinned) {
+		unpin_call(w, b);
+	}
+	munmap(b->addr, b->size);
+	free(b);
+}
+
+// shbuf_unref drops one reference; the last unpins (on the worker that
+// pinned it) and unmaps.
+static void
+shbuf_unref(fftd__server *s, fftd__shbuf *b)
+{
+	(void) s;
+	if (b == NULL || atomic_fetch_sub(&b->refs, 1) != 1) {
+		return;
+	}
+	if (b->pinned) {
+		b->release_job.fn = shbuf_release_run;
+		fftd__worker_post(b->worker, &b->release_job);
+	} else {
+		munmap(b->addr, b->size);
+		free(b);
+	}
+}
+
 static void
 session_close(fftd__server *s, uint32_t pipe)
 {
@@ -227,15 +304,21 @@ session_close(fftd__server *s, uint32_t pipe)
 	if (ss == NULL) {
 		return;
 	}
-	int n = 0;
+	int n = 0, nb = 0;
 	for (fftd__handle *h = ss->plans, *next; h != NULL; h = next) {
 		next = h->next;
 		handle_unref(s, h, false);
 		n++;
 	}
+	for (fftd__shbuf *b = ss->bufs, *next; b != NULL; b = next) {
+		next = b->next;
+		shbuf_unref(s, b);
+		nb++;
+	}
 	fftd__log(FFTD_LOG_INFO,
-	    "client %u (pid %" PRIu64 ") disconnected; %d plan(s) released",
-	    pipe, ss->pid, n);
+	    "client %u (pid %" PRIu64 ") disconnected; %d plan(s), %d buffer(s) "
+	    "released",
+	    pipe, ss->pid, n, nb);
 	free(ss);
 	atomic_fetch_sub(&s->n_sessions, 1);
 }
@@ -258,8 +341,9 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 		}
 		ss->pipe = id;
 		// Peer credentials exist for ipc:// pipes only.
-		nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &ss->pid);
-		nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &ss->uid);
+		ss->ipc =
+		    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &ss->pid) == 0 &&
+		    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &ss->uid) == 0;
 		pthread_mutex_lock(&s->mtx);
 		ss->next    = s->sessions;
 		s->sessions = ss;
@@ -444,15 +528,31 @@ handle_plan_create(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanCreate *pc
 	fftd__worker_post(w, &pj->job);
 }
 
+static bool
+overlaps(const void *a, uint64_t alen, const void *b, uint64_t blen)
+{
+	uintptr_t x = (uintptr_t) a, y = (uintptr_t) b;
+	return x < y + blen && y < x + alen;
+}
+
 static void
 exec_job_run(fftd__worker *w, fftd__job *job)
 {
-	exec_job     *ej = (exec_job *) job;
-	fftd__handle *h  = ej->h;
-	fftd__ctx    *c  = ej->ctx;
-	fftd__server *s  = c->srv;
+	exec_job     *ej  = (exec_job *) job;
+	fftd__handle *h   = ej->h;
+	fftd__ctx    *c   = ej->ctx;
+	fftd__server *s   = c->srv;
 	nng_msg      *req = ej->req;
-	void         *in  = ej->payload;
+	fftd__shbuf  *inb = ej->inb, *outb = ej->outb;
+	const fftd__shape  *sh  = &h->shape;
+	const fftd__device *dev = fftd__worker_device(w);
+	void *in   = inb ? (char *) inb->addr + ej->in_off : ej->payload;
+	void *dst  = outb ? (char *) outb->addr + ej->out_off : NULL;
+	void *tmp_in = NULL, *tmp_out = NULL;
+	nng_msg *m = NULL;
+	void    *out = NULL;
+	char     msg[512] = "";
+	int      rv = FFTD_OK;
 	free(ej);
 
 	pthread_mutex_lock(&s->mtx);
@@ -460,41 +560,72 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	pthread_mutex_unlock(&s->mtx);
 	if (!alive) {
 		// Nobody will read the answer; skip the work.
-		nng_msg_free(req);
-		ctx_reply_error(c, FFTD_ECLOSED, "client went away");
-		handle_unref(s, h, true);
-		return;
+		rv = FFTD_ECLOSED;
+		snprintf(msg, sizeof(msg), "client went away");
+		goto done;
 	}
-	const fftd__device *dev = fftd__worker_device(w);
-	Fftd__Wire__Reply   r   = FFTD__WIRE__REPLY__INIT;
-	nng_msg            *m;
-	void               *out;
-	int rv = fftd__msg_build(&m, &r.base, h->shape.out.bytes, &out);
-	if (rv != FFTD_OK) {
-		nng_msg_free(req);
-		ctx_reply_error(c, FFTD_ENOMEM,
-		    "daemon out of memory for a %" PRIu64 "-byte result",
-		    h->shape.out.bytes);
-		handle_unref(s, h, true);
-		return;
-	}
-	if (dev->backend->aligned_input && ((uintptr_t) in % FFTD__WIRE_ALIGN)) {
+	if (inb != NULL && (dev->backend->aligned_input || (dst != NULL &&
+	        overlaps(in, sh->in.bytes, dst, sh->out.bytes)))) {
+		// The client's input must survive: FFTW's C2R overwrites its
+		// input, and an output that overlaps it would be written while
+		// it is still read. One copy keeps both safe.
+		tmp_in = aligned_alloc(FFTD__WIRE_ALIGN,
+		    (sh->in.bytes + FFTD__WIRE_ALIGN - 1) & ~(uint64_t) (FFTD__WIRE_ALIGN - 1));
+		if (tmp_in == NULL) {
+			rv = FFTD_ENOMEM;
+			goto done;
+		}
+		memcpy(tmp_in, in, (size_t) sh->in.bytes);
+		in = tmp_in;
+	} else if (inb == NULL && dev->backend->aligned_input &&
+	    ((uintptr_t) in % FFTD__WIRE_ALIGN)) {
 		// The frame keeps at least 64 bytes before the payload, so an
 		// aligned place always exists in front of it.
 		void *to = (void *) ((uintptr_t) in & ~(uintptr_t) (FFTD__WIRE_ALIGN - 1));
-		memmove(to, in, (size_t) h->shape.in.bytes);
+		memmove(to, in, (size_t) sh->in.bytes);
 		in = to;
 	}
-	char msg[512] = "";
+	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+	if (dst == NULL) {
+		rv = fftd__msg_build(&m, &r.base, sh->out.bytes, &out);
+	} else if (sh->out.dense) {
+		rv = fftd__msg_build(&m, &r.base, 0, NULL);
+		out = dst; // straight into the client's pages
+	} else {
+		// Only the layout's elements may change in the client's buffer.
+		rv = fftd__msg_build(&m, &r.base, 0, NULL);
+		out = tmp_out = aligned_alloc(FFTD__WIRE_ALIGN,
+		    (sh->out.bytes + FFTD__WIRE_ALIGN - 1) & ~(uint64_t) (FFTD__WIRE_ALIGN - 1));
+	}
+	if (rv != FFTD_OK || out == NULL) {
+		rv = FFTD_ENOMEM;
+		snprintf(msg, sizeof(msg),
+		    "daemon out of memory for a %" PRIu64 "-byte result",
+		    sh->out.bytes);
+		goto done;
+	}
 	rv = dev->backend->execute((fftd__device *) dev,
-	    fftd__cache_plan(h->entry), &h->shape, in, out, msg, sizeof(msg));
-	nng_msg_free(req);
-	uint64_t out_bytes = h->shape.out.bytes;
-	handle_unref(s, h, true);
+	    fftd__cache_plan(h->entry), sh, in, out, msg, sizeof(msg));
+	if (rv == FFTD_OK && tmp_out != NULL) {
+		fftd__side_copy(dst, tmp_out, &sh->out, sh->rank, sh->batch);
+	}
 	if (rv != FFTD_OK) {
-		nng_msg_free(m);
 		fftd__log(FFTD_LOG_WARN, "execute on %s failed: %s: %s", dev->name,
 		    fftd_err_name(rv), msg);
+	}
+done:
+	nng_msg_free(req);
+	free(tmp_in);
+	free(tmp_out);
+	uint64_t out_bytes = sh->out.bytes;
+	// References go before the answer, so the client sees settled counts.
+	handle_unref(s, h, true);
+	shbuf_unref(s, inb);
+	shbuf_unref(s, outb);
+	if (rv != FFTD_OK) {
+		if (m != NULL) {
+			nng_msg_free(m);
+		}
 		ctx_reply_error(c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
 	} else {
 		atomic_fetch_add(&s->n_executes, 1);
@@ -504,11 +635,51 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	}
 }
 
+// find_shbuf returns session ss's buffer id with one more reference, or
+// NULL (server lock held).
+static fftd__shbuf *
+find_shbuf(fftd__session *ss, uint64_t id)
+{
+	for (fftd__shbuf *b = ss ? ss->bufs : NULL; b != NULL; b = b->next) {
+		if (b->id == id) {
+			atomic_fetch_add(&b->refs, 1);
+			return b;
+		}
+	}
+	return NULL;
+}
+
+// check_range validates an array of `bytes` bytes at `off` in buffer b,
+// for elements of elem_size bytes.
+static int
+check_range(const fftd__shbuf *b, uint64_t off, uint64_t bytes,
+    size_t elem_size, const char *side, char *msg, size_t msglen)
+{
+	if (bytes > b->size || off > b->size - bytes) {
+		snprintf(msg, msglen,
+		    "%sput of %" PRIu64 " bytes at offset %" PRIu64
+		    " does not fit buffer %" PRIu64 " (%zu bytes)",
+		    side, bytes, off, b->id, b->size);
+		return FFTD_EINVAL;
+	}
+	if (off % elem_size) {
+		snprintf(msg, msglen,
+		    "%sput offset %" PRIu64 " is not a multiple of the element "
+		    "size %zu",
+		    side, off, elem_size);
+		return FFTD_EINVAL;
+	}
+	return FFTD_OK;
+}
+
 static void
 handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
     nng_msg *req, const fftd__frame *f)
 {
-	fftd__server *s = c->srv;
+	fftd__server *s   = c->srv;
+	fftd__shbuf  *inb = NULL, *outb = NULL;
+	int           rv  = FFTD_OK;
+	char          msg[512];
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = find_session(s, pipe);
 	fftd__handle  *h  = NULL;
@@ -520,6 +691,18 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 	}
 	if (h != NULL) {
 		atomic_fetch_add(&h->refs, 1);
+		if (ex->in_buffer != 0 && (inb = find_shbuf(ss, ex->in_buffer)) == NULL) {
+			rv = FFTD_EINVAL;
+			snprintf(msg, sizeof(msg),
+			    "buffer %" PRIu64 " does not exist on this connection",
+			    ex->in_buffer);
+		}
+		if (ex->out_buffer != 0 && (outb = find_shbuf(ss, ex->out_buffer)) == NULL) {
+			rv = FFTD_EINVAL;
+			snprintf(msg, sizeof(msg),
+			    "buffer %" PRIu64 " does not exist on this connection",
+			    ex->out_buffer);
+		}
 	}
 	pthread_mutex_unlock(&s->mtx);
 	if (h == NULL) {
@@ -529,20 +712,35 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 		    ex->plan_id);
 		return;
 	}
-	if (f->payload_len != h->shape.in.bytes) {
-		uint64_t want = h->shape.in.bytes;
-		handle_unref(s, h, false);
-		nng_msg_free(req);
-		ctx_reply_error(c, FFTD_ESIZE,
+	const fftd__shape *sh = &h->shape;
+	if (rv == FFTD_OK && inb != NULL) {
+		rv = f->payload_len != 0 ? FFTD_EPROTO : FFTD_OK;
+		snprintf(msg, sizeof(msg), "input both in a buffer and inline");
+		if (rv == FFTD_OK) {
+			rv = check_range(inb, ex->in_offset, sh->in.bytes,
+			    sh->in.elem_size, "in", msg, sizeof(msg));
+		}
+	} else if (rv == FFTD_OK && f->payload_len != sh->in.bytes) {
+		rv = FFTD_ESIZE;
+		snprintf(msg, sizeof(msg),
 		    "payload is %" PRIu64 " bytes; the plan's input is %" PRIu64,
-		    f->payload_len, want);
-		return;
+		    f->payload_len, sh->in.bytes);
 	}
-	exec_job *ej = calloc(1, sizeof(*ej));
-	if (ej == NULL) {
+	if (rv == FFTD_OK && outb != NULL) {
+		rv = check_range(outb, ex->out_offset, sh->out.bytes,
+		    sh->out.elem_size, "out", msg, sizeof(msg));
+	}
+	exec_job *ej = NULL;
+	if (rv == FFTD_OK && (ej = calloc(1, sizeof(*ej))) == NULL) {
+		rv = FFTD_ENOMEM;
+		snprintf(msg, sizeof(msg), "daemon out of memory");
+	}
+	if (rv != FFTD_OK) {
 		handle_unref(s, h, false);
+		shbuf_unref(s, inb);
+		shbuf_unref(s, outb);
 		nng_msg_free(req);
-		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
+		ctx_reply_error(c, rv, "%s", msg);
 		return;
 	}
 	atomic_fetch_add(&s->n_bytes_in, f->payload_len);
@@ -551,7 +749,206 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 	ej->h       = h;
 	ej->req     = req;
 	ej->payload = f->payload;
+	ej->inb     = inb;
+	ej->outb    = outb;
+	ej->in_off  = ex->in_offset;
+	ej->out_off = ex->out_offset;
 	fftd__worker_post(h->worker, &ej->job);
+}
+
+// --- shared-memory buffers ---------------------------------------------------
+
+static void
+handle_buffer_register(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__BufferRegister *br)
+{
+	fftd__server *s = c->srv;
+	if (s->fdsock == NULL) {
+		ctx_reply_error(c, FFTD_EUNSUPPORTED,
+		    "this daemon offers no shared memory (no ipc:// listener)");
+		return;
+	}
+	uint8_t token[FFTD__FDSOCK_TOKEN];
+	if (getrandom(token, sizeof(token), 0) != (ssize_t) sizeof(token)) {
+		ctx_reply_error(c, FFTD_ESYSERR, "no randomness for a token");
+		return;
+	}
+	int  rv = FFTD_OK;
+	char msg[256];
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss    = find_session(s, pipe);
+	uint64_t       limit = s->max_buffer_bytes;
+	if (ss == NULL) {
+		rv = FFTD_ECLOSED;
+		snprintf(msg, sizeof(msg), "no session for this connection");
+	} else if (!ss->ipc) {
+		rv = FFTD_EUNSUPPORTED;
+		snprintf(msg, sizeof(msg),
+		    "shared memory needs an ipc:// connection");
+	} else if (br->bytes == 0 || br->bytes > limit ||
+	    ss->buf_bytes > limit - br->bytes) {
+		rv = br->bytes == 0 ? FFTD_EINVAL : FFTD_ELIMIT;
+		snprintf(msg, sizeof(msg),
+		    "%" PRIu64 " more buffer bytes; this connection has %" PRIu64
+		    " of its limit %" PRIu64,
+		    br->bytes, ss->buf_bytes, limit);
+	} else if (ss->npending >= MAX_PENDING_TOKENS) {
+		rv = FFTD_ELIMIT;
+		snprintf(msg, sizeof(msg), "too many buffer registrations pending");
+	} else {
+		memcpy(ss->pending[ss->npending].token, token, sizeof(token));
+		ss->pending[ss->npending].bytes = br->bytes;
+		ss->npending++;
+		ss->buf_bytes += br->bytes;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (rv != FFTD_OK) {
+		ctx_reply_error(c, rv, "%s", msg);
+		return;
+	}
+	Fftd__Wire__Reply               r  = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__BufferRegisterReply rr = FFTD__WIRE__BUFFER_REGISTER_REPLY__INIT;
+	rr.token.data   = token;
+	rr.token.len    = sizeof(token);
+	rr.fd_socket    = s->fd_path;
+	r.body_case     = FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER;
+	r.buffer_register = &rr;
+	ctx_reply(c, &r, 0, NULL);
+}
+
+static void
+handle_buffer_release(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__BufferRelease *br)
+{
+	fftd__server *s = c->srv;
+	fftd__shbuf  *b = NULL;
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, pipe);
+	for (fftd__shbuf **pp = ss ? &ss->bufs : NULL; pp && *pp;
+	     pp = &(*pp)->next) {
+		if ((*pp)->id == br->buffer_id) {
+			b   = *pp;
+			*pp = b->next;
+			ss->buf_bytes -= b->size;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (b == NULL) {
+		ctx_reply_error(c, FFTD_EINVAL,
+		    "buffer %" PRIu64 " does not exist on this connection",
+		    br->buffer_id);
+		return;
+	}
+	shbuf_unref(s, b);
+	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+	ctx_reply(c, &r, 0, NULL);
+}
+
+static int
+pin_call(fftd__worker *w, void *arg)
+{
+	void              **a   = arg;
+	fftd__shbuf        *b   = a[0];
+	const fftd__device *dev = fftd__worker_device(w);
+	return dev->backend->host_register((fftd__device *) dev, b->addr,
+	    b->size, a[1], 256);
+}
+
+// on_fd runs on the fd socket's thread: it checks the token and the
+// sender, maps the descriptor, pins it, and gives the buffer to its session.
+static int
+on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
+    const struct ucred *peer, uint64_t *id, char *msg, size_t msglen)
+{
+	fftd__server *s    = arg;
+	uint32_t      pipe = 0;
+	bool          found = false, cred_ok = false;
+	pthread_mutex_lock(&s->mtx);
+	for (fftd__session *ss = s->sessions; ss != NULL && !found; ss = ss->next) {
+		for (int i = 0; i < ss->npending; i++) {
+			if (memcmp(ss->pending[i].token, token, FFTD__FDSOCK_TOKEN) != 0) {
+				continue;
+			}
+			found   = true;
+			cred_ok = ss->pid == (uint64_t) peer->pid &&
+			    ss->uid == (uint64_t) peer->uid &&
+			    ss->pending[i].bytes == bytes;
+			if (cred_ok) {
+				// The token is spent; its bytes stay promised
+				// until the buffer exists or fails below.
+				ss->pending[i] = ss->pending[--ss->npending];
+				pipe = ss->pipe;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (!found || !cred_ok) {
+		snprintf(msg, msglen, "%s", !found ? "unknown token"
+		    : "sender or size does not match the token's connection");
+		return FFTD_EINVAL;
+	}
+	int          rv = FFTD_OK;
+	struct stat  st;
+	int          seals = fcntl(fd, F_GET_SEALS);
+	fftd__shbuf *b     = NULL;
+	// A buffer that could shrink under our mapping would fault the
+	// daemon (SIGBUS): only memfds sealed against shrinking are taken.
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t) st.st_size < bytes) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, msglen, "descriptor is not a file of %" PRIu64 " bytes",
+		    bytes);
+	} else if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, msglen, "buffer must be a memfd sealed against "
+		                      "shrinking (F_SEAL_SHRINK)");
+	} else if ((b = calloc(1, sizeof(*b))) == NULL) {
+		rv = FFTD_ENOMEM;
+		snprintf(msg, msglen, "daemon out of memory");
+	} else {
+		b->size = (size_t) bytes;
+		b->addr = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, 0);
+		if (b->addr == MAP_FAILED) {
+			rv = FFTD_ESYSERR + errno;
+			snprintf(msg, msglen, "mmap: %s", strerror(errno));
+			free(b);
+			b = NULL;
+		}
+	}
+	if (rv == FFTD_OK && fftd__worker_device(s->workers[0])->backend->host_register) {
+		char  pmsg[256] = "";
+		void *a[2]      = { b, pmsg };
+		b->worker       = s->workers[0];
+		rv = fftd__worker_call(b->worker, pin_call, a);
+		b->pinned = rv == FFTD_OK;
+		if (rv != FFTD_OK) {
+			snprintf(msg, msglen, "%s", pmsg);
+		}
+	}
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, pipe);
+	if (ss != NULL && rv == FFTD_OK) {
+		b->id = atomic_fetch_add(&s->next_buf_id, 1);
+		atomic_store(&b->refs, 1);
+		b->next  = ss->bufs;
+		ss->bufs = b;
+		*id      = b->id;
+	} else if (ss != NULL) {
+		ss->buf_bytes -= bytes;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (rv == FFTD_OK && ss == NULL) {
+		rv = FFTD_ECLOSED;
+		snprintf(msg, msglen, "client went away");
+	}
+	if (rv != FFTD_OK && b != NULL) {
+		atomic_store(&b->refs, 1);
+		shbuf_unref(s, b);
+	}
+	return rv;
 }
 
 static void
@@ -728,6 +1125,14 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	case FFTD__WIRE__REQUEST__BODY_EXECUTE:
 		handle_execute(c, pipe, req->execute, m, &f); // takes m
 		break;
+	case FFTD__WIRE__REQUEST__BODY_BUFFER_REGISTER:
+		nng_msg_free(m);
+		handle_buffer_register(c, pipe, req->buffer_register);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_BUFFER_RELEASE:
+		nng_msg_free(m);
+		handle_buffer_release(c, pipe, req->buffer_release);
+		break;
 	default:
 		nng_msg_free(m);
 		ctx_reply_error(c, FFTD_EPROTO, "empty or unknown request");
@@ -817,6 +1222,8 @@ fftd__server_create(fftd__server **sp, const fftd__config *cfg,
 	s->nworkers  = nworkers;
 	s->limits    = cfg->limits;
 	s->max_plans = cfg->max_plans_per_client;
+	s->max_buffer_bytes = cfg->max_buffer_bytes;
+	atomic_store(&s->next_buf_id, 1);
 	snprintf(s->backend, sizeof(s->backend), "%s", backend_name);
 	atomic_store(&s->next_plan_id, 1);
 	pthread_mutex_init(&s->mtx, NULL);
@@ -862,6 +1269,21 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 		}
 		s->nlisteners++;
 		fftd__log(FFTD_LOG_INFO, "listening on %s", url);
+		// Shared-memory buffers arrive beside the first ipc socket.
+		if (strncmp(url, "ipc://", 6) == 0 && s->fdsock == NULL) {
+			int n = snprintf(s->fd_path, sizeof(s->fd_path), "%s.fd", url + 6);
+			if (n < 0 || (size_t) n >= sizeof(s->fd_path)) {
+				fftd__log(FFTD_LOG_WARN, "%s: path too long for the "
+				    "buffer socket; no shared memory", url);
+			} else if (fftd__fdsock_start(&s->fdsock, s->fd_path,
+			               s->cfg.socket_mode, on_fd, s, err, errlen) != FFTD_OK) {
+				fftd__log(FFTD_LOG_WARN, "no shared memory: %s", err);
+				s->fdsock = NULL;
+			} else {
+				fftd__log(FFTD_LOG_INFO, "shared-memory buffers via %s",
+				    s->fd_path);
+			}
+		}
 	}
 	s->ctxs = calloc((size_t) s->cfg.contexts, sizeof(*s->ctxs));
 	if (s->ctxs == NULL) {
@@ -933,6 +1355,7 @@ fftd__server_destroy(fftd__server *s)
 		return;
 	}
 	atomic_store(&s->stopping, true);
+	fftd__fdsock_stop(s->fdsock);
 	if (s->sock_open) {
 		nng_close(s->sock); // aborts contexts and fires pipe removals
 	}

@@ -138,6 +138,47 @@ fftd__worker_post(fftd__worker *w, fftd__job *job)
 	pthread_mutex_unlock(&w->mtx);
 }
 
+typedef struct call_job {
+	fftd__job job;
+	int (*fn)(fftd__worker *, void *);
+	void           *arg;
+	int             rv;
+	bool            done;
+	pthread_mutex_t mtx;
+	pthread_cond_t  cv;
+} call_job;
+
+static void
+call_job_run(fftd__worker *w, fftd__job *job)
+{
+	call_job *cj = (call_job *) job;
+	int       rv = cj->fn(w, cj->arg);
+	pthread_mutex_lock(&cj->mtx);
+	cj->rv   = rv;
+	cj->done = true;
+	pthread_cond_signal(&cj->cv);
+	pthread_mutex_unlock(&cj->mtx);
+}
+
+int
+fftd__worker_call(
+    fftd__worker *w, int (*fn)(fftd__worker *w, void *arg), void *arg)
+{
+	call_job cj = { .fn = fn, .arg = arg };
+	pthread_mutex_init(&cj.mtx, NULL);
+	pthread_cond_init(&cj.cv, NULL);
+	cj.job.fn = call_job_run;
+	fftd__worker_post(w, &cj.job);
+	pthread_mutex_lock(&cj.mtx);
+	while (!cj.done) {
+		pthread_cond_wait(&cj.cv, &cj.mtx);
+	}
+	pthread_mutex_unlock(&cj.mtx);
+	pthread_mutex_destroy(&cj.mtx);
+	pthread_cond_destroy(&cj.cv);
+	return cj.rv;
+}
+
 void
 fftd__worker_flush(fftd__worker *w)
 {

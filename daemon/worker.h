@@ -37,6 +37,11 @@ int fftd__worker_start(fftd__worker **wp, const fftd__backend *be, int local,
 // caller's to provide and the job function's to free).
 void fftd__worker_post(fftd__worker *w, fftd__job *job);
 
+// fftd__worker_call runs fn(w, arg) on the worker's thread, after the jobs
+// queued before it, and returns its result (blocking the caller).
+int fftd__worker_call(
+    fftd__worker *w, int (*fn)(fftd__worker *w, void *arg), void *arg);
+
 // fftd__worker_flush waits until no job is queued or running.
 void fftd__worker_flush(fftd__worker *w);
 

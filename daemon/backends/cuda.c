@@ -55,15 +55,37 @@ typedef struct buf {
 	size_t cap;
 } buf;
 
+#define MAX_STREAMS 32
+
+// A pipeline stream: its own stream, completion event, and device and
+// pinned staging buffers for one chunk.
+typedef struct pipe_stream {
+	cudaStream_t stream;
+	cudaEvent_t  done;
+	buf          d_in, d_out, h_in, h_out;
+} pipe_stream;
+
 struct cuda_state {
 	int          ordinal;
 	cudaStream_t stream;
+	int          nstreams;    // pipeline streams (0: no pipeline)
+	size_t       chunk_bytes; // input bytes per pipeline chunk
+	uint64_t     pipe_bytes;  // device bytes of the pipeline buffers
+	pipe_stream  ps[MAX_STREAMS];
 	uint64_t     budget;     // device memory we may hold, bytes
 	uint64_t     plan_bytes; // workspaces of the live plans
 	buf          d_in, d_out; // device
 	buf          h_in, h_out; // pinned host staging
 	cuda_plan   *plans;       // live plans, so close can free leftovers
 };
+
+// One cuFFT handle with the workspace we gave it.
+typedef struct cufft_unit {
+	cufftHandle handle;
+	void       *work; // NULL if none needed
+	size_t      work_bytes;
+	bool        made;
+} cufft_unit;
 
 struct cuda_plan {
 	cuda_plan     *next, *prev;
@@ -73,6 +95,12 @@ struct cuda_plan {
 	fftd_precision prec;
 	fftd_kind      kind;
 	int            direction;
+	fftd__shape    shape;
+	// Split-batch pipeline (made on first use): transforms per chunk, one
+	// handle per stream for a full chunk, one for the last, shorter chunk.
+	int64_t        chunk;
+	cufft_unit     sub[MAX_STREAMS];
+	cufft_unit     tail;
 };
 
 static int
@@ -205,6 +233,23 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 		free(st);
 		return cuda_fail(e, "cudaStreamCreateWithFlags", msg, msglen);
 	}
+	st->chunk_bytes = cfg->pipeline_chunk_bytes;
+	int want        = cfg->pipeline_streams > MAX_STREAMS ? MAX_STREAMS
+	           : cfg->pipeline_streams;
+	for (int k = 0; k < want; k++) {
+		pipe_stream *ps = &st->ps[k];
+		if (cudaStreamCreateWithFlags(&ps->stream, cudaStreamNonBlocking) !=
+		    cudaSuccess) {
+			break;
+		}
+		if (cudaEventCreateWithFlags(&ps->done, cudaEventDisableTiming) !=
+		    cudaSuccess) {
+			(void) cudaStreamDestroy(ps->stream);
+			break;
+		}
+		st->nstreams++;
+	}
+	(void) cudaGetLastError();
 	// Names fit in 64 in practice; a longer one is cut, not refused.
 	size_t nl = strnlen(prop.name, sizeof(prop.name));
 	if (nl >= sizeof(dev->name)) {
@@ -295,6 +340,20 @@ grow_host(buf *b, size_t need, char *msg, size_t msglen)
 }
 
 static void
+unit_free(cuda_state *st, cufft_unit *u)
+{
+	if (!u->made) {
+		return;
+	}
+	(void) cufftDestroy(u->handle);
+	if (u->work != NULL) {
+		(void) cudaFree(u->work);
+	}
+	st->plan_bytes -= u->work_bytes;
+	memset(u, 0, sizeof(*u));
+}
+
+static void
 plan_free(cuda_state *st, cuda_plan *p)
 {
 	(void) cufftDestroy(p->handle);
@@ -302,6 +361,10 @@ plan_free(cuda_state *st, cuda_plan *p)
 		(void) cudaFree(p->work);
 	}
 	st->plan_bytes -= p->work_bytes;
+	for (int k = 0; k < MAX_STREAMS; k++) {
+		unit_free(st, &p->sub[k]);
+	}
+	unit_free(st, &p->tail);
 	free(p);
 }
 
@@ -323,6 +386,16 @@ cuda_close(fftd__device *dev)
 	buf_free_dev(&st->d_out);
 	buf_free_host(&st->h_in);
 	buf_free_host(&st->h_out);
+	for (int k = 0; k < st->nstreams; k++) {
+		pipe_stream *ps = &st->ps[k];
+		(void) cudaStreamSynchronize(ps->stream);
+		buf_free_dev(&ps->d_in);
+		buf_free_dev(&ps->d_out);
+		buf_free_host(&ps->h_in);
+		buf_free_host(&ps->h_out);
+		(void) cudaEventDestroy(ps->done);
+		(void) cudaStreamDestroy(ps->stream);
+	}
 	(void) cudaStreamDestroy(st->stream);
 	free(st);
 	dev->state = NULL;
@@ -334,12 +407,112 @@ is_pow2(int64_t n)
 	return n > 0 && (n & (n - 1)) == 0;
 }
 
+// make_unit creates a cuFFT handle for shape s with `batch` transforms,
+// on `stream`, with a workspace we allocate after checking the budget.
+static int
+make_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
+    cudaStream_t stream, cufft_unit *u, char *msg, size_t msglen)
+{
+	cufftResult r;
+	cudaError_t e;
+	memset(u, 0, sizeof(*u));
+	if ((r = cufftCreate(&u->handle)) != CUFFT_SUCCESS) {
+		return cufft_fail(r, "cufftCreate", msg, msglen);
+	}
+	// We allocate the workspace ourselves, after checking the budget.
+	if ((r = cufftSetAutoAllocation(u->handle, 0)) != CUFFT_SUCCESS) {
+		(void) cufftDestroy(u->handle);
+		return cufft_fail(r, "cufftSetAutoAllocation", msg, msglen);
+	}
+
+	// The advanced layout exactly as the shape says: cuFFT's semantics
+	// for n / embed / stride / dist are FFTW's.
+	long long n[FFTD_MAX_RANK], ie[FFTD_MAX_RANK], oe[FFTD_MAX_RANK];
+	for (int k = 0; k < s->rank; k++) {
+		n[k]  = s->n[k];
+		ie[k] = s->in.embed[k];
+		oe[k] = s->out.embed[k];
+	}
+	size_t      work = 0;
+	const char *call;
+	if (s->precision == FFTD_F16) {
+		cudaDataType it = s->kind == FFTD_R2C ? CUDA_R_16F : CUDA_C_16F;
+		cudaDataType ot = s->kind == FFTD_C2R ? CUDA_R_16F : CUDA_C_16F;
+		call = "cufftXtMakePlanMany";
+		r    = cufftXtMakePlanMany(u->handle, s->rank, n, ie,
+		       s->in.stride, s->in.dist, it, oe, s->out.stride,
+		       s->out.dist, ot, batch, &work, CUDA_C_16F);
+	} else {
+		bool      d = s->precision == FFTD_F64;
+		cufftType t = s->kind == FFTD_C2C
+		    ? (d ? CUFFT_Z2Z : CUFFT_C2C)
+		    : s->kind == FFTD_R2C ? (d ? CUFFT_D2Z : CUFFT_R2C)
+		                          : (d ? CUFFT_Z2D : CUFFT_C2R);
+		call = "cufftMakePlanMany64";
+		r    = cufftMakePlanMany64(u->handle, s->rank, n, ie,
+		       s->in.stride, s->in.dist, oe, s->out.stride,
+		       s->out.dist, t, batch, &work);
+	}
+	if (r == CUFFT_SUCCESS) {
+		call = "cufftGetSize";
+		r    = cufftGetSize(u->handle, &work);
+	}
+	if (r != CUFFT_SUCCESS) {
+		(void) cufftDestroy(u->handle);
+		if (r == CUFFT_INVALID_SIZE || r == CUFFT_NOT_SUPPORTED ||
+		    r == CUFFT_NOT_IMPLEMENTED) {
+			return fail(FFTD_EUNSUPPORTED, msg, msglen,
+			    "%s: %s: cuFFT does not support this shape", call,
+			    cufft_name(r));
+		}
+		return cufft_fail(r, call, msg, msglen);
+	}
+
+	// Budget: the request buffers are a cache, so drop them before
+	// refusing a plan for their sake.
+	uint64_t bufs = st->d_in.cap + st->d_out.cap;
+	if (st->plan_bytes + st->pipe_bytes + work + bufs > st->budget) {
+		buf_free_dev(&st->d_in);
+		buf_free_dev(&st->d_out);
+	}
+	uint64_t held = st->plan_bytes + st->pipe_bytes;
+	if (held > st->budget || work > st->budget - held) {
+		(void) cufftDestroy(u->handle);
+		return fail(FFTD_EDEVMEM, msg, msglen,
+		    "plan needs %.1f MiB of cuFFT workspace; device budget "
+		    "%.1f MiB, %.1f MiB held by other plans and buffers",
+		    mib(work), mib(st->budget), mib(held));
+	}
+	if (work > 0) {
+		if ((e = cudaMalloc(&u->work, work)) != cudaSuccess) {
+			(void) cufftDestroy(u->handle);
+			return cuda_fail(e, "cudaMalloc (cuFFT workspace)", msg,
+			    msglen);
+		}
+		if ((r = cufftSetWorkArea(u->handle, u->work)) != CUFFT_SUCCESS) {
+			(void) cudaFree(u->work);
+			(void) cufftDestroy(u->handle);
+			return cufft_fail(r, "cufftSetWorkArea", msg, msglen);
+		}
+	}
+	if ((r = cufftSetStream(u->handle, stream)) != CUFFT_SUCCESS) {
+		if (u->work != NULL) {
+			(void) cudaFree(u->work);
+		}
+		(void) cufftDestroy(u->handle);
+		return cufft_fail(r, "cufftSetStream", msg, msglen);
+	}
+	u->work_bytes = work;
+	u->made       = true;
+	st->plan_bytes += work;
+	return FFTD_OK;
+}
+
 static int
 cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
     void **planp, uint64_t *bytes, char *msg, size_t msglen)
 {
 	cuda_state *st = dev->state;
-	cufftResult r;
 	cudaError_t e;
 
 	if (algorithm == NULL || strcmp(algorithm, "cufft") != 0) {
@@ -377,110 +550,23 @@ cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	p->direction = s->kind == FFTD_R2C ? CUFFT_FORWARD
 	    : s->kind == FFTD_C2R          ? CUFFT_INVERSE
 	                                   : (int) s->direction;
-	if ((r = cufftCreate(&p->handle)) != CUFFT_SUCCESS) {
+	p->shape     = *s;
+	cufft_unit u;
+	int rv = make_unit(st, s, s->batch, st->stream, &u, msg, msglen);
+	if (rv != FFTD_OK) {
 		free(p);
-		return cufft_fail(r, "cufftCreate", msg, msglen);
+		return rv;
 	}
-	// We allocate the workspace ourselves, after checking the budget.
-	if ((r = cufftSetAutoAllocation(p->handle, 0)) != CUFFT_SUCCESS) {
-		(void) cufftDestroy(p->handle);
-		free(p);
-		return cufft_fail(r, "cufftSetAutoAllocation", msg, msglen);
-	}
-
-	// The advanced layout exactly as the shape says: cuFFT's semantics
-	// for n / embed / stride / dist are FFTW's.
-	long long n[FFTD_MAX_RANK], ie[FFTD_MAX_RANK], oe[FFTD_MAX_RANK];
-	for (int k = 0; k < s->rank; k++) {
-		n[k]  = s->n[k];
-		ie[k] = s->in.embed[k];
-		oe[k] = s->out.embed[k];
-	}
-	size_t      work = 0;
-	const char *call;
-	if (s->precision == FFTD_F16) {
-		cudaDataType it = s->kind == FFTD_R2C ? CUDA_R_16F : CUDA_C_16F;
-		cudaDataType ot = s->kind == FFTD_C2R ? CUDA_R_16F : CUDA_C_16F;
-		call = "cufftXtMakePlanMany";
-		r    = cufftXtMakePlanMany(p->handle, s->rank, n, ie,
-		       s->in.stride, s->in.dist, it, oe, s->out.stride,
-		       s->out.dist, ot, s->batch, &work, CUDA_C_16F);
-	} else {
-		bool      d = s->precision == FFTD_F64;
-		cufftType t = s->kind == FFTD_C2C
-		    ? (d ? CUFFT_Z2Z : CUFFT_C2C)
-		    : s->kind == FFTD_R2C ? (d ? CUFFT_D2Z : CUFFT_R2C)
-		                          : (d ? CUFFT_Z2D : CUFFT_C2R);
-		call = "cufftMakePlanMany64";
-		r    = cufftMakePlanMany64(p->handle, s->rank, n, ie,
-		       s->in.stride, s->in.dist, oe, s->out.stride,
-		       s->out.dist, t, s->batch, &work);
-	}
-	if (r == CUFFT_SUCCESS) {
-		call = "cufftGetSize";
-		r    = cufftGetSize(p->handle, &work);
-	}
-	if (r != CUFFT_SUCCESS) {
-		(void) cufftDestroy(p->handle);
-		free(p);
-		if (r == CUFFT_INVALID_SIZE || r == CUFFT_NOT_SUPPORTED ||
-		    r == CUFFT_NOT_IMPLEMENTED) {
-			return fail(FFTD_EUNSUPPORTED, msg, msglen,
-			    "%s: %s: cuFFT does not support this shape", call,
-			    cufft_name(r));
-		}
-		return cufft_fail(r, call, msg, msglen);
-	}
-
-	// Budget: the request buffers are a cache, so drop them before
-	// refusing a plan for their sake.
-	uint64_t bufs = st->d_in.cap + st->d_out.cap;
-	if (st->plan_bytes + work + bufs > st->budget) {
-		buf_free_dev(&st->d_in);
-		buf_free_dev(&st->d_out);
-	}
-	if (st->plan_bytes > st->budget ||
-	    work > st->budget - st->plan_bytes) {
-		(void) cufftDestroy(p->handle);
-		free(p);
-		return fail(FFTD_EDEVMEM, msg, msglen,
-		    "plan needs %.1f MiB of cuFFT workspace; device budget "
-		    "%.1f MiB, %.1f MiB held by other plans",
-		    mib(work), mib(st->budget), mib(st->plan_bytes));
-	}
-	if (work > 0) {
-		if ((e = cudaMalloc(&p->work, work)) != cudaSuccess) {
-			(void) cufftDestroy(p->handle);
-			free(p);
-			return cuda_fail(e, "cudaMalloc (cuFFT workspace)", msg,
-			    msglen);
-		}
-		if ((r = cufftSetWorkArea(p->handle, p->work)) !=
-		    CUFFT_SUCCESS) {
-			(void) cudaFree(p->work);
-			(void) cufftDestroy(p->handle);
-			free(p);
-			return cufft_fail(r, "cufftSetWorkArea", msg, msglen);
-		}
-	}
-	if ((r = cufftSetStream(p->handle, st->stream)) != CUFFT_SUCCESS) {
-		if (p->work != NULL) {
-			(void) cudaFree(p->work);
-		}
-		(void) cufftDestroy(p->handle);
-		free(p);
-		return cufft_fail(r, "cufftSetStream", msg, msglen);
-	}
-	p->work_bytes = work;
-	st->plan_bytes += work;
-
+	p->handle     = u.handle;
+	p->work       = u.work;
+	p->work_bytes = u.work_bytes;
 	p->next = st->plans;
 	if (st->plans != NULL) {
 		st->plans->prev = p;
 	}
 	st->plans = p;
 	*planp    = p;
-	*bytes    = work;
+	*bytes    = p->work_bytes;
 	return FFTD_OK;
 }
 
@@ -506,41 +592,42 @@ cuda_destroy(fftd__device *dev, void *plan)
 
 // exec_fft runs the plan's cuFFT call on device buffers.
 static int
-exec_fft(const cuda_plan *p, void *din, void *dout, char *msg, size_t msglen)
+exec_fft(const cuda_plan *p, cufftHandle h, void *din, void *dout, char *msg,
+    size_t msglen)
 {
 	cufftResult r;
 	const char *call;
 	if (p->prec == FFTD_F16) {
 		call = "cufftXtExec";
-		r    = cufftXtExec(p->handle, din, dout, p->direction);
+		r    = cufftXtExec(h, din, dout, p->direction);
 	} else if (p->prec == FFTD_F64) {
 		switch (p->kind) {
 		case FFTD_C2C:
 			call = "cufftExecZ2Z";
-			r    = cufftExecZ2Z(p->handle, din, dout, p->direction);
+			r    = cufftExecZ2Z(h, din, dout, p->direction);
 			break;
 		case FFTD_R2C:
 			call = "cufftExecD2Z";
-			r    = cufftExecD2Z(p->handle, din, dout);
+			r    = cufftExecD2Z(h, din, dout);
 			break;
 		default:
 			call = "cufftExecZ2D";
-			r    = cufftExecZ2D(p->handle, din, dout);
+			r    = cufftExecZ2D(h, din, dout);
 			break;
 		}
 	} else {
 		switch (p->kind) {
 		case FFTD_C2C:
 			call = "cufftExecC2C";
-			r    = cufftExecC2C(p->handle, din, dout, p->direction);
+			r    = cufftExecC2C(h, din, dout, p->direction);
 			break;
 		case FFTD_R2C:
 			call = "cufftExecR2C";
-			r    = cufftExecR2C(p->handle, din, dout);
+			r    = cufftExecR2C(h, din, dout);
 			break;
 		default:
 			call = "cufftExecC2R";
-			r    = cufftExecC2R(p->handle, din, dout);
+			r    = cufftExecC2R(h, din, dout);
 			break;
 		}
 	}
@@ -554,17 +641,17 @@ exec_fft(const cuda_plan *p, void *din, void *dout, char *msg, size_t msglen)
 // arrival in din and the output's departure from dout: zeroing the
 // output's gaps, the FFT, the scaling.
 static int
-dev_transform(cuda_state *st, const cuda_plan *p, const fftd__shape *s,
-    void *din, void *dout, char *msg, size_t msglen)
+dev_transform(cudaStream_t stream, const cuda_plan *p, cufftHandle h,
+    const fftd__shape *s, void *din, void *dout, char *msg, size_t msglen)
 {
 	cudaError_t e;
 	if (fftd__side_has_gaps(&s->out, s->rank, s->batch)) {
-		e = cudaMemsetAsync(dout, 0, (size_t) s->out.bytes, st->stream);
+		e = cudaMemsetAsync(dout, 0, (size_t) s->out.bytes, stream);
 		if (e != cudaSuccess) {
 			return cuda_fail(e, "cudaMemsetAsync", msg, msglen);
 		}
 	}
-	int rv = exec_fft(p, din, dout, msg, msglen);
+	int rv = exec_fft(p, h, din, dout, msg, msglen);
 	if (rv != FFTD_OK) {
 		return rv;
 	}
@@ -572,7 +659,7 @@ dev_transform(cuda_state *st, const cuda_plan *p, const fftd__shape *s,
 	if (f != 1.0) {
 		// The whole extent: gaps are zero and stay zero.
 		e = (cudaError_t) fftd_kern_scale(dout, (int) s->precision,
-		    fftd__out_reals(s), f, st->stream);
+		    fftd__out_reals(s), f, stream);
 		if (e != cudaSuccess) {
 			return cuda_fail(e, "fftd_kern_scale", msg, msglen);
 		}
@@ -593,6 +680,214 @@ is_pinned(const void *ptr)
 	return a.type == cudaMemoryTypeHost;
 }
 
+// --- split-batch pipeline ---------------------------------------------------
+//
+// A large batch is cut into chunks of whole transforms that run on the
+// pipeline's K streams in turn, so that the H2D copy of chunk i+1, the FFT
+// of chunk i and the D2H copy of chunk i-1 overlap (PCIe is full duplex),
+// and, when the caller's memory is not pinned, the CPU's copy into the
+// staging buffer of one chunk overlaps the transfers of the others. It
+// applies when transforms do not interleave (each side's distance is at
+// least one transform's extent), so each chunk is one contiguous range on
+// both sides, and when the output has no gaps (the ranges between chunks
+// then need no zeroing).
+
+// chunk_of returns the transforms per chunk for s, or 0 when s is not
+// pipelined.
+static int64_t
+chunk_of(const cuda_state *st, const fftd__shape *s)
+{
+	if (st->nstreams < 2 || s->batch < 2 || st->chunk_bytes == 0 ||
+	    s->in.bytes < 2 * st->chunk_bytes) {
+		return 0;
+	}
+	int64_t one_in  = s->in.elems - (s->batch - 1) * s->in.dist;
+	int64_t one_out = s->out.elems - (s->batch - 1) * s->out.dist;
+	if (s->in.dist < one_in || s->out.dist < one_out ||
+	    fftd__side_has_gaps(&s->out, s->rank, s->batch)) {
+		return 0;
+	}
+	uint64_t per = (uint64_t) s->in.dist * s->in.elem_size;
+	int64_t  c   = (int64_t) (st->chunk_bytes / (per ? per : 1));
+	return c < 1 ? 1 : c >= s->batch ? 0 : c;
+}
+
+// grow_pipe sizes pipeline stream buffers, within the device budget.
+static int
+grow_pipe(cuda_state *st, pipe_stream *ps, size_t nin, size_t nout,
+    bool stage_in, bool stage_out, char *msg, size_t msglen)
+{
+	buf   *d[2]    = { &ps->d_in, &ps->d_out };
+	size_t need[2] = { nin, nout };
+	for (int i = 0; i < 2; i++) {
+		if (d[i]->cap >= need[i]) {
+			continue;
+		}
+		st->pipe_bytes -= d[i]->cap;
+		buf_free_dev(d[i]);
+		uint64_t held = st->plan_bytes + st->pipe_bytes + st->d_in.cap +
+		    st->d_out.cap;
+		if (held + need[i] > st->budget) {
+			// The single-shot buffers are a cache: drop them first.
+			buf_free_dev(&st->d_in);
+			buf_free_dev(&st->d_out);
+			held = st->plan_bytes + st->pipe_bytes;
+		}
+		if (held > st->budget || need[i] > st->budget - held) {
+			return fail(FFTD_EDEVMEM, msg, msglen,
+			    "pipeline chunk needs %.1f MiB of device memory; "
+			    "budget %.1f MiB, %.1f MiB held",
+			    mib(need[i]), mib(st->budget), mib(held));
+		}
+		cudaError_t e = cudaMalloc(&d[i]->p, need[i]);
+		if (e != cudaSuccess) {
+			d[i]->p = NULL;
+			return cuda_fail(e, "cudaMalloc (pipeline)", msg, msglen);
+		}
+		d[i]->cap = need[i];
+		st->pipe_bytes += need[i];
+	}
+	int rv = FFTD_OK;
+	if (stage_in) {
+		rv = grow_host(&ps->h_in, nin, msg, msglen);
+	}
+	if (rv == FFTD_OK && stage_out) {
+		rv = grow_host(&ps->h_out, nout, msg, msglen);
+	}
+	return rv;
+}
+
+// chunk_shape is s restricted to nb transforms.
+static void
+chunk_shape(fftd__shape *c, const fftd__shape *s, int64_t nb)
+{
+	*c = *s;
+	c->batch      = nb;
+	c->in.elems   = s->in.elems - (s->batch - nb) * s->in.dist;
+	c->in.bytes   = (uint64_t) c->in.elems * s->in.elem_size;
+	c->out.elems  = s->out.elems - (s->batch - nb) * s->out.dist;
+	c->out.bytes  = (uint64_t) c->out.elems * s->out.elem_size;
+}
+
+static int
+pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
+    int64_t cb, const void *in, void *out, char *msg, size_t msglen)
+{
+	int64_t B   = s->batch;
+	int64_t nch = (B + cb - 1) / cb;
+	int     K   = st->nstreams < nch ? st->nstreams : (int) nch;
+	bool    pin_in = is_pinned(in), pin_out = is_pinned(out);
+	fftd__shape full, last;
+	chunk_shape(&full, s, cb);
+	chunk_shape(&last, s, B - (nch - 1) * cb);
+	int rv;
+
+	if (p->chunk != cb) {
+		// Made on first use: one handle per stream (a cuFFT handle runs
+		// on one stream with one workspace), one for the last chunk.
+		for (int k = 0; k < MAX_STREAMS; k++) {
+			unit_free(st, &p->sub[k]);
+		}
+		unit_free(st, &p->tail);
+		p->chunk = 0;
+	}
+	for (int k = 0; k < K; k++) {
+		if (!p->sub[k].made &&
+		    (rv = make_unit(st, s, cb, st->ps[k].stream, &p->sub[k], msg,
+		         msglen)) != FFTD_OK) {
+			return rv;
+		}
+		if ((rv = grow_pipe(st, &st->ps[k], (size_t) full.in.bytes,
+		         (size_t) full.out.bytes, !pin_in, !pin_out, msg,
+		         msglen)) != FFTD_OK) {
+			return rv;
+		}
+	}
+	int tail_k = (int) ((nch - 1) % K);
+	if (last.batch != cb && !p->tail.made &&
+	    (rv = make_unit(st, s, last.batch, st->ps[tail_k].stream, &p->tail,
+	         msg, msglen)) != FFTD_OK) {
+		return rv;
+	}
+	p->chunk = cb;
+
+	const char *src = in;
+	char       *dst = out;
+	size_t      in_step  = (size_t) (cb * s->in.dist) * s->in.elem_size;
+	size_t      out_step = (size_t) (cb * s->out.dist) * s->out.elem_size;
+	int64_t     staged[MAX_STREAMS]; // chunk whose output waits in h_out
+	for (int k = 0; k < K; k++) {
+		staged[k] = -1;
+	}
+	cudaError_t e = cudaSuccess;
+	rv            = FFTD_OK;
+	for (int64_t i = 0; i < nch && rv == FFTD_OK; i++) {
+		int          k  = (int) (i % K);
+		pipe_stream *ps = &st->ps[k];
+		const fftd__shape *cs = i == nch - 1 ? &last : &full;
+		cufftHandle h = cs->batch == cb ? p->sub[k].handle : p->tail.handle;
+		if (i >= K) {
+			// This stream's previous chunk must be out of its buffers.
+			if ((e = cudaEventSynchronize(ps->done)) != cudaSuccess) {
+				rv = cuda_fail(e, "cudaEventSynchronize", msg, msglen);
+				break;
+			}
+			if (staged[k] >= 0) {
+				const fftd__shape *ps_s = staged[k] == nch - 1 ? &last : &full;
+				memcpy(dst + (size_t) staged[k] * out_step, ps->h_out.p,
+				    (size_t) ps_s->out.bytes);
+				staged[k] = -1;
+			}
+		}
+		const void *from = src + (size_t) i * in_step;
+		if (!pin_in) {
+			memcpy(ps->h_in.p, from, (size_t) cs->in.bytes);
+			from = ps->h_in.p;
+		}
+		void *to = pin_out ? dst + (size_t) i * out_step : ps->h_out.p;
+		if ((e = cudaMemcpyAsync(ps->d_in.p, from, (size_t) cs->in.bytes,
+		         cudaMemcpyHostToDevice, ps->stream)) != cudaSuccess) {
+			rv = cuda_fail(e, "cudaMemcpyAsync (H2D)", msg, msglen);
+			break;
+		}
+		rv = dev_transform(ps->stream, p, h, cs, ps->d_in.p, ps->d_out.p,
+		    msg, msglen);
+		if (rv != FFTD_OK) {
+			break;
+		}
+		if ((e = cudaMemcpyAsync(to, ps->d_out.p, (size_t) cs->out.bytes,
+		         cudaMemcpyDeviceToHost, ps->stream)) != cudaSuccess ||
+		    (e = cudaEventRecord(ps->done, ps->stream)) != cudaSuccess) {
+			rv = cuda_fail(e, "cudaMemcpyAsync (D2H)", msg, msglen);
+			break;
+		}
+		if (!pin_out) {
+			staged[k] = i;
+		}
+	}
+	// Finish every stream, in chunk order, and copy staged outputs out.
+	for (int64_t i = nch - K > 0 ? nch - K : 0; i < nch; i++) {
+		int          k  = (int) (i % K);
+		pipe_stream *ps = &st->ps[k];
+		if ((e = cudaStreamSynchronize(ps->stream)) != cudaSuccess &&
+		    rv == FFTD_OK) {
+			rv = cuda_fail(e, "cudaStreamSynchronize", msg, msglen);
+		}
+		if (rv == FFTD_OK && staged[k] >= 0) {
+			const fftd__shape *ps_s = staged[k] == nch - 1 ? &last : &full;
+			memcpy(dst + (size_t) staged[k] * out_step, ps->h_out.p,
+			    (size_t) ps_s->out.bytes);
+			staged[k] = -1;
+		}
+	}
+	if (rv != FFTD_OK) {
+		for (int k = 0; k < K; k++) {
+			(void) cudaStreamSynchronize(st->ps[k].stream);
+		}
+	}
+	return rv;
+}
+
 static int
 cuda_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
     void *out, char *msg, size_t msglen)
@@ -605,6 +900,10 @@ cuda_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 
 	if ((e = cudaSetDevice(st->ordinal)) != cudaSuccess) {
 		return cuda_fail(e, "cudaSetDevice", msg, msglen);
+	}
+	int64_t cb = chunk_of(st, s);
+	if (cb > 0) {
+		return pipeline_execute(st, p, s, cb, in, out, msg, msglen);
 	}
 	if ((rv = grow_dev(st, &st->d_in, &st->d_out, ni, "input", msg,
 	         msglen)) != FFTD_OK ||
@@ -636,7 +935,8 @@ cuda_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 		rv = cuda_fail(e, "cudaMemcpyAsync (H2D)", msg, msglen);
 		goto drain;
 	}
-	rv = dev_transform(st, p, s, st->d_in.p, st->d_out.p, msg, msglen);
+	rv = dev_transform(st->stream, p, p->handle, s, st->d_in.p, st->d_out.p,
+	    msg, msglen);
 	if (rv != FFTD_OK) {
 		goto drain;
 	}
@@ -660,6 +960,36 @@ drain:
 	return rv;
 }
 
+static int
+cuda_host_register(
+    fftd__device *dev, void *addr, size_t len, char *msg, size_t msglen)
+{
+	cuda_state *st = dev->state;
+	cudaError_t e  = cudaSetDevice(st->ordinal);
+	if (e == cudaSuccess) {
+		// Portable: every device's context may DMA from it.
+		e = cudaHostRegister(addr, len, cudaHostRegisterPortable);
+	}
+	if (e != cudaSuccess) {
+		(void) cudaGetLastError();
+		return fail(FFTD_EBACKEND, msg, msglen,
+		    "cudaHostRegister of %.1f MiB: %s (is LimitMEMLOCK high "
+		    "enough?)",
+		    mib(len), cudaGetErrorString(e));
+	}
+	return FFTD_OK;
+}
+
+static void
+cuda_host_unregister(fftd__device *dev, void *addr)
+{
+	cuda_state *st = dev->state;
+	(void) cudaSetDevice(st->ordinal);
+	if (cudaHostUnregister(addr) != cudaSuccess) {
+		(void) cudaGetLastError();
+	}
+}
+
 static const char *const cuda_algorithms[] = { "cufft", NULL };
 
 const fftd__backend fftd__backend_cuda = {
@@ -671,4 +1001,6 @@ const fftd__backend fftd__backend_cuda = {
 	.plan       = cuda_plan_make,
 	.execute    = cuda_execute,
 	.destroy    = cuda_destroy,
+	.host_register   = cuda_host_register,
+	.host_unregister = cuda_host_unregister,
 };
