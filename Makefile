@@ -56,6 +56,10 @@ FFTW_LIBS := -lfftw3_threads -lfftw3f_threads -lfftw3 -lfftw3f
 REF_LIBS  := -lfftw3l -lfftw3 -lfftw3f
 HDF5_LIBS := -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5
 
+# The host half of the tensor-core kernels (tc.h) builds and is unit-tested
+# without CUDA too.
+TC_HOST_OBJ := $(BUILD)/kernels/tc_host.o
+
 ifeq ($(WITH_CUDA),1)
 CFLAGS_ALL += -DFFTD_WITH_CUDA -I$(CUDA_HOME)/include
 NVCCFLAGS := -std=c++17 -O3 -lineinfo -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
@@ -63,7 +67,7 @@ NVCCFLAGS := -std=c++17 -O3 -lineinfo -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
 	-Ikernels -Werror all-warnings
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcufft -lcudart_static -ldl -lrt
 KERNEL_SRC := $(wildcard kernels/*.cu)
-KERNEL_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_SRC))
+KERNEL_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_SRC)) $(TC_HOST_OBJ)
 KERNEL_LIB := $(BUILD)/libfftd_kernels.a
 else
 CUDA_LIBS :=
@@ -102,10 +106,13 @@ BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 	$(if $(filter 1,$(STATIC_DEPS)),,$(BUILD)/libfftd.so) \
 	$(if $(EXAMPLE_SRC),$(BUILD)/gw150914)
 
-.PHONY: all deps test test-unit test-san test-gpu bench demo install clean format gpu-bundle
+include bench/kernels.mk
+
+.PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install clean format gpu-bundle
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN)
+all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e \
+	$(if $(filter 1,$(SAN)),,$(BENCH_KERNELS))
 
 # --- generated protocol code -------------------------------------------------
 $(GEN_C) $(GEN_H) &: proto/fftd.proto
@@ -146,8 +153,8 @@ $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 # --- tests -------------------------------------------------------------------------
 # Unit tests link the daemon's internals; integration and GPU tests are real
 # clients of a real daemon (they link libfftd only, plus FFTW references).
-$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
 $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
@@ -158,6 +165,18 @@ $(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(CLIENT_OBJ) $(KE
 $(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libfftd.a $(DEP_LIBS)
+
+# --- benchmarks ----------------------------------------------------------------------
+E2E_OBJ := $(BUILD)/bench/e2e.o $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+
+$(BUILD)/bench/e2e: $(E2E_OBJ) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(E2E_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(CUDA_LIBS) -lm
+
+
+# bench-e2e: spawns its own daemon on a temporary socket (bench/README.md).
+bench-e2e: $(BUILD)/bench/e2e $(BUILD)/fftd
+	$(BUILD)/bench/e2e --spawn $(BUILD)/fftd --json $(BUILD)/bench/e2e.json \
+		$$(nvidia-smi -L >/dev/null 2>&1 || echo --quick) $(E2E_ARGS)
 
 deps:
 	@sh tools/install-deps.sh

@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# run.sh — run fftd's benchmarks (make bench).
+#
+#   sh bench/run.sh [BUILD_DIR]
+#
+# 1. BUILD_DIR/bench/e2e --spawn BUILD_DIR/fftd --json BUILD_DIR/bench/e2e.json
+#    (with --quick when there is no GPU: nvidia-smi absent or failing);
+# 2. every other executable in BUILD_DIR/bench (e.g. kernels), as
+#    NAME --json BUILD_DIR/bench/NAME.json (each handles a missing GPU itself).
+# Tables go to stdout; the exit status is 1 if any benchmark failed.
+# Extra arguments for e2e may be given in $E2E_ARGS (e.g. "--cases c2c4096").
+set -u
+B=${1:-build}
+case $B in /*) ;; *) B=$PWD/$B ;; esac
+
+if [ ! -x "$B/bench/e2e" ] || [ ! -x "$B/fftd" ]; then
+	echo "bench: $B/bench/e2e or $B/fftd missing (make BUILD=$B bench-e2e)" >&2
+	exit 1
+fi
+
+quick=""
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+	quick="--quick"
+	echo "bench: no GPU (nvidia-smi absent or failing): e2e --quick"
+fi
+
+fail=0
+summary=""
+# shellcheck disable=SC2086
+"$B/bench/e2e" --spawn "$B/fftd" --json "$B/bench/e2e.json" $quick ${E2E_ARGS:-}
+rc=$?
+summary="${summary}e2e: rc=$rc ($B/bench/e2e.json)
+"
+[ $rc -eq 0 ] || fail=1
+
+for bin in "$B"/bench/*; do
+	name=$(basename "$bin")
+	case $name in e2e | *.json | *.o | *.log | *.txt) continue ;; esac
+	[ -f "$bin" ] && [ -x "$bin" ] || continue
+	echo
+	echo "=== bench/$name"
+	"$bin" --json "$B/bench/$name.json"
+	rc=$?
+	summary="${summary}$name: rc=$rc ($B/bench/$name.json)
+"
+	[ $rc -eq 0 ] || fail=1
+done
+
+echo
+echo "=== bench summary"
+printf '%s' "$summary"
+exit $fail

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+//
+// tc.h — PRIVATE to fftd. The C ABI of the tensor-core FFT kernels (issue 4)
+// and the index arithmetic that the CUDA kernels, the host planner and the
+// host unit tests share. Nothing here is public: the daemon's tc16/split16
+// backends and tests/ use it; clients see only fftd.h.
+//
+// Two algorithms, one kernel family (kernels/tc16_fft.cuh):
+//   tc16     fp16 complex storage (interleaved re, im: 4 bytes a point),
+//            radix-16 DFTs as 16x16 matrix products on the tensor cores
+//            (mma.sync m16n8k16, fp16 inputs, fp32 accumulation), after the
+//            tcFFT paper (Li et al., "tcFFT: A Fast Half-Precision FFT
+//            Library for NVIDIA Tensor Cores", IEEE CLUSTER 2021, sec. III).
+//   split16  fp32 complex storage (8 bytes a point) through the same fp16
+//            tensor cores: every operand is split into scaled fp16 hi + lo
+//            parts and the products recombined in fp32 at every radix-16
+//            stage, after Markidis et al. ("NVIDIA Tensor Core
+//            Programmability, Performance & Precision", IPDPSW 2018, sec. V)
+//            and Ootomo & Yokota ("Recovering single precision accuracy from
+//            Tensor Cores while surpassing the FP32 theoretical peak
+//            performance", IJHPCA 2022).
+//
+// Conventions are FFTW's and cuFFT's: forward is exp(-2 pi i jk/n),
+// unnormalized in both directions; batches are contiguous (distance = the
+// product of dims), dims row-major (the last one contiguous).
+//
+// Thread safety: plan create/destroy are not thread-safe with respect to the
+// same plan; fftd_tc_execute only reads the plan, so one plan may be executed
+// from several threads on several streams at once (each with its own
+// workspace).
+
+#ifndef FFTD_KERNELS_TC_H
+#define FFTD_KERNELS_TC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__CUDACC__)
+#define FFTD_TC_HD __host__ __device__ __forceinline__
+#else
+#define FFTD_TC_HD static inline
+#endif
+
+// FFTD_TC_ERRORS is the one table of error codes: the enum and
+// fftd_tc_strerror come from it. Codes are 0 or negative. A CUDA runtime error
+// e is returned as FFTD_TC_ECUDA_BASE - e (a tagged range, so no information
+// is lost); fftd_tc_cuda_error() recovers e.
+#define FFTD_TC_ERRORS(X)                                                   \
+	X(OK, 0, "success")                                                 \
+	X(EINVAL, -1, "invalid argument")                                   \
+	X(EUNSUPPORTED, -2, "size, rank or algorithm not supported")        \
+	X(ENOMEM, -3, "out of host memory")                                 \
+	X(EDEVMEM, -4, "out of device memory")                              \
+	X(ENODEV, -5, "no CUDA device")
+
+enum {
+#define FFTD_TC_ENUM(name, value, text) FFTD_TC_##name = value,
+	FFTD_TC_ERRORS(FFTD_TC_ENUM)
+#undef FFTD_TC_ENUM
+	FFTD_TC_ECUDA_BASE = -1000
+};
+
+// fftd_tc_strerror returns a static string for any code this file defines
+// (CUDA-tagged codes included: "CUDA runtime error").
+const char *fftd_tc_strerror(int err);
+
+// fftd_tc_cuda_error returns the CUDA runtime error inside a tagged code, or
+// 0 when err is not one.
+int fftd_tc_cuda_error(int err);
+
+// fftd_tc_algo names the two algorithms.
+typedef enum fftd_tc_algo {
+	FFTD_TC_TC16    = 1, // fp16 in/out, fp16 tensor-core products
+	FFTD_TC_SPLIT16 = 2  // fp32 in/out, split fp16 hi/lo products
+} fftd_tc_algo;
+
+// Directions, FFTW's sign convention.
+#define FFTD_TC_FORWARD (-1)
+#define FFTD_TC_INVERSE (+1)
+
+typedef struct fftd_tc_plan fftd_tc_plan;
+
+// fftd_tc_plan_create makes a plan for batch transforms of rank 1 or 2 with
+// dims[0..rank-1] (powers of two; 1D: 256 .. 16384 in one pass, 2^16 .. 2^24
+// in two (four-step), 2^15 not yet; 2D: each 256 .. 4096) in
+// direction FFTD_TC_FORWARD or FFTD_TC_INVERSE. It allocates the plan's
+// twiddle tables on the current CUDA device (cudaMalloc + cudaMemcpy, so it
+// synchronizes); it never touches request data. On success *plan is set and
+// FFTD_TC_OK returned; otherwise *plan is NULL. Errors: FFTD_TC_EINVAL,
+// FFTD_TC_EUNSUPPORTED, FFTD_TC_ENOMEM, FFTD_TC_EDEVMEM, FFTD_TC_ENODEV,
+// CUDA-tagged codes.
+int fftd_tc_plan_create(fftd_tc_plan **plan, fftd_tc_algo algo, int rank,
+    const int64_t *dims, int64_t batch, int direction);
+
+// fftd_tc_plan_supported says (FFTD_TC_OK or FFTD_TC_EUNSUPPORTED/EINVAL)
+// whether fftd_tc_plan_create would accept the shape; it needs no GPU.
+int fftd_tc_plan_supported(fftd_tc_algo algo, int rank, const int64_t *dims,
+    int64_t batch);
+
+// fftd_tc_workspace_size stores in *bytes the device workspace execute needs
+// (0 for single-pass and 2D transforms).
+int fftd_tc_workspace_size(const fftd_tc_plan *plan, size_t *bytes);
+
+// The environment variable FFTD_TC_WIDE=0 (read at plan creation) selects
+// 32-byte instead of up-to-128-byte column runs in column passes; a tuning
+// knob for benchmarks, not an interface.
+//
+// fftd_tc_execute enqueues the transform on stream (a cudaStream_t, NULL for
+// the default stream) and returns without waiting. in and out are device
+// pointers to batch * prod(dims) points (tc16: __half2 re,im; split16:
+// float2), 16-byte aligned; in == out is allowed (in-place). workspace has
+// fftd_tc_workspace_size bytes (may be NULL when that is 0) and must not be
+// used by anything else until the transform is done. The plan is only read:
+// executing one plan concurrently on several streams is safe. Errors:
+// FFTD_TC_EINVAL, CUDA-tagged codes (launch errors).
+int fftd_tc_execute(const fftd_tc_plan *plan, const void *in, void *out,
+    void *workspace, void *stream);
+
+// fftd_tc_plan_destroy frees the plan and its device tables (NULL is fine).
+// The caller makes sure no transform of this plan is still running.
+void fftd_tc_plan_destroy(fftd_tc_plan *plan);
+
+// fftd_tc_plan_describe writes a one-line summary of the passes (for logs and
+// benchmarks) into buf.
+void fftd_tc_plan_describe(const fftd_tc_plan *plan, char *buf, size_t len);
+
+// ---------------------------------------------------------------------------
+// Internal: planning (kernels/tc_host.c, pure C, no CUDA).
+
+// One pass is a batch of q_total FFTs of length len (256 .. 16384). FFT q
+// reads its element n at in + (q / s_in) * len * s_in + n * s_in + q % s_in
+// (s_in = 1: contiguous FFTs; s_in > 1: columns), writes element k at the same
+// place with s_out, and, when tw_n > 0, multiplies element k by
+// W_{tw_n}^{(q % s_out) * k} (the four-step twiddle) before writing.
+typedef struct fftd__tc_pass {
+	int     len;
+	int64_t q_total;
+	int64_t s_in, s_out;
+	int64_t tw_n;
+	int     src; // FFTD__TC_BUF_*
+	int     dst;
+} fftd__tc_pass;
+
+enum { FFTD__TC_BUF_IN = 0, FFTD__TC_BUF_OUT = 1, FFTD__TC_BUF_WS = 2 };
+
+#define FFTD__TC_MAX_PASSES 2
+#define FFTD__TC_MIN_LEN 256
+#define FFTD__TC_MAX_LEN 16384     // one pass, contiguous
+#define FFTD__TC_MAX_STRIDED_LEN 4096 // one pass over columns
+#define FFTD__TC_MAX_1D (1 << 24)
+#define FFTD__TC_TW_TABLE 256      // four-step tables: 3 x 256 entries
+
+typedef struct fftd__tc_layout {
+	int           npass;
+	fftd__tc_pass pass[FFTD__TC_MAX_PASSES];
+	int64_t       points;    // points per transform
+	int64_t       ws_points; // workspace, in points
+} fftd__tc_layout;
+
+// fftd__tc_plan_layout fills *lay with the passes for the shape, or returns
+// FFTD_TC_EUNSUPPORTED / FFTD_TC_EINVAL.
+int fftd__tc_plan_layout(int rank, const int64_t *dims, int64_t batch,
+    fftd__tc_layout *lay);
+
+// fftd__tc_twiddles writes W_n^j = exp(-2 pi i j / n), j in [0, count), as
+// float pairs (re, im) rounded from long double, exact at the quarter points.
+void fftd__tc_twiddles(int64_t n, int64_t count, int64_t step, float *out);
+
+// fftd__tc_f16_from_f32 / fftd__tc_f32_from_f16 convert IEEE binary16 with
+// round-to-nearest-even (the device's cvt.rn.f16.f32), for host tests and
+// reference arithmetic.
+uint16_t fftd__tc_f16_from_f32(float x);
+float    fftd__tc_f32_from_f16(uint16_t h);
+
+// fftd__tc_split splits x * 2^e into fp16 hi + lo: hi = rn(x 2^e),
+// lo = rn(x 2^e - hi). The device kernels do exactly this on every fragment.
+void fftd__tc_split(float x, int e, uint16_t *hi, uint16_t *lo);
+
+// ---------------------------------------------------------------------------
+// Shared with the device code.
+
+// fftd__tc_scale_exp returns the power of two e with which split16 scales a
+// fragment whose largest magnitude has the float bit pattern maxbits (>= 0):
+// max * 2^e lies in [2^13, 2^14), so hi parts stay below fp16's 65504 even
+// after a 16-term sum, and lo parts (about 2^-11 of hi) stay normal.
+// Returns e, clamped so that 2^e and 2^-e are normal floats.
+FFTD_TC_HD int fftd__tc_scale_exp(uint32_t maxbits)
+{
+	int ex = (int)((maxbits >> 23) & 0xffu); // biased exponent of max
+	if (ex < 14)
+		ex = 14;
+	if (ex > 240)
+		ex = 240;
+	return 140 - ex; // max in [2^(ex-127), 2^(ex-126)) -> max*2^e in [2^13, 2^14)
+}
+
+// Fragment element e (0..7) of a thread in the m16n8k16 A layout (PTX ISA,
+// "Matrix Fragments for mma.m16n8k16 with floating point type"): register
+// e/2, half e%2; row = groupID + 8 * ((e >> 1) & 1), col = 2 * threadID +
+// (e & 1) + 8 * (e >> 2). The accumulator of the two n8 tiles j = 0, 1,
+// element c (row groupID + 8 * (c >> 1), col 8j + 2 * threadID + (c & 1)),
+// is the same element e = 4j + c: that is why a product's result can be packed
+// straight into the next product's A operand.
+FFTD_TC_HD int fftd__tc_frag_row(int lane, int e)
+{
+	return (lane >> 2) + 8 * ((e >> 1) & 1);
+}
+FFTD_TC_HD int fftd__tc_frag_col(int lane, int e)
+{
+	return 2 * (lane & 3) + (e & 1) + 8 * (e >> 2);
+}
+
+// Shared-memory swizzles. Points sit in shared memory at a linear index p
+// (FFT f of a block at f * len); the word stored at physical index
+// p ^ S(p >> w) where S is linear over GF(2), so S(a ^ b) = S(a) ^ S(b): the
+// kernels compute the swizzle of a lane's base index once and fold the
+// constant offsets. The masks were searched (tests/unit/test_tc_host.c checks
+// them) so that every warp-wide access pattern of the kernels hits 32
+// distinct banks: 4-byte words (tc16, whole warp) and 8-byte words (split16,
+// each half-warp over 16 bank pairs).
+FFTD_TC_HD uint32_t fftd__tc_swz4(uint32_t p)
+{
+	uint32_t s = 0;
+	s ^= (0u - ((p >> 5) & 1u)) & 23u;
+	s ^= (0u - ((p >> 6) & 1u)) & 11u;
+	s ^= (0u - ((p >> 7) & 1u)) & 21u;
+	s ^= (0u - ((p >> 8) & 1u)) & 27u;
+	s ^= (0u - ((p >> 9) & 1u)) & 9u;
+	s ^= (0u - ((p >> 10) & 1u)) & 29u;
+	s ^= (0u - ((p >> 11) & 1u)) & 12u;
+	s ^= (0u - ((p >> 12) & 1u)) & 22u;
+	s ^= (0u - ((p >> 13) & 1u)) & 8u;
+	s ^= (0u - ((p >> 14) & 1u)) & 28u;
+	s ^= (0u - ((p >> 15) & 1u)) & 15u;
+	return p ^ s;
+}
+FFTD_TC_HD uint32_t fftd__tc_swz8(uint32_t p)
+{
+	uint32_t s = 0;
+	s ^= (0u - ((p >> 4) & 1u)) & 14u;
+	s ^= (0u - ((p >> 5) & 1u)) & 8u;
+	s ^= (0u - ((p >> 6) & 1u)) & 7u;
+	s ^= (0u - ((p >> 7) & 1u)) & 10u;
+	s ^= (0u - ((p >> 8) & 1u)) & 13u;
+	s ^= (0u - ((p >> 9) & 1u)) & 7u;
+	s ^= (0u - ((p >> 10) & 1u)) & 11u;
+	s ^= (0u - ((p >> 11) & 1u)) & 14u;
+	s ^= (0u - ((p >> 12) & 1u)) & 11u;
+	s ^= (0u - ((p >> 13) & 1u)) & 5u;
+	s ^= (0u - ((p >> 14) & 1u)) & 10u;
+	s ^= (0u - ((p >> 15) & 1u)) & 4u;
+	return p ^ s;
+}
+
+// The per-pass block shape: how many FFTs (columns) a block holds at once.
+// Contiguous passes hold 4096 points (one FFT when len >= 4096). Column passes
+// hold enough columns for 32-byte runs in device memory (8 tc16 points, 4
+// split16 points), halved while a block's buffer would exceed 64 KiB; "wide"
+// column passes take runs of up to 128 bytes while the buffer stays within
+// 32 KiB (more columns for short columns).
+FFTD_TC_HD int fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
+{
+	int c, w;
+	if (!strided)
+		return len >= 4096 ? 1 : 4096 / len;
+	c = 32 / elem_bytes;
+	while (c > 2 && (long)c * len * elem_bytes > 65536L)
+		c /= 2;
+	if (!wide)
+		return c;
+	w = 128 / elem_bytes;
+	while (w > 1 && (long)w * len * elem_bytes > 32768L)
+		w /= 2;
+	return w > c ? w : c;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // FFTD_KERNELS_TC_H

@@ -1,0 +1,947 @@
+// SPDX-License-Identifier: MIT
+//
+// tc16_fft.cuh — PRIVATE to kernels/. The one kernel family behind tc16 and
+// split16: a pass of batched power-of-two FFTs of length L = 256 * R
+// (R = 1 .. 64), a few FFTs per thread block, all stages in shared memory.
+//
+// Algorithm (tcFFT, Li et al., IEEE CLUSTER 2021, sec. III-B/C: radix-16
+// "merging" as a 16x16 complex matrix product on the tensor cores, twiddles
+// multiplied element-wise inside the fragments, several mergings per kernel):
+//
+//   n = a + R * b (a < R, b < 256), k = kb + 256 * ka:
+//   level 1, per a: a 256-point FFT of x[a + R b] held by one warp in
+//     registers as one 16x16 tile M[b2][b1] = x[a + R (16 b1 + b2)]:
+//       row DFT (M * F16 on the tensor cores) -> twiddle W_256^(b2 k1)
+//       -> transpose in registers (movmatrix) -> row DFT again,
+//     the 256 results go to kb + 256 a.
+//   level 2, per kb: the DIT twiddle W_L^(a kb), then the R-point DFT over a
+//     (stride 256): R <= 8 on the CUDA cores in fp32; R = 16 r as a radix-r
+//     step on the CUDA cores followed by one more radix-16 tensor-core
+//     product. Results land in natural order.
+//
+// The tensor-core product is mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// with the register layouts the PTX ISA documents (never WMMA's unspecified
+// fragment::x[] order, which is what breaks the paper's own code on sm_90):
+// A 16x16 complex tile is two real A operands (re, im), F16 two real B
+// operands (two n8 halves each), Yr = Xr Fr - Xi Fi and Yi = Xr Fi + Xi Fr as
+// four real products per n8 half. The accumulator layout of the two halves
+// equals the A layout (tc.h, fftd__tc_frag_row/col), so results feed the next
+// product after one cvt to fp16, and movmatrix.trans transposes a tile.
+//
+// split16 (Markidis et al. 2018, Ootomo & Yokota 2022): an fp32 operand x of a
+// tile is scaled by a power of two 2^e chosen from the tile's largest
+// magnitude (one scale per 16x16 fragment, i.e. per 16 length-16 vectors) and
+// split into hi = fp16(x 2^e), lo = fp16(x 2^e - hi); F16 likewise. A product
+// is hi*Fhi + hi*Flo + lo*Fhi (lo*Flo, 2^-22 relative, is dropped), summed in
+// fp32 and unscaled; so every radix-16 stage is as accurate as fp32 and the
+// error does not grow with the transform size. Data between stages, the
+// twiddles and the radix-2/4/8 steps stay fp32.
+//
+// Data: device memory holds tc16 points as __half2 (re low, im high) and
+// split16 points as float2. Shared memory holds the block's FFTs at linear
+// index f * L + n, swizzled per word (tc.h, fftd__tc_swz4/8) so that every
+// access of a warp is conflict-free. Blocks are persistent and loop over the
+// batch. Global loads go straight into shared memory with cp.async, the next
+// block's data streaming in while level 2 of this one runs (level 1 writes a
+// scratch buffer); contiguous passes store from the registers of their last
+// stage (32-byte pieces or whole lines), column passes through shared memory
+// in runs of C points (up to 128 bytes).
+//
+// Measured on the H200 (bench/kernels, 2^26 points): the contiguous kernels
+// are bound by L1/shared-memory throughput and instruction issue, not by the
+// tensor cores; see the report of issue 4 for the numbers.
+
+#ifndef FFTD_KERNELS_TC16_FFT_CUH
+#define FFTD_KERNELS_TC16_FFT_CUH
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "tc.h"
+
+namespace fftd_tc {
+
+// PassArgs is one pass (tc.h, fftd__tc_pass) with device pointers.
+struct PassArgs {
+	const void   *in;
+	void         *out;
+	long long     q_total;   // FFTs in this pass
+	long long     s_in;      // 1: contiguous FFTs, else column stride
+	long long     s_out;
+	int           s_in_log2;  // log2 of the strides
+	int           s_out_log2;
+	const float2 *tab;       // W_L^j, j < L (forward sign)
+	const float2 *tw3;       // four-step: W_N^m, W_N^(256 m), W_N^(65536 m), m < 256
+	                         // (768 entries): W_N^m = product of three lookups
+};
+
+// KernelInfo describes one compiled pass kernel.
+struct KernelInfo {
+	void (*fn)(PassArgs);
+	int    len, ffts, warps;
+	size_t smem;
+};
+
+// Lookups made by tc16.cu / split16.cu: the kernel for (len, strided,
+// inverse, four-step twiddle), or false when none is compiled.
+bool tc16_kernel(int len, bool strided, bool inverse, bool tw, bool wide, KernelInfo *k);
+bool split16_kernel(int len, bool strided, bool inverse, bool tw, bool wide, KernelInfo *k);
+
+#define FFTD_DEV __device__ __forceinline__
+
+// ---------------------------------------------------------------------------
+// Precision traits.
+
+struct Tc16 {
+	static constexpr bool kSplit = false;
+	using Word                   = uint32_t; // __half2 bits: re low, im high
+	static constexpr int kBytes  = 4;
+	static FFTD_DEV uint32_t swz(uint32_t p) { return fftd__tc_swz4(p); }
+	static FFTD_DEV float2 load(Word w)
+	{
+		__half2 h = *reinterpret_cast<__half2 *>(&w);
+		return __half22float2(h);
+	}
+	static FFTD_DEV Word store(float re, float im)
+	{
+		__half2 h = __floats2half2_rn(re, im);
+		return *reinterpret_cast<uint32_t *>(&h);
+	}
+};
+
+struct Split16 {
+	static constexpr bool kSplit = true;
+	using Word                   = float2;
+	static constexpr int kBytes  = 8;
+	static FFTD_DEV uint32_t swz(uint32_t p) { return fftd__tc_swz8(p); }
+	static FFTD_DEV float2 load(Word w) { return w; }
+	static FFTD_DEV Word store(float re, float im) { return make_float2(re, im); }
+};
+
+// ---------------------------------------------------------------------------
+// Small helpers.
+
+FFTD_DEV float2 cmul(float2 a, float2 b)
+{
+	return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+template <bool INV>
+FFTD_DEV float2 twiddle(const float2 *tab, int j)
+{
+	float2 w = __ldg(tab + j);
+	if (INV)
+		w.y = -w.y;
+	return w;
+}
+
+FFTD_DEV uint32_t pack_half2(float lo, float hi)
+{
+	__half2 h = __floats2half2_rn(lo, hi);
+	return *reinterpret_cast<uint32_t *>(&h);
+}
+
+FFTD_DEV float2 unpack_half2(uint32_t w)
+{
+	__half2 h = *reinterpret_cast<__half2 *>(&w);
+	return __half22float2(h);
+}
+
+// D += A * B, m16n8k16, fp16 inputs, fp32 accumulators (PTX ISA layouts).
+FFTD_DEV void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+	    "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+	    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+	    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Transpose of an 8x8 b16 matrix held one row-pair per thread.
+FFTD_DEV uint32_t movt(uint32_t x)
+{
+	uint32_t y;
+	asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(y) : "r"(x));
+	return y;
+}
+
+// A 16x16 A-operand: blocks (rows 0-7 | 8-15) x (cols 0-7 | 8-15) in
+// registers 0, 1, 2, 3; its transpose swaps the off-diagonal blocks.
+FFTD_DEV void transpose(uint32_t (&a)[4])
+{
+	uint32_t t0 = movt(a[0]), t1 = movt(a[2]), t2 = movt(a[1]), t3 = movt(a[3]);
+	a[0] = t0;
+	a[1] = t1;
+	a[2] = t2;
+	a[3] = t3;
+}
+
+template <int BYTES>
+FFTD_DEV void cp_async_n(uint32_t saddr, const void *g)
+{
+	if (BYTES == 4)
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(saddr), "l"(g) : "memory");
+	else
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(saddr), "l"(g) : "memory");
+}
+// A copy the compiler cannot see through: used once per block iteration on
+// the per-lane index bases, so that the many addresses derived from them are
+// recomputed (one LOP3 each) where they are used instead of being hoisted out
+// of the iteration loop and held in registers (which spilled).
+FFTD_DEV uint32_t opaque(uint32_t x)
+{
+	asm volatile("mov.b32 %0, %0;" : "+r"(x));
+	return x;
+}
+
+FFTD_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+FFTD_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// ---------------------------------------------------------------------------
+// Small DFTs on the CUDA cores, natural order in and out, fp32.
+
+template <bool INV>
+FFTD_DEV float2 mul_mi(float2 x) // x * (-i) forward, x * (+i) inverse
+{
+	return INV ? make_float2(-x.y, x.x) : make_float2(x.y, -x.x);
+}
+FFTD_DEV float2 add2(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+FFTD_DEV float2 sub2(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
+
+template <int N, bool INV>
+struct SmallDft;
+
+template <bool INV>
+struct SmallDft<1, INV> {
+	static FFTD_DEV void run(float2 *) {}
+};
+
+template <bool INV>
+struct SmallDft<2, INV> {
+	static FFTD_DEV void run(float2 *x)
+	{
+		float2 a = x[0], b = x[1];
+		x[0]     = add2(a, b);
+		x[1]     = sub2(a, b);
+	}
+};
+
+template <bool INV>
+struct SmallDft<4, INV> {
+	static FFTD_DEV void run(float2 *x)
+	{
+		float2 s02 = add2(x[0], x[2]), d02 = sub2(x[0], x[2]);
+		float2 s13 = add2(x[1], x[3]), d13 = mul_mi<INV>(sub2(x[1], x[3]));
+		x[0] = add2(s02, s13);
+		x[2] = sub2(s02, s13);
+		x[1] = add2(d02, d13);
+		x[3] = sub2(d02, d13);
+	}
+};
+
+template <bool INV>
+struct SmallDft<8, INV> {
+	static FFTD_DEV void run(float2 *x)
+	{
+		const float r = 0.70710678118654752440f;
+		float2 e[4] = {x[0], x[2], x[4], x[6]};
+		float2 o[4] = {x[1], x[3], x[5], x[7]};
+		SmallDft<4, INV>::run(e);
+		SmallDft<4, INV>::run(o);
+		// o[k] *= W_8^k
+		float2 w1 = INV ? make_float2(r, r) : make_float2(r, -r);
+		float2 w3 = INV ? make_float2(-r, r) : make_float2(-r, -r);
+		o[1] = cmul(o[1], w1);
+		o[2] = mul_mi<INV>(o[2]);
+		o[3] = cmul(o[3], w3);
+		for (int k = 0; k < 4; k++) {
+			x[k]     = add2(e[k], o[k]);
+			x[k + 4] = sub2(e[k], o[k]);
+		}
+	}
+};
+
+// ---------------------------------------------------------------------------
+// Radix-16 tile DFT on the tensor cores.
+
+// Frag: a 16x16 complex tile as A operands; split16 keeps hi and lo parts and
+// the scale to undo.
+template <bool SPLIT>
+struct Frag;
+template <>
+struct Frag<false> {
+	uint32_t r[4], i[4];
+};
+template <>
+struct Frag<true> {
+	uint32_t rh[4], rl[4], ih[4], il[4];
+	float    inv; // 2^-e
+};
+
+// DftB: F16 (or its conjugate) as B operands of the two n8 halves.
+template <bool SPLIT>
+struct DftB;
+template <>
+struct DftB<false> {
+	uint32_t r[2][2], i[2][2];
+};
+template <>
+struct DftB<true> {
+	uint32_t rh[2][2], rl[2][2], ih[2][2], il[2][2];
+};
+
+// B fragment (PTX ISA, m16n8k16 .f16 B): register b, half h holds
+// B[k = 2 t + h + 8 b][n = g]; for the n8 half j, n = 8 j + g. F16[k][n] =
+// W_16^(k n) = tab[((k n) & 15) * L / 16].
+template <bool INV, int L>
+FFTD_DEV void load_dft(const float2 *tab, int lane, DftB<false> &F)
+{
+	int g = lane >> 2, t = lane & 3;
+	for (int j = 0; j < 2; j++)
+		for (int b = 0; b < 2; b++) {
+			float2 w[2];
+			for (int h = 0; h < 2; h++) {
+				int k = 2 * t + h + 8 * b, n = 8 * j + g;
+				w[h]  = twiddle<INV>(tab, ((k * n) & 15) * (L / 16));
+			}
+			F.r[j][b] = pack_half2(w[0].x, w[1].x);
+			F.i[j][b] = pack_half2(w[0].y, w[1].y);
+		}
+}
+
+template <bool INV, int L>
+FFTD_DEV void load_dft(const float2 *tab, int lane, DftB<true> &F)
+{
+	int g = lane >> 2, t = lane & 3;
+	for (int j = 0; j < 2; j++)
+		for (int b = 0; b < 2; b++) {
+			float2 w[2];
+			for (int h = 0; h < 2; h++) {
+				int k = 2 * t + h + 8 * b, n = 8 * j + g;
+				w[h]  = twiddle<INV>(tab, ((k * n) & 15) * (L / 16));
+			}
+			F.rh[j][b] = pack_half2(w[0].x, w[1].x);
+			F.ih[j][b] = pack_half2(w[0].y, w[1].y);
+			float2 hr  = unpack_half2(F.rh[j][b]);
+			float2 hi  = unpack_half2(F.ih[j][b]);
+			F.rl[j][b] = pack_half2(w[0].x - hr.x, w[1].x - hr.y);
+			F.il[j][b] = pack_half2(w[0].y - hi.x, w[1].y - hi.y);
+		}
+}
+
+// Packs 8 complex fp32 values (A element order) into a fragment. split16
+// scales by the power of two that brings the tile's largest magnitude into
+// [2^13, 2^14) (the same for the whole warp: one scale per tile).
+FFTD_DEV void to_frag(const float (&re)[8], const float (&im)[8], Frag<false> &x)
+{
+	for (int k = 0; k < 4; k++) {
+		x.r[k] = pack_half2(re[2 * k], re[2 * k + 1]);
+		x.i[k] = pack_half2(im[2 * k], im[2 * k + 1]);
+	}
+}
+
+FFTD_DEV void to_frag(const float (&re)[8], const float (&im)[8], Frag<true> &x)
+{
+	uint32_t m = 0;
+	for (int e = 0; e < 8; e++) {
+		m = max(m, __float_as_uint(fabsf(re[e])));
+		m = max(m, __float_as_uint(fabsf(im[e])));
+	}
+	m       = __reduce_max_sync(0xffffffffu, m);
+	int   e = fftd__tc_scale_exp(m);
+	float s = __uint_as_float((uint32_t)(127 + e) << 23);
+	x.inv   = __uint_as_float((uint32_t)(127 - e) << 23);
+	for (int k = 0; k < 4; k++) {
+		float a = re[2 * k] * s, b = re[2 * k + 1] * s;
+		x.rh[k]  = pack_half2(a, b);
+		float2 h = unpack_half2(x.rh[k]);
+		x.rl[k]  = pack_half2(a - h.x, b - h.y);
+		a        = im[2 * k] * s;
+		b        = im[2 * k + 1] * s;
+		x.ih[k]  = pack_half2(a, b);
+		h        = unpack_half2(x.ih[k]);
+		x.il[k]  = pack_half2(a - h.x, b - h.y);
+	}
+}
+
+FFTD_DEV void transpose(Frag<false> &x)
+{
+	transpose(x.r);
+	transpose(x.i);
+}
+FFTD_DEV void transpose(Frag<true> &x)
+{
+	transpose(x.rh);
+	transpose(x.rl);
+	transpose(x.ih);
+	transpose(x.il);
+}
+
+FFTD_DEV void neg(const uint32_t (&a)[4], uint32_t (&n)[4])
+{
+	for (int k = 0; k < 4; k++)
+		n[k] = a[k] ^ 0x80008000u;
+}
+
+// Y = X * F16 (a DFT along every row of the tile); y[4 j + c] is accumulator
+// element c of n8 half j, which is A element 4 j + c.
+FFTD_DEV void row_dft(const Frag<false> &x, const DftB<false> &F, float (&yr)[8], float (&yi)[8])
+{
+	uint32_t ni[4];
+	neg(x.i, ni);
+	for (int j = 0; j < 2; j++) {
+		float dr[4] = {0.f, 0.f, 0.f, 0.f}, di[4] = {0.f, 0.f, 0.f, 0.f};
+		mma(dr, x.r, F.r[j][0], F.r[j][1]);
+		mma(dr, ni, F.i[j][0], F.i[j][1]);
+		mma(di, x.r, F.i[j][0], F.i[j][1]);
+		mma(di, x.i, F.r[j][0], F.r[j][1]);
+		for (int c = 0; c < 4; c++) {
+			yr[4 * j + c] = dr[c];
+			yi[4 * j + c] = di[c];
+		}
+	}
+}
+
+FFTD_DEV void row_dft(const Frag<true> &x, const DftB<true> &F, float (&yr)[8], float (&yi)[8])
+{
+	uint32_t nih[4], nil[4];
+	neg(x.ih, nih);
+	neg(x.il, nil);
+	for (int j = 0; j < 2; j++) {
+		float dr[4] = {0.f, 0.f, 0.f, 0.f}, di[4] = {0.f, 0.f, 0.f, 0.f};
+		// small terms first, the hi*hi products last
+		mma(dr, x.rl, F.rh[j][0], F.rh[j][1]);
+		mma(dr, x.rh, F.rl[j][0], F.rl[j][1]);
+		mma(dr, nil, F.ih[j][0], F.ih[j][1]);
+		mma(dr, nih, F.il[j][0], F.il[j][1]);
+		mma(dr, x.rh, F.rh[j][0], F.rh[j][1]);
+		mma(dr, nih, F.ih[j][0], F.ih[j][1]);
+		mma(di, x.rl, F.ih[j][0], F.ih[j][1]);
+		mma(di, x.rh, F.il[j][0], F.il[j][1]);
+		mma(di, x.il, F.rh[j][0], F.rh[j][1]);
+		mma(di, x.ih, F.rl[j][0], F.rl[j][1]);
+		mma(di, x.rh, F.ih[j][0], F.ih[j][1]);
+		mma(di, x.ih, F.rh[j][0], F.rh[j][1]);
+		for (int c = 0; c < 4; c++) {
+			yr[4 * j + c] = dr[c] * x.inv;
+			yi[4 * j + c] = di[c] * x.inv;
+		}
+	}
+}
+
+// Fragment from 8 shared-memory words. tc16 regroups the (re, im) half pairs
+// into re and im operands with two byte permutes per register, no cvt.
+FFTD_DEV void words_to_frag(const uint32_t (&w)[8], Frag<false> &x)
+{
+	for (int k = 0; k < 4; k++) {
+		x.r[k] = __byte_perm(w[2 * k], w[2 * k + 1], 0x5410);
+		x.i[k] = __byte_perm(w[2 * k], w[2 * k + 1], 0x7632);
+	}
+}
+FFTD_DEV void words_to_frag(const float2 (&w)[8], Frag<true> &x)
+{
+	float re[8], im[8];
+	for (int e = 0; e < 8; e++) {
+		re[e] = w[e].x;
+		im[e] = w[e].y;
+	}
+	to_frag(re, im, x);
+}
+
+// Offsets of A element e relative to element 0 in a tile whose rows are
+// `rs` apart and columns `cs` apart: row + 8 (e bit 1), col + 1 (bit 0),
+// col + 8 (bit 2).
+FFTD_DEV constexpr uint32_t elem_off(int e, uint32_t rs, uint32_t cs)
+{
+	return 8u * rs * ((e >> 1) & 1) + cs * (e & 1) + 8u * cs * (e >> 2);
+}
+
+// ---------------------------------------------------------------------------
+// The pass kernel.
+//
+// P: Tc16 or Split16. L = 256 R. C FFTs per block iteration, W warps.
+// STRIDED: column passes (runtime strides s_in/s_out, either may be 1);
+// otherwise contiguous FFTs only. INV: inverse. TW: multiply output k of FFT
+// q by W_N^((q % s_out) k), N = L * s_out (the four-step twiddle of a first
+// pass). SCR: level 1 writes into a scratch buffer (no register stash).
+//
+// Shared memory of a pass kernel: the input buffer, the scratch buffer
+// level 1 writes into when it fits (SCR; not needed by contiguous 256-point
+// passes, which store from registers), the twiddle tables (W_256 per lane,
+// the quarter of W_L, and the four-step tables when TW).
+template <class P, int L, int C, bool TW, bool STRIDED>
+struct Smem {
+	static constexpr int    PTS   = C * L;
+	static constexpr bool   SCR   = 2 * PTS * P::kBytes <= 160 * 1024;
+	static constexpr int    NBUFS = SCR && !(L == 256 && !STRIDED) ? 2 : 1;
+	static constexpr size_t kBytes =
+	    (size_t)NBUFS * PTS * P::kBytes + (8 * 32 + L / 4 + (TW ? 768 : 0)) * sizeof(float2);
+};
+
+// Register cap: as many resident blocks as shared memory allows, up to 1024
+// threads per SM, so that several blocks overlap their load, compute and
+// store phases (228 KiB of shared memory per SM, 1 KiB reserved per block).
+template <class P, int L, int C, int W, bool TW, bool STRIDED>
+constexpr int min_blocks()
+{
+	int by_smem = (int)((228 * 1024) / (Smem<P, L, C, TW, STRIDED>::kBytes + 1024));
+	int by_thr  = (P::kSplit ? 768 : 1024) / (W * 32); // split16 needs ~80 registers
+	int b       = by_smem < by_thr ? by_smem : by_thr;
+	return b < 1 ? 1 : b;
+}
+
+// Index maps of the work items. Each is a bitwise map of its item number
+// (powers of two everywhere), so map(x | y) = map(x) | map(y) for x, y with
+// disjoint bits: with the linear swizzle, a lane's part is computed once and
+// the unrolled loop's part is a compile-time constant.
+template <int L, int R>
+FFTD_DEV constexpr uint32_t l1_in(uint32_t tau) { return (tau / R) * L + tau % R; }        // (f, a) -> f L + a
+template <int L, int R>
+FFTD_DEV constexpr uint32_t l1_out(uint32_t tau) { return (tau / R) * L + 256 * (tau % R); } // -> f L + 256 a
+template <int L>
+FFTD_DEV constexpr uint32_t l2_pair(uint32_t p) { return (p / 256) * L + p % 256; }         // (f, kb) -> f L + kb
+template <int L>
+FFTD_DEV constexpr uint32_t l2_unit(uint32_t u) { return (u / 16) * L + (u % 16) * 16; }    // (f, kb0) -> f L + kb0
+template <int L>
+FFTD_DEV constexpr uint32_t l2a_item(uint32_t i) { return (i / 4096) * L + i % 4096; }      // (f, al, kb)
+template <int L, int RR>
+FFTD_DEV constexpr uint32_t l2b_in(uint32_t t) // (f, b, kb0) -> f L + kb0 + 4096 b
+{
+	return (t / (16 * RR)) * L + (t % 16) * 16 + 4096 * ((t / 16) % RR);
+}
+template <int L, int RR>
+FFTD_DEV constexpr uint32_t l2b_out(uint32_t t) // -> f L + kb0 + 256 b
+{
+	return (t / (16 * RR)) * L + (t % 16) * 16 + 256 * ((t / 16) % RR);
+}
+
+template <class P, int L, int C, int W, bool STRIDED, bool INV, bool TW, bool SCR>
+__global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>())) pass_kernel(PassArgs args)
+{
+	using Word            = typename P::Word;
+	constexpr bool SPLIT  = P::kSplit;
+	constexpr int  B      = P::kBytes;
+	constexpr int  R      = L / 256;
+	constexpr int  NT     = W * 32;
+	constexpr int  PTS    = C * L;     // points per block iteration
+	constexpr int  TPW    = C * R / W; // level-1 tiles per warp
+	constexpr int  COPIES = PTS / NT;  // copy steps per thread
+	constexpr int  Q      = L / 4;     // quarter table of W_L
+	constexpr int  LGQ    = __builtin_ctz(Q);
+	constexpr int  RR     = R >= 16 ? R / 16 : 1;
+	// Contiguous passes: the last stage stores to device memory itself
+	// (32-byte or 128-byte pieces), no copy-out through shared memory.
+	constexpr bool DIRECT = !STRIDED;
+	// The next block's input streams into buf as soon as level 1 has read
+	// it, unless a later stage still writes or reads buf.
+	constexpr bool EARLY = (SCR && (R < 32 || DIRECT)) || (DIRECT && R == 1);
+	constexpr uint32_t SCR_OFF = (uint32_t)PTS * B; // byte offset of the scratch buffer
+	static_assert(L >= 256 && L <= 16384 && (L & (L - 1)) == 0, "L");
+	static_assert(TPW >= 1 && TPW * W == C * R, "tiles per warp");
+	static_assert(COPIES * NT == PTS, "copy steps");
+	static_assert(DIRECT || SCR, "column passes go through the scratch buffer");
+
+	// Shared memory: the input buffer (buf); when SCR a scratch buffer that
+	// level 1 writes into (so its results need not wait in registers for a
+	// block barrier, and the next block's input can stream into buf while
+	// level 2 runs); then the twiddles: W_256^(row col) of each lane's 8
+	// tile elements, W_L^j for j < L/4, and when TW the three four-step
+	// tables. Buffer accesses use byte offsets: swizzle(x) * B, which is
+	// linear too, so each access is one LOP3 on a per-thread base.
+	extern __shared__ __align__(16) unsigned char smem_raw[];
+	float2 *const t256 = reinterpret_cast<float2 *>(smem_raw + (size_t)(Smem<P, L, C, TW, STRIDED>::NBUFS) * PTS * B);
+	float2 *const tq   = t256 + 8 * 32;
+	float2 *const tw3  = tq + Q;
+	auto bref = [&](uint32_t off) -> Word & { return *reinterpret_cast<Word *>(smem_raw + off); };
+	auto sref = [&](uint32_t off) -> Word & { return *reinterpret_cast<Word *>(smem_raw + SCR_OFF + off); };
+	auto SB   = [](uint32_t x) -> uint32_t { return P::swz(x) * B; };
+
+	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const int g = lane >> 2, t = lane & 3;
+
+	const long long nit     = (args.q_total + C - 1) / C;
+	const bool      s_in_1  = !STRIDED || args.s_in == 1;
+
+	// Constants: the F16 fragments (registers), the twiddle tables (shared
+	// memory; the first barrier of the loop publishes them).
+	DftB<SPLIT> F;
+	load_dft<INV, L>(args.tab, lane, F);
+	if (warp == 0)
+		for (int e = 0; e < 8; e++)
+			t256[e * 32 + lane] =
+			    twiddle<INV>(args.tab, fftd__tc_frag_row(lane, e) * fftd__tc_frag_col(lane, e) * R);
+	for (int j = tid; j < Q; j += NT)
+		tq[j] = __ldg(args.tab + j);
+	if (TW)
+		for (int j = tid; j < 768; j += NT)
+			tw3[j] = __ldg(args.tw3 + j);
+
+	// Contiguous passes with R <= 8 apply the level-1 DIT twiddles
+	// W_L^(a kb) in level 2 instead, where a thread always sees the same kb
+	// (NKB of them when a block has fewer than 256 threads): R - 1 constants
+	// per kb, in registers (column passes have no registers to spare for
+	// them and use the quarter table in level 1).
+	constexpr bool MOVE_TW = DIRECT && R > 1 && R <= 8;
+	constexpr int  NKB     = NT >= 256 ? 1 : 256 / NT;
+	constexpr int  RT      = MOVE_TW ? R - 1 : 1;
+	float2         tw1[NKB][RT];
+	for (int jk = 0; jk < NKB; jk++)
+		for (int x = 0; x < RT; x++)
+			tw1[jk][x] = MOVE_TW ? twiddle<INV>(args.tab, (x + 1) * ((tid + jk * NT) % 256))
+			                     : make_float2(1.f, 0.f);
+
+	// W_L^j for 0 <= j < L from the quarter table: W_L^(r + qL/4) =
+	// W_L^r (-i)^q; conjugated for the inverse.
+	auto twl = [&](uint32_t j) -> float2 {
+		float2   w = tq[j & (Q - 1)];
+		uint32_t q = j >> LGQ;
+		if (q & 1)
+			w = make_float2(w.y, -w.x);
+		if (q & 2)
+			w = make_float2(-w.x, -w.y);
+		if (INV)
+			w.y = -w.y;
+		return w;
+	};
+
+	// Per-lane parts of the swizzled byte offsets (see l1_in and friends).
+	const uint32_t sw_c1_0 = SB((uint32_t)tid);
+	const uint32_t sw_cs_0 = SB((uint32_t)((tid % C) * L + tid / C));
+	const uint32_t sw_g1_0 = SB(l1_in<L, R>(warp)) ^ SB((uint32_t)R * (g + 32 * t));
+	const uint32_t sw_w1_0 = SB(l1_out<L, R>(warp)) ^ SB((uint32_t)(g + 32 * t));
+	const uint32_t sw_p2_0 = SB(l2_pair<L>(tid));
+	const uint32_t sw_g2_0 = SB(l2_unit<L>(warp)) ^ SB((uint32_t)(g + 512 * t));
+	const uint32_t sw_a2_0 = SB(l2a_item<L>(tid));
+	const uint32_t sw_bi_0 = SB(l2b_in<L, RR>(warp)) ^ SB((uint32_t)(g + 512 * t));
+	uint32_t       sw_c1 = sw_c1_0, sw_cs = sw_cs_0;
+
+	auto copy_in = [&](long long it) {
+		const Word    *in = static_cast<const Word *>(args.in);
+		const uint32_t sb = (uint32_t)__cvta_generic_to_shared(smem_raw);
+		if (s_in_1) {
+			const long long base = it * C * (long long)L;
+			const Word     *src  = in + base + tid;
+			if ((it + 1) * C <= args.q_total) {
+#pragma unroll
+				for (int j = 0; j < COPIES; j++)
+					cp_async_n<B>(sb + (sw_c1 ^ SB((uint32_t)(j * NT))), src + j * NT);
+			} else {
+				const long long limit = args.q_total * (long long)L - base;
+#pragma unroll
+				for (int j = 0; j < COPIES; j++)
+					if (tid + j * NT < limit)
+						cp_async_n<B>(sb + (sw_c1 ^ SB((uint32_t)(j * NT))), src + j * NT);
+			}
+		} else {
+			long long   q0  = it * C, s = args.s_in;
+			long long   qh  = q0 >> args.s_in_log2, ql = q0 & (s - 1);
+			const Word *src = in + qh * (long long)L * s + ql + (tid % C) + (long long)(tid / C) * s;
+			// the step is opaque so that the 64-bit offsets are not all
+			// precomputed and held across the iteration loop
+			const long long step = (long long)opaque((uint32_t)(NT / C)) * s;
+#pragma unroll
+			for (int j = 0; j < COPIES; j++) {
+				cp_async_n<B>(sb + (sw_cs ^ SB((uint32_t)(j * (NT / C)))), src);
+				src += step;
+			}
+		}
+	};
+
+	// Column passes only: scratch -> device memory, C-point runs.
+	auto copy_out = [&](long long it) {
+		Word     *out = static_cast<Word *>(args.out);
+		long long q0 = it * C, s = args.s_out;
+		long long qh = q0 >> args.s_out_log2, ql = q0 & (s - 1);
+		Word     *dst  = out + qh * (long long)L * s + ql + (tid % C) + (long long)(tid / C) * s;
+		const long long step = (long long)opaque((uint32_t)(NT / C)) * s;
+#pragma unroll
+		for (int j = 0; j < COPIES; j++) {
+			*dst = sref(sw_cs ^ SB((uint32_t)(j * (NT / C))));
+			dst += step;
+		}
+	};
+
+	// Four-step twiddle W_N^(ql k), N = L * s_out <= 2^24, ql = q % s_out,
+	// from three 256-entry shared tables (scattered loads from device
+	// memory here were what made first passes slow).
+	auto tw4 = [&](long long it, int f, int k) -> float2 {
+		long long q  = it * C + f;
+		long long ql = q & (args.s_out - 1);
+		uint32_t  m  = (uint32_t)(ql * k);
+		float2    w  = cmul(cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]), tw3[512 + (m >> 16)]);
+		if (INV)
+			w.y = -w.y;
+		return w;
+	};
+
+	auto prefetch = [&](long long n) {
+		if (n < nit)
+			copy_in(n);
+		cp_async_commit();
+	};
+
+	long long it = blockIdx.x;
+	if (it < nit)
+		copy_in(it);
+	cp_async_commit();
+
+	for (; it < nit; it += gridDim.x) {
+		const long long nxt = it + gridDim.x;
+		// fresh, opaque copies each iteration (see opaque())
+		const int      ln    = (int)opaque((uint32_t)lane);
+		const uint32_t sw_g1 = opaque(sw_g1_0), sw_w1 = opaque(sw_w1_0);
+		sw_c1 = opaque(sw_c1_0);
+		sw_cs = opaque(sw_cs_0);
+		const float2 *t256l = t256 + opaque((uint32_t)lane);
+		Word *const   out   = static_cast<Word *>(args.out);
+		cp_async_wait<0>();
+		__syncthreads();
+
+		// ---- level 1: 256-point FFTs in registers, one tile per warp step.
+		// without a scratch buffer, results wait in registers for a barrier
+		constexpr bool STASH = !SCR && !(R == 1 && DIRECT);
+		Word           stash[STASH ? TPW : 1][8];
+#pragma unroll
+		for (int i = 0; i < TPW; i++) {
+			const int      tau = warp + W * i, f = tau / R, a = tau % R;
+			const uint32_t sb  = sw_g1 ^ SB(l1_in<L, R>(W * i));
+			Word           w[8];
+#pragma unroll
+			for (int e = 0; e < 8; e++)
+				w[e] = bref(sb ^ SB(elem_off(e, R, 16 * R)));
+			Frag<SPLIT> x;
+			words_to_frag(w, x);
+			float yr[8], yi[8];
+			row_dft(x, F, yr, yi);
+#pragma unroll
+			for (int e = 0; e < 8; e++) {
+				float2 v = cmul(make_float2(yr[e], yi[e]), t256l[32 * e]); // W_256^(row col)
+				yr[e]    = v.x;
+				yi[e]    = v.y;
+			}
+			to_frag(yr, yi, x);
+			transpose(x);
+			row_dft(x, F, yr, yi);
+			const uint32_t so   = sw_w1 ^ SB(l1_out<L, R>(W * i));
+			const int      kb0  = (ln >> 2) + 32 * (ln & 3); // kb of element 0
+			const long long q   = it * C + f;
+			Word *const     dst = out + q * L + kb0; // R == 1 && DIRECT
+#pragma unroll
+			for (int e = 0; e < 8; e++) {
+				const int kb = fftd__tc_frag_row(ln, e) + 16 * fftd__tc_frag_col(ln, e);
+				float2    v  = make_float2(yr[e], yi[e]);
+				if (R > 1 && !MOVE_TW) {
+					if (a != 0)
+						v = cmul(v, twl((uint32_t)(a * kb)));
+				} else if (R == 1 && TW) {
+					v = cmul(v, tw4(it, f, kb));
+				}
+				if (R == 1 && DIRECT) {
+					if (q < args.q_total)
+						dst[elem_off(e, 1, 16)] = P::store(v.x, v.y);
+				} else if (SCR) {
+					sref(so ^ SB(elem_off(e, 1, 16))) = P::store(v.x, v.y);
+				} else {
+					stash[STASH ? i : 0][e] = P::store(v.x, v.y);
+				}
+			}
+		}
+		if (STASH) {
+			__syncthreads();
+#pragma unroll
+			for (int i = 0; i < TPW; i++) {
+				const uint32_t so = sw_w1 ^ SB(l1_out<L, R>(W * i));
+#pragma unroll
+				for (int e = 0; e < 8; e++)
+					bref(so ^ SB(elem_off(e, 1, 16))) = stash[STASH ? i : 0][e];
+			}
+		}
+		// level 2 works in the scratch buffer, or in buf without one
+		auto wref = [&](uint32_t off) -> Word & { return SCR ? sref(off) : bref(off); };
+
+		// ---- level 2: R-point DFTs over a (stride 256), natural order out.
+		if constexpr (R == 1) {
+			__syncthreads();
+			if (EARLY)
+				prefetch(nxt);
+		} else if constexpr (R <= 8) {
+			// On the CUDA cores, one thread per (f, kb).
+			constexpr int PAIRS = C * 256 / NT;
+			static_assert(PAIRS * NT == C * 256, "level-2 pairs");
+			const uint32_t sw_p2 = opaque(sw_p2_0);
+			__syncthreads();
+			if (EARLY)
+				prefetch(nxt);
+#pragma unroll
+			for (int j = 0; j < PAIRS; j++) {
+				const int      pidx = tid + j * NT, f = pidx / 256, kb = pidx % 256;
+				const uint32_t sb   = sw_p2 ^ SB(l2_pair<L>(j * NT));
+				float2         v[R];
+#pragma unroll
+				for (int x = 0; x < R; x++)
+					v[x] = P::load(wref(sb ^ SB((uint32_t)(256 * x))));
+				if (MOVE_TW)
+#pragma unroll
+					for (int x = 1; x < R; x++)
+						v[x] = cmul(v[x], tw1[j % NKB][x - 1]); // W_L^(a kb)
+				SmallDft<R, INV>::run(v);
+				const long long q = it * C + f;
+#pragma unroll
+				for (int x = 0; x < R; x++) {
+					if (TW)
+						v[x] = cmul(v[x], tw4(it, f, kb + 256 * x));
+					if (DIRECT) {
+						if (q < args.q_total)
+							out[q * L + kb + 256 * x] = P::store(v[x].x, v[x].y);
+					} else {
+						wref(sb ^ SB((uint32_t)(256 * x))) = P::store(v[x].x, v[x].y);
+					}
+				}
+			}
+		} else if constexpr (R == 16) {
+			// One tensor-core product per (f, 16 consecutive kb): rows kb,
+			// columns a -> ka; in place, so no block barrier between.
+			constexpr int UNITS = C * 16 / W;
+			static_assert(UNITS * W == C * 16, "level-2 units");
+			const uint32_t sw_g2 = opaque(sw_g2_0);
+			__syncthreads();
+			if (EARLY)
+				prefetch(nxt);
+#pragma unroll
+			for (int u0 = 0; u0 < UNITS; u0++) {
+				const int      u = warp + W * u0, f = u / 16, kb0 = (u % 16) * 16;
+				const uint32_t sb = sw_g2 ^ SB(l2_unit<L>(W * u0));
+				Word           z[8];
+#pragma unroll
+				for (int e = 0; e < 8; e++)
+					z[e] = wref(sb ^ SB(elem_off(e, 1, 256)));
+				Frag<SPLIT> x;
+				words_to_frag(z, x);
+				float yr[8], yi[8];
+				row_dft(x, F, yr, yi);
+				const long long q   = it * C + f;
+				Word *const     dst = out + q * L + kb0 + (ln >> 2) + 512 * (ln & 3);
+#pragma unroll
+				for (int e = 0; e < 8; e++) {
+					float2 v = make_float2(yr[e], yi[e]);
+					if (TW) {
+						const int k = kb0 + fftd__tc_frag_row(ln, e) + 256 * fftd__tc_frag_col(ln, e);
+						v           = cmul(v, tw4(it, f, k));
+					}
+					if (DIRECT) {
+						if (q < args.q_total)
+							dst[elem_off(e, 1, 256)] = P::store(v.x, v.y);
+					} else {
+						wref(sb ^ SB(elem_off(e, 1, 256))) = P::store(v.x, v.y);
+					}
+				}
+			}
+		} else {
+			// R = 16 RR, a = alpha + 16 beta, ka = RR kappa + beta':
+			// (2a) radix-RR over beta on the CUDA cores, times
+			// W_R^(alpha beta'), in place; (2b) the radix-16 product over
+			// alpha per (f, kb0, beta'), results to kb + 256 (RR kappa +
+			// beta') in device memory (contiguous passes only: L > 4096).
+			static_assert(DIRECT, "L > 4096 only for contiguous passes");
+			constexpr int ITEMS = C * 4096 / NT;
+			static_assert(ITEMS * NT == C * 4096, "level-2a items");
+			constexpr int TPW2 = C * 16 * RR / W;
+			static_assert(TPW2 * W == C * 16 * RR, "level-2b tiles per warp");
+			const uint32_t sw_a2 = opaque(sw_a2_0);
+			__syncthreads();
+			if (EARLY)
+				prefetch(nxt);
+#pragma unroll
+			for (int j = 0; j < ITEMS; j++) {
+				const int      i  = tid + j * NT, al = (i % 4096) / 256;
+				const uint32_t sb = sw_a2 ^ SB(l2a_item<L>(j * NT));
+				float2         v[RR];
+#pragma unroll
+				for (int b = 0; b < RR; b++)
+					v[b] = P::load(wref(sb ^ SB((uint32_t)(4096 * b))));
+				SmallDft<RR, INV>::run(v);
+#pragma unroll
+				for (int b = 0; b < RR; b++) {
+					if (b > 0 && al > 0)
+						v[b] = cmul(v[b], twl((uint32_t)(256 * al * b)));
+					wref(sb ^ SB((uint32_t)(4096 * b))) = P::store(v[b].x, v[b].y);
+				}
+			}
+			__syncthreads();
+			const uint32_t sw_bi = opaque(sw_bi_0);
+#pragma unroll
+			for (int i = 0; i < TPW2; i++) {
+				const int tau = warp + W * i, f = tau / (16 * RR), kb0 = (tau % 16) * 16,
+				          b = (tau / 16) % RR;
+				const uint32_t sb = sw_bi ^ SB(l2b_in<L, RR>(W * i));
+				Word           z[8];
+#pragma unroll
+				for (int e = 0; e < 8; e++)
+					z[e] = wref(sb ^ SB(elem_off(e, 1, 256)));
+				Frag<SPLIT> x;
+				words_to_frag(z, x);
+				float yr[8], yi[8];
+				row_dft(x, F, yr, yi);
+				const long long q   = it * C + f;
+				Word *const     dst = out + q * L + kb0 + 256 * b + (ln >> 2) + 512 * RR * (ln & 3);
+#pragma unroll
+				for (int e = 0; e < 8; e++)
+					if (q < args.q_total)
+						dst[elem_off(e, 1, 256 * RR)] = P::store(yr[e], yi[e]);
+			}
+		}
+		if (!DIRECT) {
+			__syncthreads();
+			copy_out(it);
+		}
+		if (!EARLY) {
+			// every buffer read above may be refilled from here on
+			__syncthreads();
+			prefetch(nxt);
+		}
+	}
+	cp_async_wait<0>();
+}
+
+// Block shape of a pass kernel: C FFTs per block iteration (tc.h,
+// fftd__tc_block_ffts), W warps (two level-1 tiles per warp where possible).
+template <class P>
+constexpr int block_ffts(int L, bool strided, bool wide)
+{
+	if (!strided)
+		return L >= 4096 ? 1 : 4096 / L;
+	int c = 32 / P::kBytes;
+	while (c > 2 && (long)c * L * P::kBytes > 65536L)
+		c /= 2;
+	if (!wide)
+		return c;
+	int w = 128 / P::kBytes;
+	while (w > 1 && (long)w * L * P::kBytes > 32768L)
+		w /= 2;
+	return w > c ? w : c;
+}
+constexpr int block_warps(int cr)
+{
+	return cr >= 128 ? 32 : (cr / 2 < 4 ? (cr < 4 ? cr : 4) : (cr / 2 > 16 ? 16 : cr / 2));
+}
+
+// Registration helper used by tc16*.cu and split16*.cu.
+template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false>
+KernelInfo make_kernel_info()
+{
+	constexpr int C    = block_ffts<P>(L, STRIDED, WIDE);
+	constexpr int W    = block_warps(C * (L / 256));
+	constexpr bool SCR = Smem<P, L, C, TW, STRIDED>::SCR;
+	KernelInfo    k;
+	k.fn    = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR>;
+	k.len   = L;
+	k.ffts  = C;
+	k.warps = W;
+	k.smem  = Smem<P, L, C, TW, STRIDED>::kBytes;
+	return k;
+}
+
+} // namespace fftd_tc
+
+#endif // FFTD_KERNELS_TC16_FFT_CUH

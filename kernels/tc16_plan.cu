@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+//
+// tc16_plan.cu — the C ABI of tc.h for both tensor-core algorithms: plan
+// creation (pass decomposition from tc_host.c, kernel choice, twiddle tables
+// in device memory, launch geometry from the occupancy calculator),
+// execution as one or two kernel launches on the caller's stream, and
+// destruction. The kernels themselves are in tc16.cu / split16.cu.
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tc.h"
+#include "tc16_fft.cuh"
+
+struct fftd_tc_plan {
+	fftd_tc_algo         algo;
+	int                  direction;
+	int                  rank;
+	int64_t              dims[2];
+	int64_t              batch;
+	fftd__tc_layout      lay;
+	fftd_tc::KernelInfo  kern[FFTD__TC_MAX_PASSES];
+	int                  grid[FFTD__TC_MAX_PASSES];
+	const float2        *tab[FFTD__TC_MAX_PASSES]; // W_len^j
+	const float2        *tw3;                      // four-step W_N, 3 x 256
+	void                *dmem;                     // all tables, one allocation
+	size_t               elem_bytes;
+};
+
+static int cuda_code(cudaError_t e) { return e == cudaSuccess ? FFTD_TC_OK : FFTD_TC_ECUDA_BASE - (int)e; }
+
+static int log2ll(long long v)
+{
+	int l = 0;
+	while ((1LL << l) < v)
+		l++;
+	return l;
+}
+
+extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
+    const int64_t *dims, int64_t batch, int direction)
+{
+	if (out == NULL)
+		return FFTD_TC_EINVAL;
+	*out = NULL;
+	if ((algo != FFTD_TC_TC16 && algo != FFTD_TC_SPLIT16) ||
+	    (direction != FFTD_TC_FORWARD && direction != FFTD_TC_INVERSE))
+		return FFTD_TC_EINVAL;
+	fftd__tc_layout lay;
+	int             rc = fftd__tc_plan_layout(rank, dims, batch, &lay);
+	if (rc != FFTD_TC_OK)
+		return rc;
+
+	int         ndev = 0;
+	cudaError_t ce   = cudaGetDeviceCount(&ndev);
+	if (ce != cudaSuccess || ndev == 0) {
+		cudaGetLastError();
+		return FFTD_TC_ENODEV;
+	}
+	int dev = 0, sms = 0;
+	if ((ce = cudaGetDevice(&dev)) != cudaSuccess ||
+	    (ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+		return cuda_code(ce);
+
+	fftd_tc_plan *p = (fftd_tc_plan *)calloc(1, sizeof *p);
+	if (p == NULL)
+		return FFTD_TC_ENOMEM;
+	p->algo       = algo;
+	p->direction  = direction;
+	p->rank       = rank;
+	p->dims[0]    = dims[0];
+	p->dims[1]    = rank > 1 ? dims[1] : 1;
+	p->batch      = batch;
+	p->lay        = lay;
+	p->elem_bytes = algo == FFTD_TC_TC16 ? 4 : 8;
+	const bool inv = direction == FFTD_TC_INVERSE;
+	// Column passes: runs of up to 128 bytes per column group ("wide", the
+	// default: measured faster for 256- and 512-point columns on the H200),
+	// or 32 bytes with FFTD_TC_WIDE=0 (a tuning knob, read at plan time).
+	const char *wide_env = getenv("FFTD_TC_WIDE");
+	const bool  wide     = !(wide_env != NULL && wide_env[0] == '0');
+
+	// Kernels and their launch geometry.
+	for (int i = 0; i < lay.npass; i++) {
+		const fftd__tc_pass *ps      = &lay.pass[i];
+		bool                 strided = ps->s_in > 1 || ps->s_out > 1;
+		bool                 ok      = algo == FFTD_TC_TC16
+		                     ? fftd_tc::tc16_kernel(ps->len, strided, inv, ps->tw_n > 0, wide, &p->kern[i])
+		                     : fftd_tc::split16_kernel(ps->len, strided, inv, ps->tw_n > 0, wide, &p->kern[i]);
+		if (!ok) {
+			free(p);
+			return FFTD_TC_EUNSUPPORTED;
+		}
+		const fftd_tc::KernelInfo *k = &p->kern[i];
+		int                        nb = 0;
+		if ((ce = cudaFuncSetAttribute((const void *)k->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+		         (int)k->smem)) != cudaSuccess ||
+		    (ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, (const void *)k->fn, k->warps * 32,
+		         k->smem)) != cudaSuccess) {
+			free(p);
+			return cuda_code(ce);
+		}
+		if (nb < 1)
+			nb = 1;
+		long long iters = (ps->q_total + k->ffts - 1) / k->ffts;
+		long long grid  = (long long)nb * sms;
+		p->grid[i]      = (int)(iters < grid ? iters : grid);
+	}
+
+	// Tables: W_len for each pass, the three four-step tables for pass 0.
+	size_t  n_tab[FFTD__TC_MAX_PASSES] = {0, 0}, n_tw = 0, total = 0;
+	int64_t tw_n = 0;
+	for (int i = 0; i < lay.npass; i++) {
+		n_tab[i] = (size_t)lay.pass[i].len;
+		total += n_tab[i];
+		if (lay.pass[i].tw_n > 0)
+			tw_n = lay.pass[i].tw_n;
+	}
+	if (tw_n > 0) {
+		n_tw = 3 * FFTD__TC_TW_TABLE;
+		total += n_tw;
+	}
+	float *host = (float *)malloc(total * 2 * sizeof(float));
+	if (host == NULL) {
+		free(p);
+		return FFTD_TC_ENOMEM;
+	}
+	size_t off = 0, offs[FFTD__TC_MAX_PASSES] = {0, 0}, off_tw = 0;
+	for (int i = 0; i < lay.npass; i++) {
+		offs[i] = off;
+		fftd__tc_twiddles(lay.pass[i].len, (int64_t)n_tab[i], 1, host + 2 * off);
+		off += n_tab[i];
+	}
+	if (tw_n > 0) { // W_N^m, W_N^(256 m), W_N^(65536 m) for m < 256
+		off_tw = off;
+		for (int lvl = 0; lvl < 3; lvl++)
+			fftd__tc_twiddles(tw_n, FFTD__TC_TW_TABLE, (int64_t)1 << (8 * lvl),
+			    host + 2 * (off + (size_t)lvl * FFTD__TC_TW_TABLE));
+		off += n_tw;
+	}
+	if ((ce = cudaMalloc(&p->dmem, total * sizeof(float2))) != cudaSuccess) {
+		free(host);
+		free(p);
+		cudaGetLastError();
+		return ce == cudaErrorMemoryAllocation ? FFTD_TC_EDEVMEM : cuda_code(ce);
+	}
+	ce = cudaMemcpy(p->dmem, host, total * sizeof(float2), cudaMemcpyHostToDevice);
+	free(host);
+	if (ce != cudaSuccess) {
+		cudaFree(p->dmem);
+		free(p);
+		return cuda_code(ce);
+	}
+	const float2 *d = (const float2 *)p->dmem;
+	for (int i = 0; i < lay.npass; i++)
+		p->tab[i] = d + offs[i];
+	p->tw3   = tw_n > 0 ? d + off_tw : NULL;
+	*out     = p;
+	return FFTD_TC_OK;
+}
+
+extern "C" int fftd_tc_workspace_size(const fftd_tc_plan *p, size_t *bytes)
+{
+	if (p == NULL || bytes == NULL)
+		return FFTD_TC_EINVAL;
+	*bytes = (size_t)p->lay.ws_points * p->elem_bytes;
+	return FFTD_TC_OK;
+}
+
+extern "C" int fftd_tc_execute(const fftd_tc_plan *p, const void *in, void *out, void *ws, void *stream)
+{
+	if (p == NULL || in == NULL || out == NULL || (p->lay.ws_points > 0 && ws == NULL))
+		return FFTD_TC_EINVAL;
+	if (((uintptr_t)in | (uintptr_t)out | (uintptr_t)ws) & (p->elem_bytes - 1))
+		return FFTD_TC_EINVAL;
+	cudaStream_t st = (cudaStream_t)stream;
+	for (int i = 0; i < p->lay.npass; i++) {
+		const fftd__tc_pass *ps = &p->lay.pass[i];
+		const void *bufs[3] = {in, out, ws};
+		fftd_tc::PassArgs a;
+		a.in         = bufs[ps->src];
+		a.out        = (void *)bufs[ps->dst];
+		a.q_total    = ps->q_total;
+		a.s_in       = ps->s_in;
+		a.s_out      = ps->s_out;
+		a.s_in_log2  = log2ll(ps->s_in);
+		a.s_out_log2 = log2ll(ps->s_out);
+		a.tab        = p->tab[i];
+		a.tw3        = p->tw3;
+		const fftd_tc::KernelInfo *k = &p->kern[i];
+		k->fn<<<p->grid[i], k->warps * 32, k->smem, st>>>(a);
+		cudaError_t ce = cudaGetLastError();
+		if (ce != cudaSuccess)
+			return cuda_code(ce);
+	}
+	return FFTD_TC_OK;
+}
+
+extern "C" void fftd_tc_plan_destroy(fftd_tc_plan *p)
+{
+	if (p == NULL)
+		return;
+	if (p->dmem != NULL)
+		cudaFree(p->dmem);
+	free(p);
+}
+
+extern "C" void fftd_tc_plan_describe(const fftd_tc_plan *p, char *buf, size_t len)
+{
+	if (buf == NULL || len == 0)
+		return;
+	if (p == NULL) {
+		snprintf(buf, len, "(null)");
+		return;
+	}
+	int n = snprintf(buf, len, "%s %s", p->algo == FFTD_TC_TC16 ? "tc16" : "split16",
+	    p->direction == FFTD_TC_FORWARD ? "fwd" : "inv");
+	for (int i = 0; i < p->lay.npass && n > 0 && (size_t)n < len; i++) {
+		const fftd__tc_pass       *ps = &p->lay.pass[i];
+		const fftd_tc::KernelInfo *k  = &p->kern[i];
+		n += snprintf(buf + n, len - (size_t)n, " | pass %d: len %d q %lld s %lld/%lld%s, %d ffts x %d warps, %zu B smem, grid %d",
+		    i, ps->len, (long long)ps->q_total, (long long)ps->s_in, (long long)ps->s_out,
+		    ps->tw_n > 0 ? " tw" : "", k->ffts, k->warps, k->smem, p->grid[i]);
+	}
+}

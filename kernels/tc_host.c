@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+//
+// tc_host.c — the pure-host parts of the tensor-core FFT kernels (tc.h):
+// error strings, the pass decomposition of a shape (single pass up to 16384
+// points; four-step N = N1 * N2 for longer 1D transforms, after Bailey, "FFTs
+// in external or hierarchical memory", J. Supercomputing 4, 1990; row then
+// column passes for 2D), twiddle tables computed in long double, and the
+// fp16 rounding and hi/lo split arithmetic that the device code performs (so
+// the host unit tests can pin it down). No CUDA here: it builds and is tested
+// on machines without a GPU.
+
+#include <math.h>
+#include <string.h>
+
+#include "tc.h"
+
+const char *fftd_tc_strerror(int err)
+{
+	switch (err) {
+#define FFTD_TC_STR(name, value, text)                                          \
+	case value:                                                             \
+		return text;
+		FFTD_TC_ERRORS(FFTD_TC_STR)
+#undef FFTD_TC_STR
+	default:
+		break;
+	}
+	if (fftd_tc_cuda_error(err) != 0)
+		return "CUDA runtime error";
+	return "unknown error";
+}
+
+int fftd_tc_cuda_error(int err)
+{
+	if (err <= FFTD_TC_ECUDA_BASE - 1 && err > FFTD_TC_ECUDA_BASE - 100000)
+		return FFTD_TC_ECUDA_BASE - err;
+	return 0;
+}
+
+static int is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+static int log2i(int64_t n)
+{
+	int l = 0;
+	while (((int64_t)1 << l) < n)
+		l++;
+	return l;
+}
+
+// Single-pass limit per algorithm: the whole FFT in one block's shared memory
+// (tc16 and split16 alike: 16384 points, 64 KiB / 128 KiB).
+static int64_t max_single(void) { return FFTD__TC_MAX_LEN; }
+
+int fftd__tc_plan_layout(int rank, const int64_t *dims, int64_t batch,
+    fftd__tc_layout *lay)
+{
+	memset(lay, 0, sizeof *lay);
+	if (dims == NULL || batch < 1 || rank < 1)
+		return FFTD_TC_EINVAL;
+	if (rank > 2)
+		return FFTD_TC_EUNSUPPORTED;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 1)
+			return FFTD_TC_EINVAL;
+		if (!is_pow2(dims[i]))
+			return FFTD_TC_EUNSUPPORTED;
+	}
+	if (rank == 1) {
+		int64_t n = dims[0];
+		if (n < FFTD__TC_MIN_LEN || n > FFTD__TC_MAX_1D)
+			return FFTD_TC_EUNSUPPORTED;
+		if (batch > ((int64_t)1 << 40) / n)
+			return FFTD_TC_EINVAL;
+		lay->points = n;
+		if (n <= max_single()) {
+			lay->npass   = 1;
+			lay->pass[0] = (fftd__tc_pass){.len = (int)n, .q_total = batch, .s_in = 1,
+			    .s_out = 1, .tw_n = 0, .src = FFTD__TC_BUF_IN, .dst = FFTD__TC_BUF_OUT};
+			return FFTD_TC_OK;
+		}
+		// Four-step: x[n1 N2 + n2]; pass A: N1-point DFTs down the N2
+		// columns, times W_N^(n2 k1), into the workspace at k1 N2 + n2;
+		// pass B: N2-point DFTs along the N1 rows, written to
+		// X[k1 + N1 k2] (column stride N1). N1 = 2^floor(l/2).
+		int     l  = log2i(n);
+		int64_t n1 = (int64_t)1 << (l / 2), n2 = n / n1;
+		if (n1 < FFTD__TC_MIN_LEN || n2 > FFTD__TC_MAX_STRIDED_LEN)
+			return FFTD_TC_EUNSUPPORTED; // 2^15: no split into two passes >= 256
+		lay->npass   = 2;
+		lay->pass[0] = (fftd__tc_pass){.len = (int)n1, .q_total = batch * n2, .s_in = n2,
+		    .s_out = n2, .tw_n = n, .src = FFTD__TC_BUF_IN, .dst = FFTD__TC_BUF_WS};
+		lay->pass[1] = (fftd__tc_pass){.len = (int)n2, .q_total = batch * n1, .s_in = 1,
+		    .s_out = n1, .tw_n = 0, .src = FFTD__TC_BUF_WS, .dst = FFTD__TC_BUF_OUT};
+		lay->ws_points = batch * n;
+		return FFTD_TC_OK;
+	}
+	// 2D, row-major dims[0] x dims[1]: rows (contiguous) then columns
+	// (stride dims[1]) in place in out.
+	for (int i = 0; i < 2; i++)
+		if (dims[i] < FFTD__TC_MIN_LEN || dims[i] > FFTD__TC_MAX_STRIDED_LEN)
+			return FFTD_TC_EUNSUPPORTED;
+	if (batch > ((int64_t)1 << 40) / (dims[0] * dims[1]))
+		return FFTD_TC_EINVAL;
+	lay->points  = dims[0] * dims[1];
+	lay->npass   = 2;
+	lay->pass[0] = (fftd__tc_pass){.len = (int)dims[1], .q_total = batch * dims[0], .s_in = 1,
+	    .s_out = 1, .tw_n = 0, .src = FFTD__TC_BUF_IN, .dst = FFTD__TC_BUF_OUT};
+	lay->pass[1] = (fftd__tc_pass){.len = (int)dims[0], .q_total = batch * dims[1],
+	    .s_in = dims[1], .s_out = dims[1], .tw_n = 0, .src = FFTD__TC_BUF_OUT,
+	    .dst = FFTD__TC_BUF_OUT};
+	return FFTD_TC_OK;
+}
+
+void fftd__tc_twiddles(int64_t n, int64_t count, int64_t step, float *out)
+{
+	for (int64_t j = 0; j < count; j++) {
+		// reduce j*step mod n exactly in integers, then use the octant
+		// symmetry so the quarter points come out exact (0, +-1)
+		int64_t     m = (int64_t)(((unsigned __int128)j * (uint64_t)step) % (uint64_t)n);
+		long double c, s;
+		if ((4 * m) % n == 0) {
+			static const long double qc[4] = {1, 0, -1, 0}, qs[4] = {0, 1, 0, -1};
+			c = qc[(4 * m) / n];
+			s = qs[(4 * m) / n];
+		} else {
+			long double a = 2.0L * 3.14159265358979323846264338327950288L * (long double)m /
+			    (long double)n;
+			c = cosl(a);
+			s = sinl(a);
+		}
+		out[2 * j]     = (float)c;
+		out[2 * j + 1] = (float)-s; // forward: exp(-i a)
+	}
+}
+
+// Round-to-nearest-even right shift of m by s (1 <= s).
+static uint32_t rne_shift(uint32_t m, int s)
+{
+	if (s > 31)
+		return 0;
+	uint32_t q = m >> s, r = m & ((1u << s) - 1), half = 1u << (s - 1);
+	if (r > half || (r == half && (q & 1u)))
+		q++;
+	return q;
+}
+
+uint16_t fftd__tc_f16_from_f32(float x)
+{
+	uint32_t b;
+	memcpy(&b, &x, sizeof b);
+	uint32_t sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
+	if (a >= 0x7f800000u) // inf, NaN (quiet)
+		return (uint16_t)(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
+	int e = (int)(a >> 23);
+	if (e >= 113) { // normal half range or overflow: rebias, round 23 -> 10 bits
+		uint32_t h = rne_shift(a - (112u << 23), 13);
+		if (h >= 0x7c00u)
+			h = 0x7c00u;
+		return (uint16_t)(sign | h);
+	}
+	if (e == 0) // float subnormals are far below half's smallest step
+		return (uint16_t)sign;
+	// half subnormal: value = mant * 2^(e - 150), step 2^-24
+	uint32_t mant = (a & 0x7fffffu) | 0x800000u;
+	return (uint16_t)(sign | rne_shift(mant, 126 - e));
+}
+
+float fftd__tc_f32_from_f16(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, b;
+	if (e == 0x1f)
+		b = sign | 0x7f800000u | (m << 13);
+	else if (e != 0)
+		b = sign | ((e + 112u) << 23) | (m << 13);
+	else if (m == 0)
+		b = sign;
+	else { // subnormal: normalize
+		int s = 0;
+		while (!(m & 0x400u)) {
+			m <<= 1;
+			s++;
+		}
+		b = sign | ((uint32_t)(113 - s) << 23) | ((m & 0x3ffu) << 13);
+	}
+	float f;
+	memcpy(&f, &b, sizeof f);
+	return f;
+}
+
+void fftd__tc_split(float x, int e, uint16_t *hi, uint16_t *lo)
+{
+	float xs = ldexpf(x, e);
+	*hi      = fftd__tc_f16_from_f32(xs);
+	*lo      = fftd__tc_f16_from_f32(xs - fftd__tc_f32_from_f16(*hi));
+}
+
+int fftd_tc_plan_supported(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch)
+{
+	fftd__tc_layout lay;
+	if (algo != FFTD_TC_TC16 && algo != FFTD_TC_SPLIT16)
+		return FFTD_TC_EINVAL;
+	return fftd__tc_plan_layout(rank, dims, batch, &lay);
+}
