@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#ifdef FFTD_WITH_CUDA
 #include <cuda_runtime_api.h>
 #include <fftw3.h>
 
@@ -269,6 +271,33 @@ static void test_errors(void **s)
 }
 
 // usage: test_tc16 [test-name-pattern]
+#else // !FFTD_WITH_CUDA: built without CUDA, so every test is skipped.
+
+static int
+group_setup(void **state)
+{
+	(void) state;
+	return 0;
+}
+
+#define SKIPPED(name)                                                          \
+	static void name(void **state)                                         \
+	{                                                                      \
+		(void) state;                                                  \
+		skip();                                                        \
+	}
+SKIPPED(test_errors)
+SKIPPED(test_smoke)
+SKIPPED(test_tc16_1d_single)
+SKIPPED(test_tc16_1d_fourstep)
+SKIPPED(test_tc16_2d)
+SKIPPED(test_tc16_inverse_inplace)
+SKIPPED(test_split16_1d_single)
+SKIPPED(test_split16_1d_fourstep)
+SKIPPED(test_split16_2d)
+SKIPPED(test_split16_inverse_inplace)
+#endif // FFTD_WITH_CUDA
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
