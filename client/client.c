@@ -44,12 +44,24 @@ struct fftd_buffer {
 	void        *addr;
 	size_t       size;
 	fftd_buffer *next;
+	bool         busy; // staging buffers only: lent to a request
 };
+
+// Inline executions of at least STAGE_MIN_BYTES over ipc:// go through a
+// pool of shared buffers instead of the socket: NNG's ipc transport moves a
+// large message ~200 KiB per system call with thread hand-offs between
+// them (about 0.5-1 GB/s), while a copy into shared memory runs at memcpy
+// speed and the daemon then DMAs from it. At most STAGE_POOL_MAX idle
+// buffers are kept. FFTD_INLINE_STAGING=0 in the environment turns it off.
+#define STAGE_MIN_BYTES ((uint64_t) 1 << 20)
+#define STAGE_POOL_MAX 4
 
 struct fftd_client {
 	nng_socket   sock;
 	bool         ipc;    // connected over ipc://: shared memory possible
 	fftd_buffer *buffers; // under mtx
+	fftd_buffer *staging; // under mtx: the inline staging pool
+	bool         staging_off; // not ipc, refused once, or turned off
 	nng_duration timeout;
 	fftd_info    info;
 	_Atomic int  refs;   // 1 for the open client + 1 per plan
@@ -81,6 +93,8 @@ struct fftd_request {
 	nng_ctx          ctx;
 	nng_aio         *aio;
 	bool             out_shared; // the daemon writes out itself
+	fftd_buffer     *stage;      // staging buffer lent to this request
+	uint64_t         stage_out;  // offset of the output in it
 	fftd_request    *next_inflight, *prev_inflight;
 	enum req_state   state;
 	int              status;
@@ -90,6 +104,10 @@ struct fftd_request {
 };
 
 static _Thread_local char last_error[512];
+
+static void         stage_release(fftd_client *c, fftd_buffer *b);
+static fftd_buffer *stage_acquire(fftd_client *c, uint64_t bytes);
+static void         buffer_release(fftd_client *c, fftd_buffer *buf);
 
 static int
 set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -332,6 +350,8 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	// Replies carry whole transforms; the daemon bounds their size.
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0);
 	c->ipc = strncmp(url, "ipc://", 6) == 0;
+	const char *staging = getenv("FFTD_INLINE_STAGING");
+	c->staging_off = !c->ipc || (staging != NULL && strcmp(staging, "0") == 0);
 	if ((rv = nng_dial(c->sock, url, NULL, 0)) != 0) {
 		nng_close(c->sock);
 		free(c);
@@ -501,7 +521,14 @@ fftd_client_close(fftd_client *client)
 	while (client->ninflight > 0) {
 		pthread_cond_wait(&client->idle, &client->mtx);
 	}
+	fftd_buffer *stage = client->staging;
+	client->staging    = NULL;
 	pthread_mutex_unlock(&client->mtx);
+	while (stage != NULL) { // the daemon frees its side with the session
+		fftd_buffer *next = stage->next;
+		buffer_release(client, stage);
+		stage = next;
+	}
 	close_socket_bounded(client->sock);
 	client_unref(client);
 }
@@ -680,9 +707,11 @@ fftd_plan_algorithm(const fftd_plan *plan)
 
 // --- execution --------------------------------------------------------------------
 
+
 static void
 request_free(fftd_request *req, bool from_callback)
 {
+	stage_release(req->client, req->stage);
 	nng_ctx_close(req->ctx);
 	if (from_callback) {
 		nng_aio_reap(req->aio); // cannot free an aio inside its callback
@@ -796,6 +825,10 @@ request_cb(void *arg)
 			snprintf(req->message, sizeof(req->message),
 			    "reply carries %" PRIu64 " bytes; expected %" PRIu64,
 			    f.payload_len, want);
+		} else if (req->stage != NULL) {
+			fftd__side_copy(req->out,
+			    (const uint8_t *) req->stage->addr + req->stage_out,
+			    &s->out, s->rank, s->batch);
 		} else if (!req->out_shared) {
 			fftd__side_copy(req->out, f.payload, &s->out, s->rank, s->batch);
 		}
@@ -864,11 +897,26 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	    &ex.in_offset);
 	req->out_shared = find_buffer(plan->client, out, plan->shape.out.bytes,
 	    &ex.out_buffer, &ex.out_offset);
+	if (!ex.in_buffer && !req->out_shared &&
+	    plan->shape.in.bytes >= STAGE_MIN_BYTES) {
+		uint64_t in_span = (plan->shape.in.bytes + 4095) & ~(uint64_t) 4095;
+		req->stage = stage_acquire(plan->client, in_span + plan->shape.out.bytes);
+		if (req->stage != NULL) {
+			memcpy(req->stage->addr, in, (size_t) plan->shape.in.bytes);
+			ex.in_buffer    = req->stage->id;
+			ex.in_offset    = 0;
+			ex.out_buffer   = req->stage->id;
+			ex.out_offset   = in_span;
+			req->stage_out  = in_span;
+			req->out_shared = true; // the reply carries no payload
+		}
+	}
 	uint64_t inline_bytes = ex.in_buffer ? 0 : plan->shape.in.bytes;
 	nng_msg *m;
 	void    *payload;
 	int rv = fftd__msg_build(&m, &wr.base, inline_bytes, &payload);
 	if (rv != FFTD_OK) {
+		stage_release(plan->client, req->stage);
 		pthread_mutex_destroy(&req->mtx);
 		pthread_cond_destroy(&req->cv);
 		free(req);
@@ -884,6 +932,7 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 			nng_aio_free(req->aio);
 		}
 		nng_msg_free(m);
+		stage_release(plan->client, req->stage);
 		pthread_mutex_destroy(&req->mtx);
 		pthread_cond_destroy(&req->cv);
 		free(req);
@@ -1011,12 +1060,23 @@ send_fd(const char *path, const uint8_t *token, size_t toklen, uint64_t bytes,
 	return FFTD_OK;
 }
 
+static int buffer_make(fftd_client *client, size_t bytes, bool staging,
+    fftd_buffer **bufp);
+
 int
 fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp)
 {
 	if (client == NULL || bufp == NULL || bytes == 0) {
 		return set_error(FFTD_EINVAL, "client, bytes or bufp missing");
 	}
+	return buffer_make(client, bytes, false, bufp);
+}
+
+// buffer_make creates a shared buffer: listed in client->buffers (found by
+// address in executions) or, for staging, in no list (the pool keeps it).
+static int
+buffer_make(fftd_client *client, size_t bytes, bool staging, fftd_buffer **bufp)
+{
 	if (!client->ipc) {
 		return set_error(FFTD_EUNSUPPORTED,
 		    "shared memory needs an ipc:// connection");
@@ -1075,6 +1135,10 @@ fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp)
 	b->id     = id;
 	b->addr   = addr;
 	b->size   = size;
+	if (staging) {
+		*bufp = b; // owned by the pool; holds no client reference
+		return FFTD_OK;
+	}
 	atomic_fetch_add(&client->refs, 1);
 	pthread_mutex_lock(&client->mtx);
 	b->next          = client->buffers;
@@ -1082,6 +1146,82 @@ fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp)
 	pthread_mutex_unlock(&client->mtx);
 	*bufp = b;
 	return FFTD_OK;
+}
+
+// stage_acquire lends an idle staging buffer of at least `bytes` bytes,
+// making one if none fits (sized to a power of two, so that requests of
+// similar sizes share). NULL: use the socket (not ipc, the daemon refused a
+// buffer, or staging is off).
+static fftd_buffer *
+stage_acquire(fftd_client *c, uint64_t bytes)
+{
+	pthread_mutex_lock(&c->mtx);
+	if (c->staging_off) {
+		pthread_mutex_unlock(&c->mtx);
+		return NULL;
+	}
+	for (fftd_buffer *b = c->staging; b != NULL; b = b->next) {
+		if (!b->busy && b->size >= bytes) {
+			b->busy = true;
+			pthread_mutex_unlock(&c->mtx);
+			return b;
+		}
+	}
+	pthread_mutex_unlock(&c->mtx);
+	uint64_t size = 1;
+	while (size < bytes) {
+		size <<= 1;
+	}
+	fftd_buffer *b    = NULL;
+	char         keep[sizeof(last_error)];
+	memcpy(keep, last_error, sizeof(keep));
+	int rv = size > SIZE_MAX ? FFTD_EOVERFLOW
+	                         : buffer_make(c, (size_t) size, true, &b);
+	memcpy(last_error, keep, sizeof(keep)); // not the caller's error
+	pthread_mutex_lock(&c->mtx);
+	if (rv != FFTD_OK) {
+		// Over the daemon's limit or refused: stay on the socket from
+		// now on rather than asking again for every request.
+		c->staging_off = true;
+		pthread_mutex_unlock(&c->mtx);
+		return NULL;
+	}
+	b->busy    = true;
+	b->next    = c->staging;
+	c->staging = b;
+	// Keep at most STAGE_POOL_MAX idle buffers: drop the smallest idle.
+	int idle = 0;
+	for (fftd_buffer *x = c->staging; x != NULL; x = x->next) {
+		idle += !x->busy;
+	}
+	fftd_buffer *drop = NULL;
+	if (idle > STAGE_POOL_MAX) {
+		fftd_buffer **pp = NULL;
+		for (fftd_buffer **q = &c->staging; *q != NULL; q = &(*q)->next) {
+			if (!(*q)->busy && (pp == NULL || (*q)->size < (*pp)->size)) {
+				pp = q;
+			}
+		}
+		drop = *pp;
+		*pp  = drop->next;
+	}
+	pthread_mutex_unlock(&c->mtx);
+	if (drop != NULL) {
+		buffer_release(c, drop);
+	}
+	return b;
+}
+
+// stage_release gives a staging buffer back to the pool.
+static void
+stage_release(fftd_client *c, fftd_buffer *b)
+{
+	if (b == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&c->mtx);
+	b->busy = false;
+	pthread_mutex_unlock(&c->mtx);
 }
 
 void *
@@ -1094,6 +1234,27 @@ size_t
 fftd_buffer_size(const fftd_buffer *buf)
 {
 	return buf ? buf->size : 0;
+}
+
+// buffer_release releases b in the daemon (unless the client is closed:
+// the daemon released it with the session) and unmaps it here.
+static void
+buffer_release(fftd_client *c, fftd_buffer *buf)
+{
+	if (!atomic_load(&c->closed)) {
+		Fftd__Wire__Request       req = FFTD__WIRE__REQUEST__INIT;
+		Fftd__Wire__BufferRelease br  = FFTD__WIRE__BUFFER_RELEASE__INIT;
+		br.buffer_id                  = buf->id;
+		req.body_case = FFTD__WIRE__REQUEST__BODY_BUFFER_RELEASE;
+		req.buffer_release            = &br;
+		Fftd__Wire__Reply *r          = NULL;
+		(void) rpc(c, &req, &r); // a gone daemon released it already
+		if (r != NULL) {
+			fftd__wire__reply__free_unpacked(r, NULL);
+		}
+	}
+	munmap(buf->addr, buf->size);
+	free(buf);
 }
 
 void
@@ -1111,20 +1272,7 @@ fftd_buffer_destroy(fftd_buffer *buf)
 		}
 	}
 	pthread_mutex_unlock(&c->mtx);
-	if (!atomic_load(&c->closed)) {
-		Fftd__Wire__Request       req = FFTD__WIRE__REQUEST__INIT;
-		Fftd__Wire__BufferRelease br  = FFTD__WIRE__BUFFER_RELEASE__INIT;
-		br.buffer_id                  = buf->id;
-		req.body_case = FFTD__WIRE__REQUEST__BODY_BUFFER_RELEASE;
-		req.buffer_release            = &br;
-		Fftd__Wire__Reply *r          = NULL;
-		(void) rpc(c, &req, &r); // a gone daemon released it already
-		if (r != NULL) {
-			fftd__wire__reply__free_unpacked(r, NULL);
-		}
-	}
-	munmap(buf->addr, buf->size);
-	free(buf);
+	buffer_release(c, buf);
 	client_unref(c);
 }
 

@@ -249,8 +249,8 @@ typedef struct fftd_stats {
 	uint64_t plans;             // client plans alive now
 	uint64_t requests;          // requests answered since start
 	uint64_t errors;            // requests answered with an error
-	uint64_t bytes_in;          // payload bytes received
-	uint64_t bytes_out;         // payload bytes sent
+	uint64_t bytes_in;          // input bytes of executions (inline or shared)
+	uint64_t bytes_out;         // output bytes of executions (inline or shared)
 	uint64_t executes;          // transforms executed (requests, not batch)
 	uint64_t cache_hits;        // plan cache
 	uint64_t cache_misses;
@@ -296,6 +296,13 @@ const char *fftd_plan_algorithm(const fftd_plan *plan);
 // in FFTW. Several threads may execute the same plan at once. Errors:
 // FFTD_EINVAL (NULL buffers), FFTD_ENOPLAN (plan freed by a daemon restart),
 // FFTD_ETIMEDOUT, FFTD_ECLOSED, FFTD_EBACKEND, FFTD_EDEVMEM.
+//
+// Data path: arrays inside this client's fftd_buffers go by reference (no
+// payload on the socket). Other arrays of 1 MiB or more, over ipc://, are
+// copied into a pool of shared buffers that libfftd keeps per client
+// (one memcpy each way, much faster than NNG's socket path); smaller ones,
+// and all over tcp://, travel inline in the message. FFTD_INLINE_STAGING=0
+// in the environment keeps every payload inline.
 int fftd_execute(const fftd_plan *plan, const void *in, void *out);
 
 // fftd_callback is called once when an asynchronous execution completes,

@@ -743,7 +743,7 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 		ctx_reply_error(c, rv, "%s", msg);
 		return;
 	}
-	atomic_fetch_add(&s->n_bytes_in, f->payload_len);
+	atomic_fetch_add(&s->n_bytes_in, sh->in.bytes); // inline or shared
 	ej->job.fn  = exec_job_run;
 	ej->ctx     = c;
 	ej->h       = h;
