@@ -108,7 +108,7 @@ BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 
 include bench/kernels.mk
 
-.PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install clean format gpu-bundle
+.PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e \
@@ -199,20 +199,26 @@ demo: deps
 	$(MAKE) all
 	sh examples/gw150914/demo.sh $(BUILD)
 
-install: all
+install: all install-files
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(BUILD)/fftd $(DESTDIR)$(PREFIX)/bin/fftd
 	install -m 0755 $(BUILD)/fftctl $(DESTDIR)$(PREFIX)/bin/fftctl
 	install -m 0644 $(BUILD)/libfftd.a $(DESTDIR)$(PREFIX)/lib/libfftd.a
-	install -m 0755 $(BUILD)/libfftd.so $(DESTDIR)$(PREFIX)/lib/libfftd.so.0
-	ln -sf libfftd.so.0 $(DESTDIR)$(PREFIX)/lib/libfftd.so
+	$(if $(filter 1,$(STATIC_DEPS)),,install -m 0755 $(BUILD)/libfftd.so $(DESTDIR)$(PREFIX)/lib/libfftd.so.0)
+	$(if $(filter 1,$(STATIC_DEPS)),,ln -sf libfftd.so.0 $(DESTDIR)$(PREFIX)/lib/libfftd.so)
 	install -m 0644 client/fftd.h $(DESTDIR)$(PREFIX)/include/fftd.h
-	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d $(DESTDIR)$(SYSCONFDIR)/fftd
+
+# install-files: the service files alone (unit with this PREFIX and
+# SYSCONFDIR, sysusers.d, tmpfiles.d, the default config unless one is
+# there, the README); tests/integration/test_systemd.c checks them.
+install-files:
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/lib/tmpfiles.d $(DESTDIR)$(SYSCONFDIR)/fftd $(DESTDIR)$(PREFIX)/share/doc/fftd
 	sed 's|/usr/local|$(PREFIX)|g; s|/etc/fftd|$(SYSCONFDIR)/fftd|g' deploy/fftd.service > $(DESTDIR)$(UNITDIR)/fftd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/fftd.service
 	install -m 0644 deploy/fftd.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/fftd.conf
 	install -m 0644 deploy/fftd.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/fftd.conf
 	test -e $(DESTDIR)$(SYSCONFDIR)/fftd/fftd.conf || install -m 0644 deploy/fftd.conf $(DESTDIR)$(SYSCONFDIR)/fftd/fftd.conf
+	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/fftd/README.md
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cc')

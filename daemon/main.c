@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@ typedef struct daemon_state {
 	int           nworkers;
 	uv_loop_t     loop;
 	uv_signal_t   sigterm, sigint, sighup;
+	uv_timer_t    notify_timer; // systemd watchdog pings and STATUS=
+	uint64_t      watchdog_usec; // 0: no watchdog asked for
 	int           stop_signal;
 } daemon_state;
 
@@ -165,6 +168,22 @@ start_teardown_watchdog(int status)
 	        (void *) (intptr_t) status) == 0) {
 		pthread_detach(t);
 	}
+}
+
+// on_notify_timer runs on the loop: a ping proves the loop turns (systemd
+// restarts a daemon whose pings stop: WatchdogSec= in deploy/fftd.service),
+// and STATUS= shows what `systemctl status fftd` prints.
+static void
+on_notify_timer(uv_timer_t *t)
+{
+	daemon_state *d = t->data;
+	fftd_stats    st;
+	fftd__server_get_stats(d->server, &st);
+	sd_notifyf(0,
+	    "%sSTATUS=serving %" PRIu64 " client(s), %" PRIu64 " plan(s), "
+	    "%d request(s) in flight, %" PRIu64 " executed",
+	    d->watchdog_usec ? "WATCHDOG=1\n" : "", st.sessions, st.plans,
+	    fftd__server_inflight(d->server), st.executes);
 }
 
 static void
@@ -344,12 +363,28 @@ main(int argc, char **argv)
 	// outside systemd (no NOTIFY_SOCKET) this does nothing.
 	sd_notifyf(0, "READY=1\nSTATUS=serving on %d listener(s), backend %s",
 	    d.cfg.nlisten, be->name);
+	// Pings at half the watchdog interval (sd_watchdog_enabled reads
+	// WATCHDOG_USEC); STATUS= every 5 s, or with each ping if sooner.
+	uint64_t wd_usec = 0;
+	if (sd_watchdog_enabled(0, &wd_usec) <= 0) {
+		wd_usec = 0;
+	}
+	d.watchdog_usec = wd_usec;
+	uint64_t every_ms = 5000;
+	if (wd_usec != 0 && wd_usec / 2000 < every_ms) {
+		every_ms = wd_usec / 2000 ? wd_usec / 2000 : 1;
+	}
+	uv_timer_init(&d.loop, &d.notify_timer);
+	d.notify_timer.data = &d;
+	uv_timer_start(&d.notify_timer, on_notify_timer, wd_usec ? 0 : every_ms,
+	    every_ms);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
 
 	fftd__log(FFTD_LOG_INFO, "%s: finishing accepted requests",
 	    strsignal(d.stop_signal));
-	sd_notify(0, "STOPPING=1");
+	sd_notifyf(0, "STOPPING=1\nSTATUS=stopping: finishing %d request(s)",
+	    fftd__server_inflight(d.server));
 	int left = fftd__server_drain(d.server, d.cfg.drain_timeout_ms);
 	if (left > 0) {
 		fftd__log(FFTD_LOG_WARN,
@@ -359,6 +394,7 @@ main(int argc, char **argv)
 	uv_close((uv_handle_t *) &d.sigterm, NULL);
 	uv_close((uv_handle_t *) &d.sigint, NULL);
 	uv_close((uv_handle_t *) &d.sighup, NULL);
+	uv_close((uv_handle_t *) &d.notify_timer, NULL);
 	uv_run(&d.loop, UV_RUN_DEFAULT);
 	uv_loop_close(&d.loop);
 	status = 0;

@@ -1390,6 +1390,12 @@ fftd__server_set_limits(
 	pthread_mutex_unlock(&s->mtx);
 }
 
+int
+fftd__server_inflight(fftd__server *s)
+{
+	return atomic_load(&s->busy);
+}
+
 void
 fftd__server_get_stats(fftd__server *s, fftd_stats *st)
 {

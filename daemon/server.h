@@ -44,4 +44,8 @@ void fftd__server_set_limits(
 // every worker's plan cache.
 void fftd__server_get_stats(fftd__server *s, fftd_stats *st);
 
+// fftd__server_inflight is the number of requests being worked on or
+// answered right now (the queue depth systemd's STATUS= line shows).
+int fftd__server_inflight(fftd__server *s);
+
 #endif // FFTD_DAEMON_SERVER_H
