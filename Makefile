@@ -108,7 +108,7 @@ BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 
 include bench/kernels.mk
 
-.PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle
+.PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e \
@@ -226,10 +226,23 @@ format:
 # gpu-bundle builds into build-gpu with NNG, libuv, protobuf-c and inih linked
 # statically and cmocka beside the binaries, for the lent GPU machine, which
 # has CUDA, FFTW and HDF5 but none of those (see ../shared/DEVICE.md).
+# gpu-run/ holds only what runs there (the device tool carries at most
+# 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
+# stripped; scripts run with B=gpu-run.
+GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels lib/libcmocka.so.0 \
+	$(patsubst build-gpu/%,%,$(wildcard build-gpu/tests/gpu/test_*[!.o]))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all
 	mkdir -p build-gpu/lib
 	cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 build-gpu/lib/
+	rm -rf gpu-run
+	$(MAKE) gpu-run-copy
+	du -sh gpu-run
+
+gpu-run-copy:
+	cd build-gpu && for f in $(GPU_RUN_FILES); do \
+		mkdir -p ../gpu-run/$$(dirname $$f) && cp $$f ../gpu-run/$$f && \
+		strip --strip-debug ../gpu-run/$$f 2>/dev/null; done; true
 
 clean:
 	rm -rf build build-san build-gpu
