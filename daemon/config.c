@@ -24,8 +24,8 @@ fftd__config_defaults(fftd__config *cfg)
 	cfg->fftw_measure = 0;
 	cfg->cache_budget = 1ull << 30;
 	cfg->device_budget = 0;
-	cfg->pipeline_streams     = 4;
-	cfg->pipeline_chunk_bytes = 32ull << 20;
+	cfg->pipeline_streams     = 8; // measured: deploy/fftd.conf
+	cfg->pipeline_chunk_bytes = 8ull << 20;
 	cfg->limits.max_request_bytes = 4ull << 30;
 	cfg->limits.max_rank          = FFTD_MAX_RANK;
 	cfg->limits.max_batch         = 1ull << 30;
