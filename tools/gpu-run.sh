@@ -12,6 +12,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FFTD_BIN="$PWD/$B/fftd"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+grep -i nvidia /proc/devices >"$OUT/proc-devices.txt" 2>&1
 
 summary=""
 add() { summary="$summary$1
@@ -46,3 +47,6 @@ done
 
 echo "=== summary"
 printf '%s' "$summary" | tee "$OUT/summary.txt"
+# The device tool returns only a few files: one archive of everything.
+(cd "$OUT" && tar czf ../fftd-results.tgz . && rm -rf ./* &&
+	mv ../fftd-results.tgz results.tgz)
