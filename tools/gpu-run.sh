@@ -48,5 +48,5 @@ done
 echo "=== summary"
 printf '%s' "$summary" | tee "$OUT/summary.txt"
 # The device tool returns only a few files: one archive of everything.
-(cd "$OUT" && tar czf ../fftd-results.tgz . && rm -rf ./* &&
-	mv ../fftd-results.tgz results.tgz)
+(cd "$OUT" && tar czf /tmp/fftd-results.tgz . && rm -rf ./* &&
+	mv /tmp/fftd-results.tgz results.tgz)
