@@ -161,9 +161,30 @@ typedef struct fftd_plan_desc {
 	int64_t onembed[FFTD_MAX_RANK]; // output embedded sizes (0: default)
 	int64_t ostride;                // output stride (0: 1)
 	int64_t odist;                  // output distance between transforms
-	// algorithm picks the implementation: NULL or "auto" lets the daemon
-	// choose; "fftw", "cufft", "tc16", "split16" ask for one; a name the
-	// daemon does not serve fails with FFTD_EUNSUPPORTED.
+	// algorithm picks the implementation. NULL, "" or "auto" lets the
+	// daemon choose its backend's default: cuFFT on the cuda backend, FFTW
+	// on the fftw backend (never tc16 or split16). A name asks for one:
+	//   "fftw"    FFTW3 on the CPU (fftw backend): f64, f32; every kind,
+	//             rank, size and layout.
+	//   "cufft"   cuFFT (cuda backend): f64, f32, and f16 for power-of-two
+	//             sizes; every kind, rank and layout.
+	//   "tc16"    fftd's tensor-core kernels (cuda backend): f16 C2C only,
+	//             fp16 products with fp32 sums (relative L2 error up to
+	//             about 4e-3).
+	//   "split16" the same kernels on fp32 data split into fp16 hi + lo
+	//             parts (cuda backend): f32 C2C only, fp32 accuracy
+	//             (relative L2 error up to about 2e-6).
+	// tc16 and split16 take power-of-two sizes, rank 1 (n from 256 up to
+	// the kernels' limit, at least 2^24) or rank 2 (each of n[0], n[1] =
+	// 256 .. 4096), either direction, any norm and batch, in a dense
+	// layout only: stride 1, no embedding (inembed/onembed zero or equal
+	// to n), distance the transform's size; a refusal states the limits.
+	// fftd_info.algorithms lists what a daemon serves.
+	// Errors at fftd_plan_create: a name the daemon does not serve, or a
+	// plan the named algorithm cannot do (wrong precision or kind, rank 3,
+	// another size, a strided or padded layout), fails with
+	// FFTD_EUNSUPPORTED and fftd_last_error() saying why;
+	// fftd_plan_algorithm() names the one chosen.
 	const char *algorithm;
 	int device; // device index to pin the plan to, or -1 for any
 } fftd_plan_desc;
@@ -227,7 +248,7 @@ typedef struct fftd_info {
 	int ndevices;
 	fftd_device_info devices[FFTD_MAX_DEVICES];
 	int nalgorithms;
-	char algorithms[FFTD_MAX_ALGORITHMS][16]; // e.g. "fftw", "cufft"
+	char algorithms[FFTD_MAX_ALGORITHMS][16]; // "fftw"; "cufft", "tc16", ...
 	uint32_t precisions;         // bit (1 << fftd_precision) per precision
 	uint64_t max_request_bytes;  // largest payload accepted, bytes
 	uint32_t max_rank;
@@ -268,7 +289,8 @@ int fftd_get_stats(fftd_client *client, fftd_stats *stats);
 // allocates anything (sizes > 0, overflow-checked products, its configured
 // limits) and plans with the chosen backend, or reuses a cached plan.
 // Errors: FFTD_EINVAL (bad description), FFTD_EOVERFLOW, FFTD_ELIMIT,
-// FFTD_EUNSUPPORTED (e.g. f16 on the CPU, f16 non-power-of-two on cuFFT),
+// FFTD_EUNSUPPORTED (e.g. f16 on the CPU, f16 non-power-of-two on cuFFT,
+// a shape the named algorithm does not serve: see fftd_plan_desc),
 // FFTD_EBACKEND, plus the connection's errors. desc is not retained.
 int fftd_plan_create(
     fftd_client *client, const fftd_plan_desc *desc, fftd_plan **planp);

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT
 //
-// cuda.c — the GPU backend: cuFFT on NVIDIA devices, f64 / f32 / f16
-// (f16 through cufftXt, power-of-two sizes only, as cuFFT requires). Built
-// only with -DFFTD_WITH_CUDA. Later algorithms (tc16, split16: our own
-// kernels) plug in beside "cufft" here.
+// cuda.c — the GPU backend. Three algorithms, one staging and pipeline
+// machinery:
+//   cufft    cuFFT, f64 / f32 / f16 (f16 through cufftXt, power-of-two
+//            sizes only, as cuFFT requires), every kind, rank and layout;
+//   tc16     our tensor-core kernels (kernels/tc.h), f16 C2C;
+//   split16  the same kernels on split fp16 hi/lo operands, f32 C2C;
+// both tc algorithms: power-of-two sizes, rank 1 or 2, in the ranges of
+// kernels/tc.h, dense contiguous batches (tc_check says what else is
+// refused, and why). "auto" is cufft (the first of cuda_algorithms); the
+// others are asked for by name.
+// Built only with -DFFTD_WITH_CUDA.
 //
 // One device per CUDA ordinal; its worker thread owns one non-blocking
 // stream, device buffers for a request's input and output, and pinned host
@@ -14,11 +21,15 @@
 // staging buffer. One request runs as
 //     [memcpy to staging] H2D | memset gaps | FFT | scale | D2H | sync
 //     [memcpy from staging]
-// on the stream; dev_transform is the device-side middle, kept separate so
-// that a chunked multi-stream pipeline can reuse it.
+// on the stream; dev_transform is the device-side middle, shared by the
+// single-stream path and the chunked multi-stream pipeline. What differs
+// between algorithms is only the FFT step: a plan holds "units" (a cuFFT
+// handle, or a tc plan, each with the workspace we gave it) for the whole
+// batch and, for the pipeline, per stream and for the last chunk, and
+// exec_unit runs whichever it is.
 //
-// Device memory: plan workspaces (allocated by us, so counted exactly) and
-// the two device buffers stay within cfg->device_budget (0: 90% of the
+// Device memory: plan workspaces and tc twiddle tables (counted exactly by
+// us) and the device buffers stay within cfg->device_budget (0: 90% of the
 // card); a request that cannot fit is refused with FFTD_EDEVMEM.
 
 #include "backend.h"
@@ -34,6 +45,8 @@
 
 #include "backend_util.h"
 #include "fftd_kernels.h"
+#include "log.h"
+#include "tc.h"
 
 _Static_assert(FFTD_KERN_F64 == (int) FFTD_F64 &&
         FFTD_KERN_F32 == (int) FFTD_F32 && FFTD_KERN_F16 == (int) FFTD_F16,
@@ -41,6 +54,23 @@ _Static_assert(FFTD_KERN_F64 == (int) FFTD_F64 &&
 _Static_assert(CUFFT_FORWARD == (int) FFTD_FORWARD &&
         CUFFT_INVERSE == (int) FFTD_INVERSE,
     "cuFFT and fftd directions must agree");
+_Static_assert(FFTD_TC_FORWARD == (int) FFTD_FORWARD
+        && FFTD_TC_INVERSE == (int) FFTD_INVERSE,
+    "tc kernels and fftd directions must agree");
+
+// The algorithms, in the order of cuda_algorithms (the first is "auto").
+typedef enum cuda_algo {
+	ALG_CUFFT = 0,
+	ALG_TC16,
+	ALG_SPLIT16,
+	ALG_COUNT
+} cuda_algo;
+
+static const char *const cuda_algorithms[]
+    = { "cufft", "tc16", "split16", NULL };
+_Static_assert(
+    sizeof(cuda_algorithms) / sizeof(cuda_algorithms[0]) == ALG_COUNT + 1,
+    "cuda_algorithms and cuda_algo must list the same algorithms");
 
 // Buffers grow in steps of this, so slowly growing requests do not
 // reallocate every time.
@@ -79,28 +109,35 @@ struct cuda_state {
 	cuda_plan   *plans;       // live plans, so close can free leftovers
 };
 
-// One cuFFT handle with the workspace we gave it.
-typedef struct cufft_unit {
-	cufftHandle handle;
-	void       *work; // NULL if none needed
-	size_t      work_bytes;
-	bool        made;
-} cufft_unit;
+// unit is one executable transform of a plan for a given batch: a cuFFT
+// handle (bound to its stream at creation) or a tc plan (given its stream
+// at launch), with the workspace we allocated for it. A tc plan only reads
+// itself when it runs, so the pipeline's per-stream units share the one of
+// stream 0 (tc_owned false) and have only their own workspace.
+typedef struct unit {
+	bool          made;
+	bool          is_tc;
+	cufftHandle   handle;   // !is_tc
+	fftd_tc_plan *tc;       // is_tc
+	bool          tc_owned; // this unit destroys tc
+	void         *work;     // workspace we allocated (NULL if none needed)
+	size_t        work_bytes;
+	uint64_t      held; // device bytes counted in st->plan_bytes
+} unit;
 
 struct cuda_plan {
 	cuda_plan     *next, *prev;
-	cufftHandle    handle;
-	void          *work; // workspace we allocated (NULL if none needed)
-	size_t         work_bytes;
+	cuda_algo      algo;
+	unit           main; // the whole batch, on the state's stream
 	fftd_precision prec;
 	fftd_kind      kind;
 	int            direction;
 	fftd__shape    shape;
 	// Split-batch pipeline (made on first use): transforms per chunk, one
-	// handle per stream for a full chunk, one for the last, shorter chunk.
+	// unit per stream for a full chunk, one for the last, shorter chunk.
 	int64_t        chunk;
-	cufft_unit     sub[MAX_STREAMS];
-	cufft_unit     tail;
+	unit           sub[MAX_STREAMS];
+	unit           tail;
 };
 
 static int
@@ -177,6 +214,43 @@ cufft_fail(cufftResult r, const char *call, char *msg, size_t msglen)
 	    : FFTD_ECUFFTERR + ((int) r & FFTD_ERR_CODE_MASK);
 	return fail(
 	    code, msg, msglen, "%s: %s (%d)", call, cufft_name(r), (int) r);
+}
+
+// tc_fail maps an error code of the tc kernels' call to an fftd code, with
+// fftd_tc_strerror's words (and CUDA's, for a CUDA-tagged code).
+static int
+tc_fail(int rc, const char *call, char *msg, size_t msglen)
+{
+	int ce = fftd_tc_cuda_error(rc);
+	if (ce != 0) {
+		cudaError_t e = (cudaError_t) ce;
+		(void) cudaGetLastError(); // clear it unless it is sticky
+		int code = e == cudaErrorMemoryAllocation
+		    ? FFTD_EDEVMEM
+		    : FFTD_ECUDAERR + (ce & FFTD_ERR_CODE_MASK);
+		return fail(code, msg, msglen, "%s: %s: %s (%s)", call,
+		    fftd_tc_strerror(rc), cudaGetErrorName(e),
+		    cudaGetErrorString(e));
+	}
+	int code;
+	switch (rc) {
+	case FFTD_TC_EUNSUPPORTED:
+		code = FFTD_EUNSUPPORTED;
+		break;
+	case FFTD_TC_ENOMEM:
+		code = FFTD_ENOMEM;
+		break;
+	case FFTD_TC_EDEVMEM:
+		code = FFTD_EDEVMEM;
+		break;
+	default:
+		// EINVAL, ENODEV: the shape was checked and the device is
+		// open, so these say the kernels refused what we checked.
+		code = FFTD_EBACKEND;
+		break;
+	}
+	return fail(code, msg, msglen, "%s: %s (tc code %d)", call,
+	    fftd_tc_strerror(rc), rc);
 }
 
 static double
@@ -340,31 +414,43 @@ grow_host(buf *b, size_t need, char *msg, size_t msglen)
 }
 
 static void
-unit_free(cuda_state *st, cufft_unit *u)
+unit_free(cuda_state *st, unit *u)
 {
 	if (!u->made) {
 		return;
 	}
-	(void) cufftDestroy(u->handle);
+	if (u->is_tc) {
+		if (u->tc_owned) {
+			fftd_tc_plan_destroy(u->tc);
+		}
+	} else {
+		(void) cufftDestroy(u->handle);
+	}
 	if (u->work != NULL) {
 		(void) cudaFree(u->work);
 	}
-	st->plan_bytes -= u->work_bytes;
+	st->plan_bytes -= u->held;
 	memset(u, 0, sizeof(*u));
+}
+
+// pipe_units_free frees a plan's pipeline units. Stream 0's unit owns the
+// tc plan that the other streams' units borrow, so it goes last: no unit
+// is ever left pointing at a destroyed plan.
+static void
+pipe_units_free(cuda_state *st, cuda_plan *p)
+{
+	for (int k = MAX_STREAMS - 1; k >= 0; k--) {
+		unit_free(st, &p->sub[k]);
+	}
+	unit_free(st, &p->tail);
+	p->chunk = 0;
 }
 
 static void
 plan_free(cuda_state *st, cuda_plan *p)
 {
-	(void) cufftDestroy(p->handle);
-	if (p->work != NULL) {
-		(void) cudaFree(p->work);
-	}
-	st->plan_bytes -= p->work_bytes;
-	for (int k = 0; k < MAX_STREAMS; k++) {
-		unit_free(st, &p->sub[k]);
-	}
-	unit_free(st, &p->tail);
+	unit_free(st, &p->main);
+	pipe_units_free(st, p);
 	free(p);
 }
 
@@ -407,11 +493,34 @@ is_pow2(int64_t n)
 	return n > 0 && (n & (n - 1)) == 0;
 }
 
-// make_unit creates a cuFFT handle for shape s with `batch` transforms,
-// on `stream`, with a workspace we allocate after checking the budget.
+// reserve_plan_bytes checks that need more device bytes for a plan fit
+// the budget. The single-shot request buffers are a cache, so they are
+// dropped before a plan is refused for their sake.
 static int
-make_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
-    cudaStream_t stream, cufft_unit *u, char *msg, size_t msglen)
+reserve_plan_bytes(
+    cuda_state *st, uint64_t need, const char *what, char *msg, size_t msglen)
+{
+	uint64_t bufs = st->d_in.cap + st->d_out.cap;
+	if (st->plan_bytes + st->pipe_bytes + need + bufs > st->budget) {
+		buf_free_dev(&st->d_in);
+		buf_free_dev(&st->d_out);
+	}
+	uint64_t held = st->plan_bytes + st->pipe_bytes;
+	if (held > st->budget || need > st->budget - held) {
+		return fail(FFTD_EDEVMEM, msg, msglen,
+		    "plan needs %.1f MiB of %s; device budget %.1f MiB, "
+		    "%.1f MiB held by other plans and buffers",
+		    mib(need), what, mib(st->budget), mib(held));
+	}
+	return FFTD_OK;
+}
+
+// make_cufft_unit creates a cuFFT handle for shape s with `batch`
+// transforms, on `stream`, with a workspace we allocate after checking the
+// budget.
+static int
+make_cufft_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
+    cudaStream_t stream, unit *u, char *msg, size_t msglen)
 {
 	cufftResult r;
 	cudaError_t e;
@@ -468,20 +577,10 @@ make_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
 		return cufft_fail(r, call, msg, msglen);
 	}
 
-	// Budget: the request buffers are a cache, so drop them before
-	// refusing a plan for their sake.
-	uint64_t bufs = st->d_in.cap + st->d_out.cap;
-	if (st->plan_bytes + st->pipe_bytes + work + bufs > st->budget) {
-		buf_free_dev(&st->d_in);
-		buf_free_dev(&st->d_out);
-	}
-	uint64_t held = st->plan_bytes + st->pipe_bytes;
-	if (held > st->budget || work > st->budget - held) {
+	int rv = reserve_plan_bytes(st, work, "cuFFT workspace", msg, msglen);
+	if (rv != FFTD_OK) {
 		(void) cufftDestroy(u->handle);
-		return fail(FFTD_EDEVMEM, msg, msglen,
-		    "plan needs %.1f MiB of cuFFT workspace; device budget "
-		    "%.1f MiB, %.1f MiB held by other plans and buffers",
-		    mib(work), mib(st->budget), mib(held));
+		return rv;
 	}
 	if (work > 0) {
 		if ((e = cudaMalloc(&u->work, work)) != cudaSuccess) {
@@ -503,9 +602,213 @@ make_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
 		return cufft_fail(r, "cufftSetStream", msg, msglen);
 	}
 	u->work_bytes = work;
+	u->held       = work;
 	u->made       = true;
 	st->plan_bytes += work;
 	return FFTD_OK;
+}
+
+static fftd_tc_algo
+tc_algo(cuda_algo a)
+{
+	return a == ALG_TC16 ? FFTD_TC_TC16 : FFTD_TC_SPLIT16;
+}
+
+// tc_table_bytes bounds the device memory of a tc plan's twiddle tables:
+// one float2 per point of each pass's length (a pass is at most
+// FFTD__TC_MAX_LEN points; 2D has one pass a side) and at most 4 x 256
+// four-step entries a pass (kernels/tc16_plan.cu). The kernels' ABI does
+// not report it, and a plan cache that counted tc plans as free would keep
+// any number of them; a bound from tc.h's public limits stays right when
+// the planner changes how it splits a size.
+static uint64_t
+tc_table_bytes(const fftd__shape *s)
+{
+	uint64_t pts;
+	if (s->rank == 2) {
+		pts = (uint64_t) s->n[0] + (uint64_t) s->n[1];
+	} else {
+		uint64_t most = (uint64_t) FFTD__TC_MAX_PASSES * FFTD__TC_MAX_LEN;
+		pts = (uint64_t) s->n[0] < most ? (uint64_t) s->n[0] : most;
+	}
+	pts += (uint64_t) FFTD__TC_MAX_PASSES * 4 * FFTD__TC_TW_TABLE;
+	return pts * 2 * sizeof(float);
+}
+
+// make_tc_unit makes a tc plan for shape s (checked by tc_check) with
+// `batch` transforms, or borrows `share` (a plan of the same shape and
+// batch), and allocates the workspace it needs after checking the budget.
+// fftd_tc_plan_create works on the current device (the caller set it).
+static int
+make_tc_unit(cuda_state *st, cuda_algo a, const fftd__shape *s, int64_t batch,
+    fftd_tc_plan *share, unit *u, char *msg, size_t msglen)
+{
+	uint64_t tables = 0;
+	int      rc;
+	memset(u, 0, sizeof(*u));
+	u->is_tc = true;
+	if (share != NULL) {
+		u->tc = share;
+	} else {
+		rc = fftd_tc_plan_create(&u->tc, tc_algo(a), s->rank, s->n,
+		    batch, (int) s->direction);
+		if (rc != FFTD_TC_OK) {
+			return tc_fail(rc, "fftd_tc_plan_create", msg, msglen);
+		}
+		u->tc_owned = true;
+		tables      = tc_table_bytes(s);
+	}
+	size_t work = 0;
+	int    rv   = FFTD_OK;
+	if ((rc = fftd_tc_workspace_size(u->tc, &work)) != FFTD_TC_OK) {
+		rv = tc_fail(rc, "fftd_tc_workspace_size", msg, msglen);
+	} else {
+		rv = reserve_plan_bytes(
+		    st, work + tables, "tc workspace and tables", msg, msglen);
+	}
+	if (rv == FFTD_OK && work > 0) {
+		cudaError_t e = cudaMalloc(&u->work, work);
+		if (e != cudaSuccess) {
+			u->work = NULL;
+
+			rv = cuda_fail(e, "cudaMalloc (tc work)", msg, msglen);
+		}
+	}
+	if (rv != FFTD_OK) {
+		if (u->tc_owned) {
+			fftd_tc_plan_destroy(u->tc);
+		}
+		memset(u, 0, sizeof(*u));
+		return rv;
+	}
+	if (u->tc_owned) {
+		// Which kernels and passes serve the plan, for tuning reports.
+		char d[512];
+		fftd_tc_plan_describe(u->tc, d, sizeof(d));
+		fftd__log(FFTD_LOG_DEBUG, "cuda: %s batch %lld: %s",
+		    cuda_algorithms[a], (long long) batch, d);
+	}
+	u->work_bytes = work;
+	u->held       = work + tables;
+	u->made       = true;
+	st->plan_bytes += u->held;
+	return FFTD_OK;
+}
+
+// make_unit makes plan p's unit for shape s with `batch` transforms that
+// runs on `stream`. share: a tc plan of the same batch to borrow (pipeline
+// streams after the first), NULL to make one; cuFFT handles are never
+// shared (a handle is bound to one stream and one workspace).
+static int
+make_unit(cuda_state *st, const cuda_plan *p, const fftd__shape *s,
+    int64_t batch, cudaStream_t stream, fftd_tc_plan *share, unit *u, char *msg,
+    size_t msglen)
+{
+	if (p->algo == ALG_CUFFT) {
+		return make_cufft_unit(st, s, batch, stream, u, msg, msglen);
+	}
+	return make_tc_unit(st, p->algo, s, batch, share, u, msg, msglen);
+}
+
+static const char *
+prec_name(fftd_precision p)
+{
+	return p == FFTD_F64 ? "f64"
+	    : p == FFTD_F32  ? "f32"
+	    : p == FFTD_F16  ? "f16"
+	                     : "?";
+}
+
+// tc_dense says whether side sd of s is what the tc kernels read and
+// write: unit stride, no padding between rows, transforms back to back.
+// (embed[0] only bounds the array, so it may exceed n[0].)
+static bool
+tc_dense(const fftd__side *sd, const fftd__shape *s)
+{
+	if (sd->stride != 1) {
+		return false;
+	}
+	for (int k = 1; k < s->rank; k++) {
+		if (sd->embed[k] != sd->n[k]) {
+			return false;
+		}
+	}
+	return s->batch == 1 || sd->dist == s->total;
+}
+
+// tc_check returns FFTD_OK when algorithm a (tc16 or split16) serves shape
+// s, else FFTD_EUNSUPPORTED with what it serves and why this plan is not
+// that. Needs no GPU.
+static int
+tc_check(cuda_algo a, const fftd__shape *s, char *msg, size_t msglen)
+{
+	static const char *const kinds[]  = { "C2C", "R2C", "C2R" };
+	fftd_precision           want     = a == ALG_TC16 ? FFTD_F16 : FFTD_F32;
+	char                     why[200] = "";
+	if (s->precision != want) {
+		snprintf(why, sizeof(why), "is %s", prec_name(s->precision));
+	} else if (s->kind != FFTD_C2C) {
+		snprintf(why, sizeof(why), "is %s",
+		    (unsigned) s->kind < 3 ? kinds[s->kind]
+		                           : "of an unknown kind");
+	} else if (s->rank < 1 || s->rank > 2) {
+		snprintf(why, sizeof(why), "is rank %d", s->rank);
+	} else if (!tc_dense(&s->in, s) || !tc_dense(&s->out, s)) {
+		const fftd__side *sd = !tc_dense(&s->in, s) ? &s->in : &s->out;
+		char              emb[48];
+		if (s->rank == 1) {
+			snprintf(
+			    emb, sizeof(emb), "%lld", (long long) sd->embed[0]);
+		} else {
+			snprintf(emb, sizeof(emb), "%lldx%lld",
+			    (long long) sd->embed[0], (long long) sd->embed[1]);
+		}
+		snprintf(why, sizeof(why),
+		    "has a strided, padded or spaced-out %sput layout (stride "
+		    "%lld, embed %s, dist %lld; dense is stride 1, embed = n, "
+		    "dist %lld)",
+		    sd == &s->in ? "in" : "out", (long long) sd->stride, emb,
+		    (long long) sd->dist, (long long) s->total);
+	} else {
+		int rc = fftd_tc_plan_supported(
+		    tc_algo(a), s->rank, s->n, s->batch);
+		if (rc == FFTD_TC_OK) {
+			return FFTD_OK;
+		}
+		int k = 0;
+		while (k < s->rank - 1 && is_pow2(s->n[k])) {
+			k++;
+		}
+		if (!is_pow2(s->n[k])) {
+			snprintf(why, sizeof(why),
+			    "has n[%d] = %lld, not a power of two", k,
+			    (long long) s->n[k]);
+		} else if (rc == FFTD_TC_EUNSUPPORTED) {
+			if (s->rank == 1) {
+				bool in = s->n[0] >= FFTD__TC_MIN_LEN &&
+				    s->n[0] <= FFTD__TC_MAX_1D;
+				snprintf(why, sizeof(why), "has n = %lld, %s",
+				    (long long) s->n[0],
+				    in ? "a size the planner cannot split"
+				       : "outside those sizes");
+			} else {
+				snprintf(why, sizeof(why),
+				    "has n = %lld x %lld, outside those sizes",
+				    (long long) s->n[0], (long long) s->n[1]);
+			}
+		} else {
+			snprintf(why, sizeof(why),
+			    "has batch %lld: too many points for one launch",
+			    (long long) s->batch);
+		}
+	}
+	return fail(FFTD_EUNSUPPORTED, msg, msglen,
+	    "%s serves %s C2C of power-of-two sizes the tc kernels plan, rank "
+	    "1 (%d .. %lld points) or rank 2 (each side %d .. %d), in dense "
+	    "contiguous batches; this plan %s",
+	    cuda_algorithms[a], prec_name(want), FFTD__TC_MIN_LEN,
+	    (long long) FFTD__TC_MAX_1D, FFTD__TC_MIN_LEN,
+	    FFTD__TC_MAX_STRIDED_LEN, why);
 }
 
 static int
@@ -514,13 +817,24 @@ cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 {
 	cuda_state *st = dev->state;
 	cudaError_t e;
+	int         a = -1;
 
-	if (algorithm == NULL || strcmp(algorithm, "cufft") != 0) {
+	for (int i = 0; algorithm != NULL && i < ALG_COUNT; i++) {
+		if (strcmp(algorithm, cuda_algorithms[i]) == 0) {
+			a = i;
+		}
+	}
+	if (a < 0) {
 		return fail(FFTD_EUNSUPPORTED, msg, msglen,
 		    "algorithm \"%s\" is not served by the cuda backend",
 		    algorithm ? algorithm : "(null)");
 	}
-	if (s->precision == FFTD_F16) {
+	if (a != ALG_CUFFT) {
+		int rv = tc_check((cuda_algo) a, s, msg, msglen);
+		if (rv != FFTD_OK) {
+			return rv;
+		}
+	} else if (s->precision == FFTD_F16) {
 		for (int k = 0; k < s->rank; k++) {
 			if (!is_pow2(s->n[k])) {
 				return fail(FFTD_EUNSUPPORTED, msg, msglen,
@@ -545,28 +859,27 @@ cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	if (p == NULL) {
 		return fail(FFTD_ENOMEM, msg, msglen, "no memory for a plan");
 	}
+	p->algo      = (cuda_algo) a;
 	p->prec      = s->precision;
 	p->kind      = s->kind;
 	p->direction = s->kind == FFTD_R2C ? CUFFT_FORWARD
 	    : s->kind == FFTD_C2R          ? CUFFT_INVERSE
 	                                   : (int) s->direction;
 	p->shape     = *s;
-	cufft_unit u;
-	int rv = make_unit(st, s, s->batch, st->stream, &u, msg, msglen);
+
+	int rv = make_unit(
+	    st, p, s, s->batch, st->stream, NULL, &p->main, msg, msglen);
 	if (rv != FFTD_OK) {
 		free(p);
 		return rv;
 	}
-	p->handle     = u.handle;
-	p->work       = u.work;
-	p->work_bytes = u.work_bytes;
 	p->next = st->plans;
 	if (st->plans != NULL) {
 		st->plans->prev = p;
 	}
 	st->plans = p;
 	*planp    = p;
-	*bytes    = p->work_bytes;
+	*bytes    = p->main.held;
 	return FFTD_OK;
 }
 
@@ -637,11 +950,30 @@ exec_fft(const cuda_plan *p, cufftHandle h, void *din, void *dout, char *msg,
 	return FFTD_OK;
 }
 
+// exec_unit enqueues unit u's transform of din into dout on stream. A
+// cuFFT handle was bound to this same stream when it was made; a tc plan
+// takes it here, with the unit's own workspace (used on no other stream).
+static int
+exec_unit(const cuda_plan *p, const unit *u, cudaStream_t stream, void *din,
+    void *dout, char *msg, size_t msglen)
+{
+	if (u->is_tc) {
+		int rc = fftd_tc_execute(u->tc, din, dout, u->work, stream);
+		if (rc != FFTD_TC_OK) {
+			return tc_fail(rc, "fftd_tc_execute", msg, msglen);
+		}
+		return FFTD_OK;
+	}
+	return exec_fft(p, u->handle, din, dout, msg, msglen);
+}
+
 // dev_transform enqueues, on stream, everything between the input's
 // arrival in din and the output's departure from dout: zeroing the
-// output's gaps, the FFT, the scaling.
+// output's gaps, the FFT (unit u, whichever algorithm), the scaling. The
+// tc kernels are unnormalized in both directions like cuFFT, so the one
+// scale pass serves all algorithms.
 static int
-dev_transform(cudaStream_t stream, const cuda_plan *p, cufftHandle h,
+dev_transform(cudaStream_t stream, const cuda_plan *p, const unit *u,
     const fftd__shape *s, void *din, void *dout, char *msg, size_t msglen)
 {
 	cudaError_t e;
@@ -651,7 +983,7 @@ dev_transform(cudaStream_t stream, const cuda_plan *p, cufftHandle h,
 			return cuda_fail(e, "cudaMemsetAsync", msg, msglen);
 		}
 	}
-	int rv = exec_fft(p, h, din, dout, msg, msglen);
+	int rv = exec_unit(p, u, stream, din, dout, msg, msglen);
 	if (rv != FFTD_OK) {
 		return rv;
 	}
@@ -783,18 +1115,18 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 	int rv;
 
 	if (p->chunk != cb) {
-		// Made on first use: one handle per stream (a cuFFT handle runs
-		// on one stream with one workspace), one for the last chunk.
-		for (int k = 0; k < MAX_STREAMS; k++) {
-			unit_free(st, &p->sub[k]);
-		}
-		unit_free(st, &p->tail);
-		p->chunk = 0;
+		// Made on first use: one unit per stream (a cuFFT handle runs
+		// on one stream with one workspace; a tc plan is shared, its
+		// workspace not), one for the last chunk.
+		pipe_units_free(st, p);
 	}
 	for (int k = 0; k < K; k++) {
-		if (!p->sub[k].made &&
-		    (rv = make_unit(st, s, cb, st->ps[k].stream, &p->sub[k], msg,
-		         msglen)) != FFTD_OK) {
+		// Stream 0's unit is made first and owns the tc plan.
+		fftd_tc_plan *share = k > 0 ? p->sub[0].tc : NULL;
+		if (!p->sub[k].made
+		    && (rv = make_unit(st, p, s, cb, st->ps[k].stream, share,
+		            &p->sub[k], msg, msglen))
+		        != FFTD_OK) {
 			return rv;
 		}
 		if ((rv = grow_pipe(st, &st->ps[k], (size_t) full.in.bytes,
@@ -804,9 +1136,10 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 		}
 	}
 	int tail_k = (int) ((nch - 1) % K);
-	if (last.batch != cb && !p->tail.made &&
-	    (rv = make_unit(st, s, last.batch, st->ps[tail_k].stream, &p->tail,
-	         msg, msglen)) != FFTD_OK) {
+	if (last.batch != cb && !p->tail.made
+	    && (rv = make_unit(st, p, s, last.batch, st->ps[tail_k].stream,
+	            NULL, &p->tail, msg, msglen))
+	        != FFTD_OK) {
 		return rv;
 	}
 	p->chunk = cb;
@@ -825,7 +1158,7 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 		int          k  = (int) (i % K);
 		pipe_stream *ps = &st->ps[k];
 		const fftd__shape *cs = i == nch - 1 ? &last : &full;
-		cufftHandle h = cs->batch == cb ? p->sub[k].handle : p->tail.handle;
+		const unit        *u  = cs->batch == cb ? &p->sub[k] : &p->tail;
 		if (i >= K) {
 			// This stream's previous chunk must be out of its buffers.
 			if ((e = cudaEventSynchronize(ps->done)) != cudaSuccess) {
@@ -850,8 +1183,8 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 			rv = cuda_fail(e, "cudaMemcpyAsync (H2D)", msg, msglen);
 			break;
 		}
-		rv = dev_transform(ps->stream, p, h, cs, ps->d_in.p, ps->d_out.p,
-		    msg, msglen);
+		rv = dev_transform(
+		    ps->stream, p, u, cs, ps->d_in.p, ps->d_out.p, msg, msglen);
 		if (rv != FFTD_OK) {
 			break;
 		}
@@ -935,8 +1268,8 @@ cuda_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 		rv = cuda_fail(e, "cudaMemcpyAsync (H2D)", msg, msglen);
 		goto drain;
 	}
-	rv = dev_transform(st->stream, p, p->handle, s, st->d_in.p, st->d_out.p,
-	    msg, msglen);
+	rv = dev_transform(
+	    st->stream, p, &p->main, s, st->d_in.p, st->d_out.p, msg, msglen);
 	if (rv != FFTD_OK) {
 		goto drain;
 	}
@@ -989,8 +1322,6 @@ cuda_host_unregister(fftd__device *dev, void *addr)
 		(void) cudaGetLastError();
 	}
 }
-
-static const char *const cuda_algorithms[] = { "cufft", NULL };
 
 const fftd__backend fftd__backend_cuda = {
 	.name       = "cuda",

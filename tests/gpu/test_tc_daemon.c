@@ -1,0 +1,963 @@
+// SPDX-License-Identifier: MIT
+//
+// test_tc_daemon.c — the tensor-core algorithms through the daemon: plans
+// with algorithm "tc16" (f16 C2C) and "split16" (f32 C2C) on `fftd
+// --backend cuda`, executed by a real client and checked against the FFTW
+// long double reference (tests/util/ref.h).
+//
+//   - info: the hello lists cufft, tc16 and split16, "auto" still picks
+//     cufft, and a cufft and a split16 plan of one shape are two cache
+//     entries that each compute their own (correct) result;
+//   - tc16_* / split16_*: 1D 256, 4096, 65536 and 2D 256x256, 1024x1024,
+//     batch > 1, forward and inverse, each normalization, on two daemons
+//     (one without the pipeline, where every case runs on the single-stream
+//     path, and one with 4 KiB pipeline chunks over 3 streams, where every
+//     case runs through the split-batch pipeline, the 256-point ones with
+//     several transforms a chunk and a shorter last chunk), each with plain
+//     client buffers (inline below 1 MiB, libfftd's staging pool above), a
+//     shared fftd_buffer (pinned by the daemon: direct DMA) and the same
+//     buffer in place; outputs are poisoned (NaN) first, with poisoned
+//     slack after them that must stay untouched, and inputs must come back
+//     unchanged;
+//   - refused: shapes the kernels do not serve get FFTD_EUNSUPPORTED with
+//     the daemon's reason;
+//   - fftctl: `fftctl fft --algorithm tc16` (and split16) on .npy files
+//     written and read with fftctl's own npy module, forward against the
+//     reference and back again with --inverse --norm by-n;
+//   - daemons_exit_cleanly: no plan left, both daemons exit 0.
+//
+// Without FFTD_TEST_GPU=1 in the environment, or without a usable GPU
+// (cudaGetDeviceCount fails or finds none), every test reports SKIPPED,
+// never passed.
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/cases.h"
+#include "../util/daemon.h"
+#include "fftd.h"
+#include "layout.h"
+#include "../util/ref.h"
+
+#ifdef FFTD_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+// fftctl's .npy reader and writer are private to fftctl, and GPU tests link
+// only libfftd: the module is compiled into this test, as test_npy.c does.
+#include "npy.c"
+
+// Bounds on the relative L2 error of a whole batch against the long double
+// reference of the same (already rounded) input. They are the kernels' own
+// acceptance bounds (tests/gpu/test_tc16.c, TOL_TC16 and TOL_SPLIT16): the
+// daemon adds staging copies (exact) and, for by-n and ortho, one scale
+// pass (one more rounding of each output, 2^-12 relative rms in f16, 2^-25
+// in f32: far below both bounds), so it must meet them too.
+//   tc16: binary16 storage (unit roundoff 2^-11 = 4.9e-4) and fp16 operands
+//     with fp32 sums on the tensor cores; every radix-16 stage rounds its
+//     outputs and twiddles to fp16, and the errors of 2..5 stages (256 ..
+//     2^20 points) and the output rounding add up to ~1e-3..2.5e-3 rms;
+//     4e-3 leaves room for that and still fails a wrong twiddle, sign or
+//     scale (errors of order 1). One wrong element moves the error of the
+//     largest batch (2^21 points) by only ~7e-4, under the bound: the
+//     poison and slack checks catch elements left unwritten or written
+//     out of place, the small sizes one computed wrong.
+//   split16: every fp32 operand is split into fp16 hi + lo and the products
+//     recombined in fp32, so each stage costs a few fp32 roundings (2^-24 =
+//     6e-8): 2e-6 is within a small factor of cuFFT's f32 error and far
+//     below what fp16 arithmetic (1e-3) would give, so a split that lost
+//     its lo part fails.
+#define BOUND_TC16 4e-3
+#define BOUND_SPLIT16 2e-6
+
+// Poisoned bytes after every output, which no execution may touch.
+#define SLACK 4096
+
+// Client calls wait at most this long.
+#define TIMEOUT_MS 60000
+
+// The two daemons: [0] without the split-batch pipeline (every request
+// runs on the single-stream path, whatever the default chunk size),
+// [1] pipelined.
+enum { D_SINGLE = 0, D_PIPE = 1, ND = 2 };
+
+static const char single_conf[] = "[backend]\n"
+                                  "pipeline_streams = 0\n";
+
+// Chunks of 4 KiB over 3 streams: every batched case of the table has at
+// least two chunks of input, so it is pipelined; 256-point transforms (1 or
+// 2 KiB) go several to a chunk with a shorter last chunk (a tc plan of its
+// own), the others one to a chunk with the streams reused (nch > 3).
+static const char pipe_conf[] = "[backend]\n"
+                                "pipeline_streams = 3\n"
+                                "pipeline_chunk_bytes = 4K\n";
+
+// Buffer modes of one execution.
+enum { M_PLAIN = 0, M_SHM, M_SHM_INPLACE, NM };
+static const char *const mode_name[NM] = { "plain", "shm", "shm-inplace" };
+
+// The largest case: split16 1024x1024 x 2, 16 MiB a side.
+#define SHM_BYTES ((size_t) 2 * (16u << 20) + SLACK)
+
+static struct {
+	const char      *skip_reason;
+	fftd_test_daemon d[ND];
+	fftd_client     *c[ND];
+	fftd_buffer     *shm[ND];
+	int              started;
+	double           worst[2][ND][NM]; // [tc16, split16][daemon][mode]
+} g;
+
+static const char *
+why_no_gpu(void)
+{
+	static char why[160];
+	const char *e = getenv("FFTD_TEST_GPU");
+	if (e == NULL || strcmp(e, "1") != 0) {
+		return "FFTD_TEST_GPU=1 is not set (make test-gpu sets it)";
+	}
+#ifdef FFTD_WITH_CUDA
+	int         n  = 0;
+	cudaError_t rv = cudaGetDeviceCount(&n);
+	if (rv != cudaSuccess) {
+		snprintf(why, sizeof(why), "no GPU: cudaGetDeviceCount: %s",
+		    cudaGetErrorString(rv));
+		return why;
+	}
+	if (n <= 0) {
+		return "no GPU: cudaGetDeviceCount found none";
+	}
+	return NULL;
+#else
+	snprintf(why, sizeof(why), "built without CUDA (WITH_CUDA=0)");
+	return why;
+#endif
+}
+
+static void
+skip_if_needed(void)
+{
+	if (g.skip_reason != NULL) {
+		print_message("skipped: %s\n", g.skip_reason);
+		skip();
+	}
+	assert_true(g.started);
+}
+
+static int
+group_setup(void **state)
+{
+	(void) state;
+	if (g.skip_reason != NULL) {
+		return 0;
+	}
+	const char *args[]
+	    = { "--backend", "cuda", "--log-level", "debug", NULL };
+	for (int i = 0; i < ND; i++) {
+		if (fftd_test_daemon_start(
+		        &g.d[i], i == D_PIPE ? pipe_conf : single_conf, args)
+		    != 0) {
+			return -1;
+		}
+		int rv = fftd_client_open(&g.c[i], g.d[i].url, TIMEOUT_MS);
+		if (rv != FFTD_OK) {
+			fprintf(stderr, "fftd_client_open: %s (%s)\n",
+			    fftd_err_name(rv), fftd_last_error());
+			return -1;
+		}
+		rv = fftd_buffer_create(g.c[i], SHM_BYTES, &g.shm[i]);
+		if (rv != FFTD_OK) {
+			fprintf(stderr, "fftd_buffer_create: %s (%s)\n",
+			    fftd_err_name(rv), fftd_last_error());
+			return -1;
+		}
+	}
+	g.started = 1;
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void) state;
+	for (int i = 0; i < ND; i++) {
+		fftd_buffer_destroy(g.shm[i]);
+		g.shm[i] = NULL;
+		if (g.c[i] != NULL) {
+			fftd_client_close(g.c[i]);
+			g.c[i] = NULL;
+		}
+		if (g.d[i].pid > 0) {
+			fftd_test_daemon_stop(&g.d[i]);
+		}
+	}
+	return 0;
+}
+
+// --- one execution ---------------------------------------------------------
+
+static bool
+all_ff(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != 0xFF) {
+			return false;
+		}
+	}
+	return true;
+}
+
+// exec_check plans d on daemon di, executes it once in mode m on input (the
+// pristine input of shape s) and checks the output against ref (the
+// reference of s, norm applied) within bound. Returns 0 or 1 (after saying
+// why).
+static int
+exec_check(int di, int m, const fftd_plan_desc *d, const fftd__shape *s,
+    const void *input, const long double *ref, double bound, const char *label)
+{
+	char       why[512] = "";
+	fftd_plan *p        = NULL;
+	size_t     inb = (size_t) s->in.bytes, outb = (size_t) s->out.bytes;
+	void      *in = NULL, *out = NULL;
+	void      *own_in = NULL, *own_out = NULL;
+	int        bad = 1;
+	int        rv  = fftd_plan_create(g.c[di], d, &p);
+	if (rv != FFTD_OK) {
+		snprintf(why, sizeof(why), "fftd_plan_create: %s (%s)",
+		    fftd_err_name(rv), fftd_last_error());
+		p = NULL;
+		goto out;
+	}
+	if (strcmp(fftd_plan_algorithm(p), d->algorithm) != 0) {
+		snprintf(why, sizeof(why), "plan algorithm %s, asked for %s",
+		    fftd_plan_algorithm(p), d->algorithm);
+		goto out;
+	}
+	if (fftd_plan_input_bytes(p) != inb
+	    || fftd_plan_output_bytes(p) != outb) {
+		snprintf(why, sizeof(why), "plan bytes %zu/%zu, layout %zu/%zu",
+		    fftd_plan_input_bytes(p), fftd_plan_output_bytes(p), inb,
+		    outb);
+		goto out;
+	}
+	switch (m) {
+	case M_PLAIN:
+		own_in  = malloc(inb);
+		own_out = malloc(outb + SLACK);
+		if (own_in == NULL || own_out == NULL) {
+			snprintf(why, sizeof(why), "out of memory");
+			goto out;
+		}
+		in  = own_in;
+		out = own_out;
+		break;
+	case M_SHM:
+		in  = fftd_buffer_data(g.shm[di]);
+		out = (char *) in + inb;
+		break;
+	default:
+		in = out = fftd_buffer_data(g.shm[di]);
+		break;
+	}
+	assert_true(m == M_PLAIN || inb + outb + SLACK <= SHM_BYTES);
+	fftd_ref_poison(out, outb + SLACK);
+	memcpy(in, input, inb);
+	rv = fftd_execute(p, in, out);
+	if (rv != FFTD_OK) {
+		snprintf(why, sizeof(why), "fftd_execute: %s (%s)",
+		    fftd_err_name(rv), fftd_last_error());
+		goto out;
+	}
+	double err       = fftd_ref_rel_l2(s, out, ref);
+	size_t unwritten = fftd_ref_unwritten(s, out);
+	int    k         = 0;
+	if (!(err <= bound)) { // NaN fails too
+		k += snprintf(why + k, sizeof(why) - (size_t) k,
+		    "rel L2 error %.3g > bound %.3g; ", err, bound);
+	}
+	if (unwritten != 0) {
+		k += snprintf(why + k, sizeof(why) - (size_t) k,
+		    "%zu output elements not written; ", unwritten);
+	}
+	if (!all_ff((const unsigned char *) out + outb, SLACK)) {
+		k += snprintf(why + k, sizeof(why) - (size_t) k,
+		    "bytes after the output changed; ");
+	}
+	if (m != M_SHM_INPLACE && memcmp(in, input, inb) != 0) {
+		k += snprintf(why + k, sizeof(why) - (size_t) k,
+		    "the input was changed; ");
+	}
+	if (k == 0) {
+		int a = strcmp(d->algorithm, "tc16") == 0 ? 0 : 1;
+		if (err > g.worst[a][di][m]) {
+			g.worst[a][di][m] = err;
+		}
+		bad = 0;
+	}
+out:
+	if (bad) {
+		fprintf(stderr, "FAIL %s [%s, %s]: %s (FFTD_TEST_SEED=%llu)\n",
+		    label,
+		    di == D_PIPE ? "pipelined daemon" : "single-stream daemon",
+		    mode_name[m], why, (unsigned long long) fftd_test_seed());
+	}
+	fftd_plan_destroy(p);
+	free(own_in);
+	free(own_out);
+	return bad;
+}
+
+// --- the size table --------------------------------------------------------
+
+typedef struct tc_shape {
+	int     rank;
+	int64_t n[2];
+	int64_t batch;
+} tc_shape;
+
+static const tc_shape shapes_1d[] = {
+	{ 1, { 256, 0 }, 13 },  // one pass
+	{ 1, { 4096, 0 }, 5 },  // one pass, one transform a block
+	{ 1, { 65536, 0 }, 4 }, // four-step, with a workspace
+};
+static const tc_shape shapes_2d[] = {
+	{ 2, { 256, 256 }, 3 },
+	{ 2, { 1024, 1024 }, 2 },
+};
+
+// run_shape runs shape sh with algorithm algo (precision p) forward and
+// inverse, with each normalization, on both daemons in every buffer mode.
+// Returns the number of failed executions.
+static int
+run_shape(const char *algo, fftd_precision p, const tc_shape *sh, double bound,
+    uint64_t seed_base)
+{
+	static const fftd_direction dirs[] = { FFTD_FORWARD, FFTD_INVERSE };
+	// Each step scales the reference by 1/sqrt(N): none, ortho, by-n.
+	static const fftd_norm norms[]
+	    = { FFTD_NORM_NONE, FFTD_NORM_ORTHO, FFTD_NORM_BY_N };
+	// Indexed by fftd_norm.
+	static const char *const norm_name[] = { "none", "by-n", "ortho" };
+	int                      failed      = 0;
+	for (int dr = 0; dr < 2; dr++) {
+		fftd_plan_desc d;
+		fftd__shape    s;
+		char           msg[256];
+		assert_int_equal(
+		    fftd_plan_desc_init(&d, sh->rank, sh->n, FFTD_C2C, p),
+		    FFTD_OK);
+		d.batch     = sh->batch;
+		d.direction = dirs[dr];
+		d.algorithm = algo;
+		assert_int_equal(
+		    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)),
+		    FFTD_OK);
+		void *input = malloc((size_t) s.in.bytes);
+		assert_non_null(input);
+		fftd_ref_fill_input(
+		    input, &s, fftd_test_case_seed(seed_base + (uint64_t) dr));
+		long double *ref = fftd_ref_transform(&s, input);
+		assert_non_null(ref);
+		size_t nref = (size_t) s.out.elems * 2;
+		for (int ni = 0; ni < 3; ni++) {
+			if (ni > 0) {
+				long double f
+				    = 1.0L / sqrtl((long double) s.total);
+				for (size_t i = 0; i < nref; i++) {
+					ref[i] *= f;
+				}
+			}
+			d.norm = norms[ni];
+			fftd__shape sn;
+			assert_int_equal(fftd__shape_resolve(
+			                     &d, NULL, &sn, msg, sizeof(msg)),
+			    FFTD_OK);
+			char size[48], label[128];
+			if (sh->rank == 1) {
+				snprintf(size, sizeof(size), "%lld",
+				    (long long) sh->n[0]);
+			} else {
+				snprintf(size, sizeof(size), "%lldx%lld",
+				    (long long) sh->n[0], (long long) sh->n[1]);
+			}
+			snprintf(label, sizeof(label), "%s n=%s b=%lld %s %s",
+			    algo, size, (long long) sh->batch,
+			    dr == 0 ? "fwd" : "inv", norm_name[norms[ni]]);
+			for (int dm = 0; dm < ND; dm++) {
+				for (int m = 0; m < NM; m++) {
+					failed += exec_check(dm, m, &d, &sn,
+					    input, ref, bound, label);
+				}
+			}
+		}
+		free(ref);
+		free(input);
+	}
+	return failed;
+}
+
+static void
+run_table(const char *algo, fftd_precision p, const tc_shape *t, size_t n,
+    double bound, uint64_t seed_base)
+{
+	skip_if_needed();
+	int failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		failed += run_shape(algo, p, &t[i], bound, seed_base + 10 * i);
+	}
+	assert_int_equal(failed, 0);
+}
+
+static void
+test_tc16_1d(void **state)
+{
+	(void) state;
+	run_table("tc16", FFTD_F16, shapes_1d,
+	    sizeof(shapes_1d) / sizeof(shapes_1d[0]), BOUND_TC16, 100);
+}
+
+static void
+test_tc16_2d(void **state)
+{
+	(void) state;
+	run_table("tc16", FFTD_F16, shapes_2d,
+	    sizeof(shapes_2d) / sizeof(shapes_2d[0]), BOUND_TC16, 200);
+}
+
+static void
+test_split16_1d(void **state)
+{
+	(void) state;
+	run_table("split16", FFTD_F32, shapes_1d,
+	    sizeof(shapes_1d) / sizeof(shapes_1d[0]), BOUND_SPLIT16, 300);
+}
+
+static void
+test_split16_2d(void **state)
+{
+	(void) state;
+	run_table("split16", FFTD_F32, shapes_2d,
+	    sizeof(shapes_2d) / sizeof(shapes_2d[0]), BOUND_SPLIT16, 400);
+}
+
+// --- what the daemon offers ------------------------------------------------
+
+static bool
+lists(const fftd_info *info, const char *name)
+{
+	for (int i = 0; i < info->nalgorithms && i < FFTD_MAX_ALGORITHMS; i++) {
+		if (strcmp(info->algorithms[i], name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+// plan_algo plans d on the default daemon and returns the algorithm the
+// daemon chose (a static copy), with the plan in *pp.
+static const char *
+plan_algo(const fftd_plan_desc *d, fftd_plan **pp)
+{
+	static char name[32];
+	int         rv = fftd_plan_create(g.c[D_SINGLE], d, pp);
+	if (rv != FFTD_OK) {
+		fprintf(stderr, "fftd_plan_create: %s (%s)\n",
+		    fftd_err_name(rv), fftd_last_error());
+		*pp = NULL;
+		return "";
+	}
+	snprintf(name, sizeof(name), "%s", fftd_plan_algorithm(*pp));
+	return name;
+}
+
+static void
+test_info(void **state)
+{
+	(void) state;
+	skip_if_needed();
+	fftd_info info;
+	assert_int_equal(fftd_client_info(g.c[D_SINGLE], &info), FFTD_OK);
+	assert_string_equal(info.backend, "cuda");
+	assert_true(info.nalgorithms >= 3);
+	assert_string_equal(info.algorithms[0], "cufft"); // what auto means
+	assert_true(lists(&info, "cufft"));
+	assert_true(lists(&info, "tc16"));
+	assert_true(lists(&info, "split16"));
+
+	// "auto" (and NULL) keep choosing cuFFT, for f16 and f32 C2C alike.
+	fftd_plan_desc d;
+	fftd_plan     *p;
+	const int64_t  n[1] = { 4096 };
+	assert_int_equal(fftd_plan_desc_init(&d, 1, n, FFTD_C2C, FFTD_F16), 0);
+	assert_string_equal(plan_algo(&d, &p), "cufft");
+	fftd_plan_destroy(p);
+	d.algorithm = "auto";
+	d.precision = FFTD_F32;
+	assert_string_equal(plan_algo(&d, &p), "cufft");
+	fftd_plan_destroy(p);
+
+	// One shape, two algorithms: two cache entries (the key holds the
+	// algorithm), and each plan computes with its own algorithm.
+	const int64_t n2[1] = { 2048 };
+	assert_int_equal(fftd_plan_desc_init(&d, 1, n2, FFTD_C2C, FFTD_F32), 0);
+	d.batch = 3;
+	fftd_stats st0, st1;
+	assert_int_equal(fftd_get_stats(g.c[D_SINGLE], &st0), FFTD_OK);
+	fftd_plan *pc, *ps, *pa;
+	d.algorithm = "cufft";
+	assert_string_equal(plan_algo(&d, &pc), "cufft");
+	d.algorithm = "split16";
+	assert_string_equal(plan_algo(&d, &ps), "split16");
+	d.algorithm = "auto";
+	assert_string_equal(plan_algo(&d, &pa), "cufft");
+	assert_int_equal(fftd_get_stats(g.c[D_SINGLE], &st1), FFTD_OK);
+	assert_int_equal(st1.cache_misses - st0.cache_misses, 2);
+	assert_int_equal(st1.cache_hits - st0.cache_hits, 1);
+	assert_true(st1.cache_entries >= st0.cache_entries + 2);
+
+	fftd__shape s;
+	char        msg[256];
+	assert_int_equal(
+	    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)), 0);
+	size_t b     = (size_t) s.in.bytes;
+	float *in    = malloc(b);
+	float *out_c = malloc(b);
+	float *out_s = malloc(b);
+	assert_non_null(in);
+	assert_non_null(out_c);
+	assert_non_null(out_s);
+	fftd_ref_fill_input(in, &s, fftd_test_case_seed(7));
+	fftd_ref_poison(out_c, b);
+	fftd_ref_poison(out_s, b);
+	assert_int_equal(fftd_execute(pc, in, out_c), FFTD_OK);
+	assert_int_equal(fftd_execute(ps, in, out_s), FFTD_OK);
+	long double *ref = fftd_ref_transform(&s, in);
+	assert_non_null(ref);
+	double ec = fftd_ref_rel_l2(&s, out_c, ref);
+	double es = fftd_ref_rel_l2(&s, out_s, ref);
+	print_message(
+	    "f32 n=2048 b=3: cufft rel L2 %.3g, split16 %.3g\n", ec, es);
+	assert_true(ec <= fftd_ref_bound(&s));
+	assert_true(es <= BOUND_SPLIT16);
+	// Different algorithms round differently: identical bits would mean
+	// one plan served both.
+	assert_true(memcmp(out_c, out_s, b) != 0);
+	free(ref);
+	free(in);
+	free(out_c);
+	free(out_s);
+	fftd_plan_destroy(pc);
+	fftd_plan_destroy(ps);
+	fftd_plan_destroy(pa);
+}
+
+// --- refusals --------------------------------------------------------------
+
+static void
+expect_refused(const fftd_plan_desc *d, const char *what)
+{
+	fftd_plan *p  = NULL;
+	int        rv = fftd_plan_create(g.c[D_SINGLE], d, &p);
+	if (rv == FFTD_OK) {
+		fftd_plan_destroy(p);
+		fail_msg("%s %s: planned, expected FFTD_EUNSUPPORTED",
+		    d->algorithm, what);
+	}
+	const char *m = fftd_last_error();
+	print_message(
+	    "%-8s %-26s %s: %s\n", d->algorithm, what, fftd_err_name(rv), m);
+	assert_int_equal(rv, FFTD_EUNSUPPORTED);
+	// The daemon's reason names the algorithm and what it serves.
+	assert_non_null(strstr(m, d->algorithm));
+	assert_non_null(strstr(m, "serves"));
+}
+
+static void
+refuse(const char *algo, int rank, const int64_t *n, fftd_kind kind,
+    fftd_precision p, const char *what)
+{
+	fftd_plan_desc d;
+	assert_int_equal(fftd_plan_desc_init(&d, rank, n, kind, p), FFTD_OK);
+	d.algorithm = algo;
+	expect_refused(&d, what);
+}
+
+static void
+test_refused(void **state)
+{
+	(void) state;
+	skip_if_needed();
+	const int64_t n100[1] = { 100 }, n128[1] = { 128 };
+	const int64_t n28[1] = { (int64_t) 1 << 28 };
+	const int64_t n4k[1] = { 4096 }, n3[3] = { 64, 64, 64 };
+	const int64_t big2[2] = { 8192, 256 }, small2[2] = { 128, 256 };
+	const int64_t odd2[2] = { 256, 96 }, sq[2] = { 256, 256 };
+
+	refuse("tc16", 1, n100, FFTD_C2C, FFTD_F16, "n=100 (not pow2)");
+	refuse("tc16", 1, n128, FFTD_C2C, FFTD_F16, "n=128 (too short)");
+	refuse("tc16", 1, n28, FFTD_C2C, FFTD_F16, "n=2^28 (too long)");
+	refuse("tc16", 2, big2, FFTD_C2C, FFTD_F16, "8192x256");
+	refuse("tc16", 2, small2, FFTD_C2C, FFTD_F16, "128x256");
+	refuse("tc16", 2, odd2, FFTD_C2C, FFTD_F16, "256x96 (not pow2)");
+	refuse("tc16", 1, n4k, FFTD_R2C, FFTD_F16, "r2c");
+	refuse("tc16", 1, n4k, FFTD_C2R, FFTD_F16, "c2r");
+	refuse("tc16", 1, n4k, FFTD_C2C, FFTD_F32, "f32");
+	refuse("tc16", 1, n4k, FFTD_C2C, FFTD_F64, "f64");
+	refuse("tc16", 3, n3, FFTD_C2C, FFTD_F16, "rank 3");
+	refuse("split16", 1, n4k, FFTD_C2C, FFTD_F16, "f16");
+	refuse("split16", 1, n4k, FFTD_C2C, FFTD_F64, "f64");
+	refuse("split16", 1, n100, FFTD_C2C, FFTD_F32, "n=100 (not pow2)");
+	refuse("split16", 1, n4k, FFTD_R2C, FFTD_F32, "r2c");
+	refuse("split16", 3, n3, FFTD_C2C, FFTD_F32, "rank 3");
+
+	// Layouts the kernels do not read: strided, embedded, spaced out.
+	fftd_plan_desc d;
+	assert_int_equal(
+	    fftd_plan_desc_init(&d, 1, n4k, FFTD_C2C, FFTD_F16), 0);
+	d.algorithm = "tc16";
+	d.istride   = 2;
+	expect_refused(&d, "istride 2");
+	d.istride = 0;
+	d.ostride = 2;
+	expect_refused(&d, "ostride 2");
+	d.ostride = 0;
+	d.batch   = 2;
+	d.idist   = 4096 + 64;
+	expect_refused(&d, "idist n+64");
+	d.idist = 0;
+	d.odist = 4096 + 64;
+	expect_refused(&d, "odist n+64");
+	assert_int_equal(fftd_plan_desc_init(&d, 2, sq, FFTD_C2C, FFTD_F32), 0);
+	d.algorithm  = "split16";
+	d.inembed[0] = 256;
+	d.inembed[1] = 512;
+	expect_refused(&d, "inembed 256x512");
+	d.inembed[0] = d.inembed[1] = 0;
+	d.onembed[0]                = 256;
+	d.onembed[1]                = 300;
+	expect_refused(&d, "onembed 256x300");
+
+	// The last description with no algorithm goes to cuFFT, which takes
+	// it: the refusal is the tc kernels', not the shape's.
+	d.algorithm = NULL;
+	fftd_plan *p;
+	assert_string_equal(plan_algo(&d, &p), "cufft");
+	fftd_plan_destroy(p);
+
+	// An unknown name is refused by the server, naming what is served.
+	d.algorithm   = "tc32";
+	fftd_plan *q  = NULL;
+	int        rv = fftd_plan_create(g.c[D_SINGLE], &d, &q);
+	assert_int_equal(rv, FFTD_EUNSUPPORTED);
+	assert_non_null(strstr(fftd_last_error(), "tc16"));
+	assert_int_equal(fftd_ping(g.c[D_SINGLE], NULL), FFTD_OK);
+}
+
+// --- fftctl ----------------------------------------------------------------
+
+// fftctl_path writes the fftctl binary of the build under test: the one
+// next to $FFTD_BIN.
+static void
+fftctl_path(char *buf, size_t len)
+{
+	const char *bin   = fftd_test_daemon_bin();
+	const char *slash = strrchr(bin, '/');
+	if (slash == NULL) {
+		snprintf(buf, len, "./fftctl");
+	} else {
+		snprintf(buf, len, "%.*s/fftctl", (int) (slash - bin), bin);
+	}
+}
+
+// run_fftctl runs `fftctl --url URL --timeout MS ARGS...` (args
+// NULL-terminated) against the default daemon with stdout and stderr in
+// log, and returns its exit status (-1 if it could not run or hung).
+static int
+run_fftctl(const char *log, const char *const *args)
+{
+	char        bin[512];
+	char        tmo[16];
+	const char *argv[24];
+	int         argc = 0;
+	fftctl_path(bin, sizeof(bin));
+	snprintf(tmo, sizeof(tmo), "%d", TIMEOUT_MS);
+	argv[argc++] = bin;
+	argv[argc++] = "--url";
+	argv[argc++] = g.d[D_SINGLE].url;
+	argv[argc++] = "--timeout";
+	argv[argc++] = tmo;
+	for (int i = 0; args[i] != NULL && argc < 23; i++) {
+		argv[argc++] = args[i];
+	}
+	argv[argc] = NULL;
+
+	posix_spawn_file_actions_t fa;
+	pid_t                      pid = -1;
+	int                        rc  = posix_spawn_file_actions_init(&fa);
+	if (rc == 0) {
+		rc = posix_spawn_file_actions_addopen(
+		    &fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	}
+	if (rc == 0) {
+		rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	}
+	if (rc == 0) {
+		fflush(stdout);
+		fflush(stderr);
+		rc = posix_spawn(
+		    &pid, bin, &fa, NULL, (char *const *) argv, environ);
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		fprintf(stderr, "posix_spawn %s: %s\n", bin, strerror(rc));
+		return -1;
+	}
+	int code = -1;
+	fftd_test_wait_pids(&pid, 1, 2 * TIMEOUT_MS, &code);
+	return code;
+}
+
+// log_has says whether file path contains text (NULL: print the file and
+// say no), printing the file when it does not.
+static bool
+log_has(const char *path, const char *text)
+{
+	char  buf[8192];
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		fprintf(stderr, "%s: cannot open\n", path);
+		return false;
+	}
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (text != NULL && strstr(buf, text) != NULL) {
+		return true;
+	}
+	fprintf(stderr, "%s%s%s; it holds:\n%s\n", path,
+	    text != NULL ? " lacks " : "", text != NULL ? text : "", buf);
+	return false;
+}
+
+// npy_ok says whether an npy call returned FFTD__NPY_OK, printing its
+// message when not.
+static bool
+npy_ok(int rc, const char *msg)
+{
+	if (rc != FFTD__NPY_OK) {
+		fprintf(stderr, "npy: %s (%s)\n", fftd__npy_strerror(rc), msg);
+	}
+	return rc == FFTD__NPY_OK;
+}
+
+// fftctl_round_trip writes a batch of 3 complex transforms of 4096 points
+// in the .npy dtype of algo's precision, runs `fftctl fft --algorithm
+// algo` on it, checks OUT against the reference, runs the inverse with
+// --norm by-n on OUT and checks that it gives the input back.
+static void
+fftctl_round_trip(
+    const char *dir, const char *algo, fftd_precision p, double bound)
+{
+	const int64_t  n[1] = { 4096 };
+	fftd_plan_desc d;
+	fftd__shape    s;
+	char           msg[256];
+	assert_int_equal(fftd_plan_desc_init(&d, 1, n, FFTD_C2C, p), 0);
+	d.batch = 3;
+	assert_int_equal(
+	    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)), 0);
+	void *x = malloc((size_t) s.in.bytes);
+	assert_non_null(x);
+	fftd_ref_fill_input(
+	    x, &s, fftd_test_case_seed(p == FFTD_F16 ? 11 : 12));
+
+	// numpy has no complex half: fftctl's complex f16 is <f2 with a
+	// trailing axis of 2 (re, im); f32 complex is <c8.
+	int64_t         shape[3] = { 3, 4096, 2 };
+	int             nd       = p == FFTD_F16 ? 3 : 2;
+	fftd__npy_dtype dt       = p == FFTD_F16 ? FFTD__NPY_F2 : FFTD__NPY_C8;
+	char            in_path[400], out_path[400], back_path[400], log[400];
+	snprintf(in_path, sizeof(in_path), "%s/%s-in.npy", dir, algo);
+	snprintf(out_path, sizeof(out_path), "%s/%s-out.npy", dir, algo);
+	snprintf(back_path, sizeof(back_path), "%s/%s-back.npy", dir, algo);
+	snprintf(log, sizeof(log), "%s/%s.log", dir, algo);
+	assert_true(npy_ok(
+	    fftd__npy_save(in_path, dt, nd, shape, x, msg, sizeof(msg)), msg));
+
+	const char *fwd[]
+	    = { "fft", "--algorithm", algo, "-v", in_path, out_path, NULL };
+	int rc = run_fftctl(log, fwd);
+	if (rc != 0) {
+		(void) log_has(log, NULL);
+	}
+	assert_int_equal(rc, 0);
+	char by[32];
+	snprintf(by, sizeof(by), "by %s", algo);
+	assert_true(log_has(log, by)); // -v names the daemon's choice
+
+	fftd__npy y;
+	assert_true(
+	    npy_ok(fftd__npy_load(out_path, &y, msg, sizeof(msg)), msg));
+	assert_int_equal(y.dtype, dt);
+	assert_int_equal(y.ndim, nd);
+	for (int k = 0; k < nd; k++) {
+		assert_int_equal(y.shape[k], shape[k]);
+	}
+	assert_int_equal(y.nbytes, (size_t) s.out.bytes);
+	long double *ref = fftd_ref_transform(&s, x);
+	assert_non_null(ref);
+	double e_fwd = fftd_ref_rel_l2(&s, y.data, ref);
+	free(ref);
+
+	const char *inv[] = { "fft", "--algorithm", algo, "--inverse", "--norm",
+		"by-n", out_path, back_path, NULL };
+	rc                = run_fftctl(log, inv);
+	if (rc != 0) {
+		(void) log_has(log, NULL);
+	}
+	assert_int_equal(rc, 0);
+	fftd__npy z;
+	assert_true(
+	    npy_ok(fftd__npy_load(back_path, &z, msg, sizeof(msg)), msg));
+	assert_int_equal(z.nbytes, (size_t) s.in.bytes);
+	// The input itself is the reference of the round trip. Each leg is
+	// within bound (relative), and the inverse DFT scaled by 1/N maps the
+	// first leg's error to the same relative error, so the round trip is
+	// within twice the bound.
+	size_t       nr = (size_t) s.in.elems * 2;
+	long double *xr = malloc(nr * sizeof(long double));
+	assert_non_null(xr);
+	for (size_t i = 0; i < nr; i++) {
+		xr[i] = p == FFTD_F16 ? (long double) fftd_ref_f16_to_f32(
+		            ((const uint16_t *) x)[i])
+		                      : (long double) ((const float *) x)[i];
+	}
+	d.direction = FFTD_INVERSE;
+	d.norm      = FFTD_NORM_BY_N;
+	fftd__shape si;
+	assert_int_equal(
+	    fftd__shape_resolve(&d, NULL, &si, msg, sizeof(msg)), 0);
+	double e_back = fftd_ref_rel_l2(&si, z.data, xr);
+	print_message(
+	    "fftctl --algorithm %s: forward rel L2 %.3g (bound %.3g), "
+	    "round trip %.3g (bound %.3g)\n",
+	    algo, e_fwd, bound, e_back, 2 * bound);
+	assert_true(e_fwd <= bound);
+	assert_true(e_back <= 2 * bound);
+	free(xr);
+	fftd__npy_free(&y);
+	fftd__npy_free(&z);
+	free(x);
+	unlink(in_path);
+	unlink(out_path);
+	unlink(back_path);
+	unlink(log);
+}
+
+static void
+test_fftctl(void **state)
+{
+	(void) state;
+	skip_if_needed();
+	const char *tmp = getenv("TMPDIR");
+	char        dir[256];
+	snprintf(dir, sizeof(dir), "%s/fftd-tc-XXXXXX",
+	    tmp != NULL && tmp[0] != '\0' && strlen(tmp) < 128 ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	fftctl_round_trip(dir, "tc16", FFTD_F16, BOUND_TC16);
+	fftctl_round_trip(dir, "split16", FFTD_F32, BOUND_SPLIT16);
+
+	// fftctl passes the daemon's refusal on: tc16 of complex64 data.
+	char    path[400], log[400], msg[256];
+	int64_t shape[1] = { 4096 };
+	float  *z        = calloc(2 * 4096, sizeof(float));
+	assert_non_null(z);
+	snprintf(path, sizeof(path), "%s/c8.npy", dir);
+	snprintf(log, sizeof(log), "%s/refused.log", dir);
+	assert_true(npy_ok(
+	    fftd__npy_save(path, FFTD__NPY_C8, 1, shape, z, msg, sizeof(msg)),
+	    msg));
+	free(z);
+	char out[400];
+	snprintf(out, sizeof(out), "%s/never.npy", dir);
+	const char *args[] = { "fft", "--algorithm", "tc16", path, out, NULL };
+	assert_int_equal(run_fftctl(log, args), 1);
+	assert_true(log_has(log, "tc16 serves f16"));
+	assert_int_equal(access(out, F_OK), -1);
+	unlink(path);
+	unlink(log);
+	if (rmdir(dir) != 0) {
+		fail_msg("rmdir %s: %s", dir, strerror(errno));
+	}
+}
+
+// --- the end ---------------------------------------------------------------
+
+static void
+test_daemons_exit_cleanly(void **state)
+{
+	(void) state;
+	skip_if_needed();
+	static const char *const a[2] = { "tc16", "split16" };
+	for (int k = 0; k < 2; k++) {
+		for (int di = 0; di < ND; di++) {
+			print_message(
+			    "%-8s worst rel L2 on the %s daemon: plain "
+			    "%.3g, shm %.3g, shm in place %.3g\n",
+			    a[k], di == D_PIPE ? "pipelined" : "single-stream",
+			    g.worst[k][di][M_PLAIN], g.worst[k][di][M_SHM],
+			    g.worst[k][di][M_SHM_INPLACE]);
+		}
+	}
+	for (int i = 0; i < ND; i++) {
+		fftd_stats st;
+		assert_int_equal(fftd_get_stats(g.c[i], &st), FFTD_OK);
+		assert_int_equal(st.plans, 0); // every test destroyed its plans
+		fftd_buffer_destroy(g.shm[i]);
+		g.shm[i] = NULL;
+		fftd_client_close(g.c[i]);
+		g.c[i] = NULL;
+		assert_int_equal(fftd_test_daemon_stop(&g.d[i]), 0);
+	}
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	g.skip_reason = why_no_gpu();
+	if (g.skip_reason != NULL) {
+		printf("GPU tests skipped: %s\n", g.skip_reason);
+	} else {
+		(void) fftd_test_seed(); // print it first
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_info),
+		cmocka_unit_test(test_tc16_1d),
+		cmocka_unit_test(test_tc16_2d),
+		cmocka_unit_test(test_split16_1d),
+		cmocka_unit_test(test_split16_2d),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_fftctl),
+		cmocka_unit_test(test_daemons_exit_cleanly),
+	};
+	const char *filter = getenv("FFTD_TEST_FILTER"); // e.g. "test_tc16_*"
+	if (filter != NULL) {
+		cmocka_set_test_filter(filter);
+	}
+	return cmocka_run_group_tests_name(
+	    "tc_daemon", tests, group_setup, group_teardown);
+}
