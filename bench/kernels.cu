@@ -2,20 +2,23 @@
 //
 // kernels.cu — bench/kernels: the tensor-core FFT kernels (kernels/tc.h)
 // against cuFFT on the same GPU in one run (issue 4): tc16 vs cuFFT f16 and
-// split16 vs cuFFT f32, batched C2C forward, 1D N = 2^8 .. 2^24 and 2D 256^2
-// .. 4096^2, 2^26 points per launch. Times are the median of RUNS launches
-// (CUDA events around each, after warm-up); GB/s counts one read and one write
-// of the data (the least a transform must move) against a device-to-device
-// copy measured in the same run. Errors are relative L2 against FFTW in double
-// precision on the same inputs (uniform in [-1, 1], rounded to the storage
-// precision), over the first transforms of the batch (up to 2^22 points).
+// split16 vs cuFFT f32, batched C2C forward, 1D N = 2^8 .. 2^27 and 2D 256^2
+// .. 4096^2, 2^26 points per launch (2^27 for the one 2^27-point transform).
+// Times are the median of RUNS launches (CUDA events around each, after
+// warm-up); GB/s counts one read and one write of the data (the least a
+// transform must move) against a device-to-device copy measured in the same
+// run. Errors are relative L2 against FFTW in double precision on the same
+// inputs (uniform in [-1, 1], rounded to the storage precision), over the
+// first transforms of the batch (up to 2^22 points, or one transform when it
+// is longer); the reference is computed once per case and precision.
 // Shapes with 256- or 512-point column passes are also timed with the old
 // 32-byte column runs (FFTD_TC_WIDE=0), to keep the default honest.
 //
-// usage: kernels [--quick] [--noerr] [--only NAME] [out.json]
+// usage: kernels [--quick] [--noerr] [--only NAMES] [out.json]
 // Prints a table; writes the full results as JSON when a path is given.
-// --only runs one case (e.g. "1D 4096"), --noerr skips the FFTW checks
-// (both for profiling under ncu), --quick takes 20 runs instead of 60.
+// --only runs the cases named (e.g. "1D 4096" or "1D 32768,1D 134217728"),
+// --noerr skips the FFTW checks (both for profiling under ncu), --quick
+// takes 20 runs instead of 60.
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -43,7 +46,8 @@
 		}                                                                       \
 	} while (0)
 
-static const int64_t kPoints = (int64_t)1 << 26;
+static const int64_t kPoints = (int64_t)1 << 26; // per launch (copy bandwidth too)
+static const int64_t kMaxPoints = (int64_t)1 << 27; // buffers: the longest transform
 static int           RUNS    = 60;
 
 struct Case {
@@ -100,32 +104,48 @@ static double   urand(void)
 	return (double)(rng >> 11) * 0x1p-52 - 1.0;
 }
 
-// Relative L2 error of got[0..pts) against FFTW double of ref_in (same shape).
+// Relative L2 error of got[0..pts) against FFTW double of in2 (same shape);
+// the reference is computed once and kept in *ref (reset by the caller when
+// the case or the input precision changes).
 static bool g_noerr = false;
 
-static double rel_err(const Case &c, int64_t ntr, const std::vector<double> &in2, const double *got2)
+static double rel_err(const Case &c, int64_t ntr, const std::vector<double> &in2, const double *got2,
+    std::vector<double> *ref)
 {
 	if (g_noerr)
 		return NAN;
 	int64_t per = c.rank == 1 ? c.n0 : c.n0 * c.n1;
 	int64_t pts = per * ntr;
-	fftw_complex *buf = (fftw_complex *)fftw_malloc(sizeof(fftw_complex) * (size_t)pts);
-	memcpy(buf, in2.data(), sizeof(double) * 2 * (size_t)pts);
-	int       n[2] = {(int)c.n0, (int)c.n1};
-	fftw_plan p    = fftw_plan_many_dft(c.rank, n, (int)ntr, buf, NULL, 1, (int)per, buf, NULL, 1, (int)per,
-	       FFTW_FORWARD, FFTW_ESTIMATE);
-	fftw_execute(p);
-	fftw_destroy_plan(p);
+	if (ref->empty()) {
+		fftw_complex *buf = (fftw_complex *)fftw_malloc(sizeof(fftw_complex) * (size_t)pts);
+		memcpy(buf, in2.data(), sizeof(double) * 2 * (size_t)pts);
+		int       n[2] = {(int)c.n0, (int)c.n1};
+		fftw_plan p    = fftw_plan_many_dft(c.rank, n, (int)ntr, buf, NULL, 1, (int)per, buf, NULL, 1, (int)per,
+		       FFTW_FORWARD, FFTW_ESTIMATE);
+		fftw_execute(p);
+		fftw_destroy_plan(p);
+		ref->assign((const double *)buf, (const double *)buf + 2 * pts);
+		fftw_free(buf);
+	}
+	const double *r = ref->data();
 	double num = 0, den = 0;
 	for (int64_t i = 0; i < pts; i++) {
-		double dr = got2[2 * i] - buf[i][0], di = got2[2 * i + 1] - buf[i][1];
+		double dr = got2[2 * i] - r[2 * i], di = got2[2 * i + 1] - r[2 * i + 1];
 		if (!std::isfinite(got2[2 * i]) || !std::isfinite(got2[2 * i + 1]))
 			num = INFINITY;
 		num += dr * dr + di * di;
-		den += buf[i][0] * buf[i][0] + buf[i][1] * buf[i][1];
+		den += r[2 * i] * r[2 * i] + r[2 * i + 1] * r[2 * i + 1];
 	}
-	fftw_free(buf);
 	return std::sqrt(num / den);
+}
+
+// --only: a comma-separated list of case names.
+static bool selected(const char *only, const std::string &name)
+{
+	if (only == NULL)
+		return true;
+	std::string list = std::string(",") + only + ",";
+	return list.find("," + name + ",") != std::string::npos;
 }
 
 int main(int argc, char **argv)
@@ -162,22 +182,22 @@ int main(int argc, char **argv)
 	CK(cudaStreamCreate(&st));
 
 	// Inputs: the same random data for every shape.
-	std::vector<__half> h16((size_t)kPoints * 2);
-	std::vector<float>  h32((size_t)kPoints * 2);
-	for (int64_t i = 0; i < kPoints * 2; i++) {
+	std::vector<__half> h16((size_t)kMaxPoints * 2);
+	std::vector<float>  h32((size_t)kMaxPoints * 2);
+	for (int64_t i = 0; i < kMaxPoints * 2; i++) {
 		double v = urand();
 		h16[i]   = __float2half_rn((float)v);
 		h32[i]   = (float)v;
 	}
 	void *in16, *out16, *in32, *out32, *ws = NULL;
-	CK(cudaMalloc(&in16, kPoints * 4));
-	CK(cudaMalloc(&out16, kPoints * 4));
-	CK(cudaMalloc(&in32, kPoints * 8));
-	CK(cudaMalloc(&out32, kPoints * 8));
-	size_t ws_cap = kPoints * 8;
+	CK(cudaMalloc(&in16, kMaxPoints * 4));
+	CK(cudaMalloc(&out16, kMaxPoints * 4));
+	CK(cudaMalloc(&in32, kMaxPoints * 8));
+	CK(cudaMalloc(&out32, kMaxPoints * 8));
+	size_t ws_cap = kMaxPoints * 8;
 	CK(cudaMalloc(&ws, ws_cap));
-	CK(cudaMemcpy(in16, h16.data(), kPoints * 4, cudaMemcpyHostToDevice));
-	CK(cudaMemcpy(in32, h32.data(), kPoints * 8, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(in16, h16.data(), kMaxPoints * 4, cudaMemcpyHostToDevice));
+	CK(cudaMemcpy(in32, h32.data(), kMaxPoints * 8, cudaMemcpyHostToDevice));
 
 	// Copy bandwidth: bytes read + written per second, 512 MiB.
 	double copy_ms = time_it([&] { CK(cudaMemcpyAsync(out32, in32, kPoints * 8, cudaMemcpyDeviceToDevice, st)); }, st);
@@ -185,9 +205,9 @@ int main(int argc, char **argv)
 	double copy16_ms = time_it([&] { CK(cudaMemcpyAsync(out16, in16, kPoints * 4, cudaMemcpyDeviceToDevice, st)); }, st);
 
 	std::vector<Case> cases;
-	for (int l = 8; l <= 24; l++) {
+	for (int l = 8; l <= 27; l++) {
 		int64_t n = (int64_t)1 << l;
-		cases.push_back({1, n, 1, kPoints / n, "1D " + std::to_string(n)});
+		cases.push_back({1, n, 1, std::max<int64_t>(1, kPoints / n), "1D " + std::to_string(n)});
 	}
 	for (int l = 8; l <= 12; l++) {
 		int64_t n = (int64_t)1 << l;
@@ -203,7 +223,7 @@ int main(int argc, char **argv)
 
 	std::vector<double> got, in_ref;
 	for (const Case &c : cases) {
-		if (only != NULL && c.name != only)
+		if (!selected(only, c.name))
 			continue;
 		Row r;
 		r.c         = c;
@@ -215,6 +235,8 @@ int main(int argc, char **argv)
 			ntr = std::min<int64_t>(ntr, std::max<int64_t>(1, ((int64_t)1 << 20) / per));
 		int64_t pts = per * ntr;
 		int64_t dims[2] = {c.n0, c.n1};
+		const int64_t launch = per * c.batch; // points per launch
+		std::vector<double> ref16, ref32;     // FFTW references, made on first use
 		if (got.size() < (size_t)(2 * pts)) {
 			got.resize((size_t)(2 * pts));
 			in_ref.resize((size_t)(2 * pts));
@@ -230,7 +252,7 @@ int main(int argc, char **argv)
 				size_t wsb = 0;
 				fftd_tc_workspace_size(p, &wsb);
 				fftd_tc_plan_describe(p, r.desc16, sizeof r.desc16);
-				CK(cudaMemset(out16, 0xff, kPoints * 4));
+				CK(cudaMemset(out16, 0xff, launch * 4));
 				r.tc16.ms = time_it([&] {
 					int e = fftd_tc_execute(p, in16, out16, ws, st);
 					if (e != FFTD_TC_OK) {
@@ -243,7 +265,7 @@ int main(int argc, char **argv)
 				CK(cudaMemcpy(o.data(), out16, pts * 4, cudaMemcpyDeviceToHost));
 				for (int64_t i = 0; i < 2 * pts; i++)
 					got[i] = __half2float(o[i]);
-				r.tc16.err = rel_err(c, ntr, in_ref, got.data());
+				r.tc16.err = rel_err(c, ntr, in_ref, got.data(), &ref16);
 				r.tc16.ok  = true;
 				fftd_tc_plan_destroy(p);
 			} else {
@@ -261,13 +283,13 @@ int main(int argc, char **argv)
 			if (cr == CUFFT_SUCCESS)
 				cr = cufftSetStream(h, st);
 			if (cr == CUFFT_SUCCESS) {
-				CK(cudaMemset(out16, 0xff, kPoints * 4));
+				CK(cudaMemset(out16, 0xff, launch * 4));
 				r.cu16.ms = time_it([&] { cufftXtExec(h, in16, out16, CUFFT_FORWARD); }, st);
 				std::vector<__half> o((size_t)pts * 2);
 				CK(cudaMemcpy(o.data(), out16, pts * 4, cudaMemcpyDeviceToHost));
 				for (int64_t i = 0; i < 2 * pts; i++)
 					got[i] = __half2float(o[i]);
-				r.cu16.err = rel_err(c, ntr, in_ref, got.data());
+				r.cu16.err = rel_err(c, ntr, in_ref, got.data(), &ref16);
 				r.cu16.ok  = true;
 			} else {
 				r.cu16.note = "cufft error " + std::to_string((int)cr);
@@ -283,7 +305,7 @@ int main(int argc, char **argv)
 			int rc = fftd_tc_plan_create(&p, FFTD_TC_SPLIT16, c.rank, dims, c.batch, FFTD_TC_FORWARD);
 			if (rc == FFTD_TC_OK) {
 				fftd_tc_plan_describe(p, r.desc32, sizeof r.desc32);
-				CK(cudaMemset(out32, 0xff, kPoints * 8));
+				CK(cudaMemset(out32, 0xff, launch * 8));
 				r.sp16.ms = time_it([&] {
 					int e = fftd_tc_execute(p, in32, out32, ws, st);
 					if (e != FFTD_TC_OK) {
@@ -296,7 +318,7 @@ int main(int argc, char **argv)
 				CK(cudaMemcpy(o.data(), out32, pts * 8, cudaMemcpyDeviceToHost));
 				for (int64_t i = 0; i < 2 * pts; i++)
 					got[i] = o[i];
-				r.sp16.err = rel_err(c, ntr, in_ref, got.data());
+				r.sp16.err = rel_err(c, ntr, in_ref, got.data(), &ref32);
 				r.sp16.ok  = true;
 				fftd_tc_plan_destroy(p);
 			} else {
@@ -311,7 +333,7 @@ int main(int argc, char **argv)
 			if (cr == CUFFT_SUCCESS)
 				cr = cufftSetStream(h, st);
 			if (cr == CUFFT_SUCCESS) {
-				CK(cudaMemset(out32, 0xff, kPoints * 8));
+				CK(cudaMemset(out32, 0xff, launch * 8));
 				r.cu32.ms = time_it([&] {
 					cufftExecC2C(h, (cufftComplex *)in32, (cufftComplex *)out32, CUFFT_FORWARD);
 				}, st);
@@ -319,7 +341,7 @@ int main(int argc, char **argv)
 				CK(cudaMemcpy(o.data(), out32, pts * 8, cudaMemcpyDeviceToHost));
 				for (int64_t i = 0; i < 2 * pts; i++)
 					got[i] = o[i];
-				r.cu32.err = rel_err(c, ntr, in_ref, got.data());
+				r.cu32.err = rel_err(c, ntr, in_ref, got.data(), &ref32);
 				r.cu32.ok  = true;
 				cufftDestroy(h);
 			} else {
@@ -352,8 +374,11 @@ int main(int argc, char **argv)
 		    r.cu32.err);
 	}
 
-	// GB/s: one read + one write of 2^26 points.
-	auto gbs = [](double ms, int bytes) { return 2.0 * kPoints * bytes / (ms * 1e-3) / 1e9; };
+	// GB/s: one read + one write of the points of a launch (2^26, or 2^27).
+	auto gbs = [](double ms, int bytes, const Case &c) {
+		const double pts = (double)(c.rank == 1 ? c.n0 : c.n0 * c.n1) * (double)c.batch;
+		return 2.0 * pts * bytes / (ms * 1e-3) / 1e9;
+	};
 
 	if (json != NULL) {
 		FILE *f = fopen(json, "w");
@@ -369,9 +394,16 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < rows.size(); i++) {
 			const Row &r = rows[i];
 			auto one = [&](const char *k, const Result &x, int bytes, bool last) {
-				fprintf(f, "      \"%s\": {\"ok\": %s, \"ms\": %.5f, \"gbs\": %.1f, \"rel_l2\": %.4e, \"note\": \"%s\"}%s\n",
-				    k, x.ok ? "true" : "false", x.ok ? x.ms : -1.0, x.ok ? gbs(x.ms, bytes) : 0.0,
-				    x.ok ? x.err : -1.0, x.note.c_str(), last ? "" : ",");
+				char err[32]; // JSON has no NaN or inf: null when not measured (--noerr) or not finite
+				if (!x.ok)
+					snprintf(err, sizeof err, "-1");
+				else if (std::isfinite(x.err))
+					snprintf(err, sizeof err, "%.4e", x.err);
+				else
+					snprintf(err, sizeof err, "null");
+				fprintf(f, "      \"%s\": {\"ok\": %s, \"ms\": %.5f, \"gbs\": %.1f, \"rel_l2\": %s, \"note\": \"%s\"}%s\n",
+				    k, x.ok ? "true" : "false", x.ok ? x.ms : -1.0, x.ok ? gbs(x.ms, bytes, r.c) : 0.0, err,
+				    x.note.c_str(), last ? "" : ",");
 			};
 			fprintf(f, "    {\"name\": \"%s\", \"rank\": %d, \"dims\": [%lld, %lld], \"batch\": %lld,\n", r.c.name.c_str(),
 			    r.c.rank, (long long)r.c.n0, (long long)r.c.n1, (long long)r.c.batch);
@@ -388,13 +420,13 @@ int main(int argc, char **argv)
 		fclose(f);
 	}
 
-	printf("bench/kernels on %s: 2^26 points per launch, median of %d runs; D2D copy %.0f GB/s (read+write)\n",
+	printf("bench/kernels on %s: 2^26 points per launch (2^27: one transform), median of %d runs; D2D copy %.0f GB/s (read+write)\n",
 	    prop.name, RUNS, copy_gbs);
 	printf("%-10s | %8s %8s %5s %5s %9s %9s | %8s %8s %5s %9s %9s\n", "case", "tc16 ms", "cuf16 ms", "x", "%copy",
 	    "err tc16", "err cuf16", "sp16 ms", "cuf32 ms", "x", "err sp16", "err cuf32");
 	for (const Row &r : rows) {
 		printf("%-10s | %8.4f %8.4f %5.2f %5.0f %9.2e %9.2e | %8.4f %8.4f %5.2f %9.2e %9.2e\n", r.c.name.c_str(),
-		    r.tc16.ms, r.cu16.ms, r.cu16.ms / r.tc16.ms, 100.0 * gbs(r.tc16.ms, 4) / copy_gbs, r.tc16.err,
+		    r.tc16.ms, r.cu16.ms, r.cu16.ms / r.tc16.ms, 100.0 * gbs(r.tc16.ms, 4, r.c) / copy_gbs, r.tc16.err,
 		    r.cu16.err, r.sp16.ms, r.cu32.ms, r.cu32.ms / r.sp16.ms, r.sp16.err, r.cu32.err);
 	}
 	printf("column passes with 32-byte runs (FFTD_TC_WIDE=0) instead, ms:\n");

@@ -5,27 +5,35 @@
 // hi + lo fp16 parts and recombined in fp32 (tc16_fft.cuh; Markidis et al.,
 // IPDPSW 2018, sec. V; Ootomo & Yokota, IJHPCA 2022), and the lookup that
 // tc16_plan.cu uses to pick one. Contiguous passes: 256 .. 16384 (a 32768-point
-// block would need 256 KiB of shared memory); column passes 256 .. 4096.
+// block would need 256 KiB of shared memory); column passes 256 .. 4096;
+// radix-2/4/8 passes on the CUDA cores in fp32 (the 8-point rows of 2^15).
 
 #include "tc16_fft.cuh"
 
 namespace fftd_tc {
 
-#define FFTD_SPLIT16_CASE(LEN, S, I, T)                                             \
+// G: the general four-step twiddle (tc.h, fftd__tc_tw_kind 2), only for the
+// column lengths of three-pass transforms (256, 512).
+#define FFTD_SPLIT16_CASE(LEN, S, I, T, G)                                              \
 	if (len == LEN && strided == S && inverse == I && tw == T) {             \
-		*k = wide ? make_kernel_info<Split16, LEN, S, I, T, true>()            \
-		          : make_kernel_info<Split16, LEN, S, I, T, false>();          \
+		*k = wide ? make_kernel_info<Split16, LEN, S, I, (T > 0), true, G>()      \
+		          : make_kernel_info<Split16, LEN, S, I, (T > 0), false, G>();    \
 		return true;                                                     \
 	}
-#define FFTD_SPLIT16_CONTIG(LEN) FFTD_SPLIT16_CASE(LEN, false, false, false) FFTD_SPLIT16_CASE(LEN, false, true, false)
-#define FFTD_SPLIT16_STRIDED(LEN)                                               \
-	FFTD_SPLIT16_CASE(LEN, true, false, false)                              \
-	FFTD_SPLIT16_CASE(LEN, true, true, false)                               \
-	FFTD_SPLIT16_CASE(LEN, true, false, true)                               \
-	FFTD_SPLIT16_CASE(LEN, true, true, true)
+#define FFTD_SPLIT16_CONTIG(LEN) FFTD_SPLIT16_CASE(LEN, false, false, 0, false) FFTD_SPLIT16_CASE(LEN, false, true, 0, false)
+#define FFTD_SPLIT16_STRIDED(LEN)                                                  \
+	FFTD_SPLIT16_CASE(LEN, true, false, 0, false)                              \
+	FFTD_SPLIT16_CASE(LEN, true, true, 0, false)                               \
+	FFTD_SPLIT16_CASE(LEN, true, false, 1, false)                              \
+	FFTD_SPLIT16_CASE(LEN, true, true, 1, false)
+#define FFTD_SPLIT16_STRIDED_G(LEN)                                                \
+	FFTD_SPLIT16_CASE(LEN, true, false, 2, true)                               \
+	FFTD_SPLIT16_CASE(LEN, true, true, 2, true)
 
-bool split16_kernel(int len, bool strided, bool inverse, bool tw, bool wide, KernelInfo *k)
+bool split16_kernel(int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k)
 {
+	if (len <= FFTD__TC_MAX_RADIX)
+		return radix_kernel_info<Split16>(len, inverse, tw, k);
 	FFTD_SPLIT16_CONTIG(256)
 	FFTD_SPLIT16_CONTIG(512)
 	FFTD_SPLIT16_CONTIG(1024)
@@ -35,6 +43,8 @@ bool split16_kernel(int len, bool strided, bool inverse, bool tw, bool wide, Ker
 	FFTD_SPLIT16_CONTIG(16384)
 	FFTD_SPLIT16_STRIDED(256)
 	FFTD_SPLIT16_STRIDED(512)
+	FFTD_SPLIT16_STRIDED_G(256)
+	FFTD_SPLIT16_STRIDED_G(512)
 	FFTD_SPLIT16_STRIDED(1024)
 	FFTD_SPLIT16_STRIDED(2048)
 	FFTD_SPLIT16_STRIDED(4096)

@@ -85,14 +85,14 @@ typedef enum fftd_tc_algo {
 typedef struct fftd_tc_plan fftd_tc_plan;
 
 // fftd_tc_plan_create makes a plan for batch transforms of rank 1 or 2 with
-// dims[0..rank-1] (powers of two; 1D: 256 .. 16384 in one pass, 2^16 .. 2^24
-// in two (four-step), 2^15 not yet; 2D: each 256 .. 4096) in
-// direction FFTD_TC_FORWARD or FFTD_TC_INVERSE. It allocates the plan's
-// twiddle tables on the current CUDA device (cudaMalloc + cudaMemcpy, so it
-// synchronizes); it never touches request data. On success *plan is set and
-// FFTD_TC_OK returned; otherwise *plan is NULL. Errors: FFTD_TC_EINVAL,
-// FFTD_TC_EUNSUPPORTED, FFTD_TC_ENOMEM, FFTD_TC_EDEVMEM, FFTD_TC_ENODEV,
-// CUDA-tagged codes.
+// dims[0..rank-1] (powers of two; 1D: 256 .. 2^27 (FFTD__TC_MAX_1D): 256 ..
+// 16384 in one pass over memory, 2^15 .. 2^24 in two, 2^25 .. 2^27 in three;
+// 2D: each 256 .. 4096) in direction FFTD_TC_FORWARD or FFTD_TC_INVERSE. It
+// allocates the plan's twiddle tables on the current CUDA device (cudaMalloc +
+// cudaMemcpy, so it synchronizes); it never touches request data. On success
+// *plan is set and FFTD_TC_OK returned; otherwise *plan is NULL. Errors:
+// FFTD_TC_EINVAL, FFTD_TC_EUNSUPPORTED, FFTD_TC_ENOMEM, FFTD_TC_EDEVMEM,
+// FFTD_TC_ENODEV, CUDA-tagged codes.
 int fftd_tc_plan_create(fftd_tc_plan **plan, fftd_tc_algo algo, int rank,
     const int64_t *dims, int64_t batch, int direction);
 
@@ -101,8 +101,9 @@ int fftd_tc_plan_create(fftd_tc_plan **plan, fftd_tc_algo algo, int rank,
 int fftd_tc_plan_supported(fftd_tc_algo algo, int rank, const int64_t *dims,
     int64_t batch);
 
-// fftd_tc_workspace_size stores in *bytes the device workspace execute needs
-// (0 for single-pass and 2D transforms).
+// fftd_tc_workspace_size stores in *bytes the device workspace execute needs:
+// one copy of the batch (batch * prod(dims) points, 4 or 8 bytes each) for 1D
+// transforms of more than 16384 points, 0 for single-pass and 2D transforms.
 int fftd_tc_workspace_size(const fftd_tc_plan *plan, size_t *bytes);
 
 // The environment variable FFTD_TC_WIDE=0 (read at plan creation) selects
@@ -131,11 +132,17 @@ void fftd_tc_plan_describe(const fftd_tc_plan *plan, char *buf, size_t len);
 // ---------------------------------------------------------------------------
 // Internal: planning (kernels/tc_host.c, pure C, no CUDA).
 
-// One pass is a batch of q_total FFTs of length len (256 .. 16384). FFT q
-// reads its element n at in + (q / s_in) * len * s_in + n * s_in + q % s_in
-// (s_in = 1: contiguous FFTs; s_in > 1: columns), writes element k at the same
-// place with s_out, and, when tw_n > 0, multiplies element k by
-// W_{tw_n}^{(q % s_out) * k} (the four-step twiddle) before writing.
+// One pass is a batch of q_total FFTs of length len: 256 .. 16384 on the
+// tensor cores (kernels/tc16_fft.cuh, pass_kernel), or 2 .. FFTD__TC_MAX_RADIX
+// on the CUDA cores (radix_kernel: a plain radix-2/4/8 butterfly per FFT, no
+// shared memory). FFT q reads its element n at
+// in + (q / s_in) * len * s_in + n * s_in + q % s_in (s_in = 1: contiguous
+// FFTs; s_in > 1: columns), writes element k at the same place with s_out,
+// and, when tw_n > 0, multiplies element k by W_{tw_n}^{(q % s_in) * k} (the
+// four-step twiddle) before writing. Column passes on the tensor cores move
+// C = fftd__tc_block_ffts(...) neighbouring columns at once, so a stride
+// s > 1 must be a multiple of C (at most 32; the planner keeps s >= 8 and
+// checks this, tests/unit/test_tc_host.c too).
 typedef struct fftd__tc_pass {
 	int     len;
 	int64_t q_total;
@@ -147,12 +154,31 @@ typedef struct fftd__tc_pass {
 
 enum { FFTD__TC_BUF_IN = 0, FFTD__TC_BUF_OUT = 1, FFTD__TC_BUF_WS = 2 };
 
-#define FFTD__TC_MAX_PASSES 2
-#define FFTD__TC_MIN_LEN 256
-#define FFTD__TC_MAX_LEN 16384     // one pass, contiguous
+#define FFTD__TC_MAX_PASSES 3
+#define FFTD__TC_MIN_LEN 256          // tensor-core passes
+#define FFTD__TC_MAX_LEN 16384        // one pass, contiguous
 #define FFTD__TC_MAX_STRIDED_LEN 4096 // one pass over columns
-#define FFTD__TC_MAX_1D (1 << 24)
-#define FFTD__TC_TW_TABLE 256      // four-step tables: 3 x 256 entries
+#define FFTD__TC_MAX_RADIX 8          // CUDA-core passes: len 2, 4, 8
+#define FFTD__TC_MAX_1D (1 << 27)
+// Four-step twiddle tables (per pass with tw_n > 0): W_N^m for m < 2^27 is
+// the product of W_N^(m & 255), W_N^(256 ((m >> 8) & 255)),
+// W_N^(65536 ((m >> 16) & 255)) and, only when m >= 2^24, W_N^(2^24 (m >> 24))
+// (N > 2^24): 3 x 256 + 8 entries, float pairs rounded from long double.
+#define FFTD__TC_TW_TABLE 256
+#define FFTD__TC_TW_TOP 8
+#define FFTD__TC_TW_ENTRIES (3 * FFTD__TC_TW_TABLE + FFTD__TC_TW_TOP)
+
+// fftd__tc_tw_kind says which compiled twiddle a pass uses: 0 none; 1 the
+// two-pass kind (s_in = s_out and tw_n <= 2^24: three table levels, the
+// cheapest); 2 the general kind (s_in != s_out or tw_n > 2^24: exponent
+// (q % s_in) k, four levels; the first two passes of three-pass transforms,
+// compiled for column lengths 256 and 512 only).
+FFTD_TC_HD int fftd__tc_tw_kind(const fftd__tc_pass *p)
+{
+	if (p->tw_n <= 0)
+		return 0;
+	return p->s_in == p->s_out && p->tw_n <= ((int64_t)1 << 24) ? 1 : 2;
+}
 
 typedef struct fftd__tc_layout {
 	int           npass;
@@ -165,6 +191,12 @@ typedef struct fftd__tc_layout {
 // FFTD_TC_EUNSUPPORTED / FFTD_TC_EINVAL.
 int fftd__tc_plan_layout(int rank, const int64_t *dims, int64_t batch,
     fftd__tc_layout *lay);
+
+// fftd__tc_layout_factors fills *lay with the passes of a 1D transform of
+// N = f[0] * ... * f[npass - 1] points (npass 1 .. 3, the schemes of
+// fftd__tc_plan_layout, which calls it with the factors it chose), without
+// checking any limit: for tests of the index algebra on small sizes.
+void fftd__tc_layout_factors(int npass, const int64_t *f, int64_t batch, fftd__tc_layout *lay);
 
 // fftd__tc_twiddles writes W_n^j = exp(-2 pi i j / n), j in [0, count), as
 // float pairs (re, im) rounded from long double, exact at the quarter points.

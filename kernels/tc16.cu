@@ -5,27 +5,35 @@
 // tcFFT paper, Li et al., IEEE CLUSTER 2021, sec. III) and the lookup
 // that tc16_plan.cu uses to pick one. Contiguous passes exist for every
 // length 256 .. 16384, column passes (strided, optionally with the four-step
-// twiddle) for 256 .. 4096: enough for 1D 256 .. 2^24 and 2D 256^2 .. 4096^2.
+// twiddle) for 256 .. 4096, and radix-2/4/8 passes on the CUDA cores: enough
+// for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2.
 
 #include "tc16_fft.cuh"
 
 namespace fftd_tc {
 
-#define FFTD_TC16_CASE(LEN, S, I, T)                                             \
+// G: the general four-step twiddle (tc.h, fftd__tc_tw_kind 2), only for the
+// column lengths of three-pass transforms (256, 512).
+#define FFTD_TC16_CASE(LEN, S, I, T, G)                                              \
 	if (len == LEN && strided == S && inverse == I && tw == T) {             \
-		*k = wide ? make_kernel_info<Tc16, LEN, S, I, T, true>()            \
-		          : make_kernel_info<Tc16, LEN, S, I, T, false>();          \
+		*k = wide ? make_kernel_info<Tc16, LEN, S, I, (T > 0), true, G>()      \
+		          : make_kernel_info<Tc16, LEN, S, I, (T > 0), false, G>();    \
 		return true;                                                     \
 	}
-#define FFTD_TC16_CONTIG(LEN) FFTD_TC16_CASE(LEN, false, false, false) FFTD_TC16_CASE(LEN, false, true, false)
+#define FFTD_TC16_CONTIG(LEN) FFTD_TC16_CASE(LEN, false, false, 0, false) FFTD_TC16_CASE(LEN, false, true, 0, false)
 #define FFTD_TC16_STRIDED(LEN)                                                  \
-	FFTD_TC16_CASE(LEN, true, false, false)                                 \
-	FFTD_TC16_CASE(LEN, true, true, false)                                  \
-	FFTD_TC16_CASE(LEN, true, false, true)                                  \
-	FFTD_TC16_CASE(LEN, true, true, true)
+	FFTD_TC16_CASE(LEN, true, false, 0, false)                              \
+	FFTD_TC16_CASE(LEN, true, true, 0, false)                               \
+	FFTD_TC16_CASE(LEN, true, false, 1, false)                              \
+	FFTD_TC16_CASE(LEN, true, true, 1, false)
+#define FFTD_TC16_STRIDED_G(LEN)                                                \
+	FFTD_TC16_CASE(LEN, true, false, 2, true)                               \
+	FFTD_TC16_CASE(LEN, true, true, 2, true)
 
-bool tc16_kernel(int len, bool strided, bool inverse, bool tw, bool wide, KernelInfo *k)
+bool tc16_kernel(int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k)
 {
+	if (len <= FFTD__TC_MAX_RADIX)
+		return radix_kernel_info<Tc16>(len, inverse, tw, k);
 	FFTD_TC16_CONTIG(256)
 	FFTD_TC16_CONTIG(512)
 	FFTD_TC16_CONTIG(1024)
@@ -35,6 +43,8 @@ bool tc16_kernel(int len, bool strided, bool inverse, bool tw, bool wide, Kernel
 	FFTD_TC16_CONTIG(16384)
 	FFTD_TC16_STRIDED(256)
 	FFTD_TC16_STRIDED(512)
+	FFTD_TC16_STRIDED_G(256)
+	FFTD_TC16_STRIDED_G(512)
 	FFTD_TC16_STRIDED(1024)
 	FFTD_TC16_STRIDED(2048)
 	FFTD_TC16_STRIDED(4096)

@@ -2,7 +2,9 @@
 //
 // tc16_fft.cuh — PRIVATE to kernels/. The one kernel family behind tc16 and
 // split16: a pass of batched power-of-two FFTs of length L = 256 * R
-// (R = 1 .. 64), a few FFTs per thread block, all stages in shared memory.
+// (R = 1 .. 64), a few FFTs per thread block, all stages in shared memory;
+// and (at the end) a plain radix-2/4/8 pass on the CUDA cores for the
+// factor below 256 of 2^15 = 4096 * 8.
 //
 // Algorithm (tcFFT, Li et al., IEEE CLUSTER 2021, sec. III-B/C: radix-16
 // "merging" as a 16x16 complex matrix product on the tensor cores, twiddles
@@ -72,8 +74,9 @@ struct PassArgs {
 	int           s_in_log2;  // log2 of the strides
 	int           s_out_log2;
 	const float2 *tab;       // W_L^j, j < L (forward sign)
-	const float2 *tw3;       // four-step: W_N^m, W_N^(256 m), W_N^(65536 m), m < 256
-	                         // (768 entries): W_N^m = product of three lookups
+	const float2 *tw3;       // four-step: W_N^m, W_N^(256 m), W_N^(65536 m), m < 256,
+	                         // then W_N^(2^24 m), m < 8 (FFTD__TC_TW_ENTRIES):
+	                         // W_N^m = product of three (four when m >= 2^24) lookups
 };
 
 // KernelInfo describes one compiled pass kernel.
@@ -84,9 +87,10 @@ struct KernelInfo {
 };
 
 // Lookups made by tc16.cu / split16.cu: the kernel for (len, strided,
-// inverse, four-step twiddle), or false when none is compiled.
-bool tc16_kernel(int len, bool strided, bool inverse, bool tw, bool wide, KernelInfo *k);
-bool split16_kernel(int len, bool strided, bool inverse, bool tw, bool wide, KernelInfo *k);
+// inverse, four-step twiddle kind tw: 0, 1 or 2, tc.h fftd__tc_tw_kind), or
+// false when none is compiled.
+bool tc16_kernel(int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
+bool split16_kernel(int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
 
 #define FFTD_DEV __device__ __forceinline__
 
@@ -463,8 +467,11 @@ FFTD_DEV constexpr uint32_t elem_off(int e, uint32_t rs, uint32_t cs)
 // P: Tc16 or Split16. L = 256 R. C FFTs per block iteration, W warps.
 // STRIDED: column passes (runtime strides s_in/s_out, either may be 1);
 // otherwise contiguous FFTs only. INV: inverse. TW: multiply output k of FFT
-// q by W_N^((q % s_out) k), N = L * s_out (the four-step twiddle of a first
-// pass). SCR: level 1 writes into a scratch buffer (no register stash).
+// q by the four-step twiddle from args.tw3 (tc.h, fftd__tc_tw_kind): without
+// TWG the two-pass kind W_N^((q % s_out) k), s_in = s_out, N <= 2^24, three
+// table levels; with TWG the general kind W_N^((q % s_in) k), N <= 2^27, four
+// levels (the first and middle passes of three-pass transforms). SCR: level
+// 1 writes into a scratch buffer (no register stash).
 //
 // Shared memory of a pass kernel: the input buffer, the scratch buffer
 // level 1 writes into when it fits (SCR; not needed by contiguous 256-point
@@ -476,7 +483,7 @@ struct Smem {
 	static constexpr bool   SCR   = 2 * PTS * P::kBytes <= 160 * 1024;
 	static constexpr int    NBUFS = SCR && !(L == 256 && !STRIDED) ? 2 : 1;
 	static constexpr size_t kBytes =
-	    (size_t)NBUFS * PTS * P::kBytes + (8 * 32 + L / 4 + (TW ? 768 : 0)) * sizeof(float2);
+	    (size_t)NBUFS * PTS * P::kBytes + (8 * 32 + L / 4 + (TW ? FFTD__TC_TW_ENTRIES : 0)) * sizeof(float2);
 };
 
 // Register cap: as many resident blocks as shared memory allows, up to 1024
@@ -516,7 +523,7 @@ FFTD_DEV constexpr uint32_t l2b_out(uint32_t t) // -> f L + kb0 + 256 b
 	return (t / (16 * RR)) * L + (t % 16) * 16 + 256 * ((t / 16) % RR);
 }
 
-template <class P, int L, int C, int W, bool STRIDED, bool INV, bool TW, bool SCR>
+template <class P, int L, int C, int W, bool STRIDED, bool INV, bool TW, bool SCR, bool TWG>
 __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>())) pass_kernel(PassArgs args)
 {
 	using Word            = typename P::Word;
@@ -574,7 +581,7 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 	for (int j = tid; j < Q; j += NT)
 		tq[j] = __ldg(args.tab + j);
 	if (TW)
-		for (int j = tid; j < 768; j += NT)
+		for (int j = tid; j < (TWG ? FFTD__TC_TW_ENTRIES : 3 * FFTD__TC_TW_TABLE); j += NT)
 			tw3[j] = __ldg(args.tw3 + j);
 
 	// Contiguous passes with R <= 8 apply the level-1 DIT twiddles
@@ -662,14 +669,25 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 		}
 	};
 
-	// Four-step twiddle W_N^(ql k), N = L * s_out <= 2^24, ql = q % s_out,
-	// from three 256-entry shared tables (scattered loads from device
-	// memory here were what made first passes slow).
+	// Four-step twiddle W_N^(ql k) from the shared tables (scattered loads
+	// from device memory here were what made first passes slow). Two-pass
+	// kind: N = L * s_out <= 2^24, ql = q % s_out, three 256-entry levels.
+	// General kind (TWG): ql = q % s_in, m = ql k < N <= 2^27, a fourth
+	// level of 8 entries multiplied always (its entry 0 is exactly 1, so
+	// m < 2^24 loses nothing; no branch in the store loops).
 	auto tw4 = [&](long long it, int f, int k) -> float2 {
-		long long q  = it * C + f;
-		long long ql = q & (args.s_out - 1);
-		uint32_t  m  = (uint32_t)(ql * k);
-		float2    w  = cmul(cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]), tw3[512 + (m >> 16)]);
+		long long q = it * C + f;
+		float2    w;
+		if constexpr (TWG) {
+			long long ql = q & (args.s_in - 1);
+			uint32_t  m  = (uint32_t)(ql * k);
+			w = cmul(cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]), tw3[512 + ((m >> 16) & 255)]);
+			w = cmul(w, tw3[3 * FFTD__TC_TW_TABLE + (m >> 24)]);
+		} else {
+			long long ql = q & (args.s_out - 1);
+			uint32_t  m  = (uint32_t)(ql * k);
+			w            = cmul(cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]), tw3[512 + (m >> 16)]);
+		}
 		if (INV)
 			w.y = -w.y;
 		return w;
@@ -927,19 +945,118 @@ constexpr int block_warps(int cr)
 }
 
 // Registration helper used by tc16*.cu and split16*.cu.
-template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false>
+template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false, bool TWG = false>
 KernelInfo make_kernel_info()
 {
 	constexpr int C    = block_ffts<P>(L, STRIDED, WIDE);
 	constexpr int W    = block_warps(C * (L / 256));
 	constexpr bool SCR = Smem<P, L, C, TW, STRIDED>::SCR;
 	KernelInfo    k;
-	k.fn    = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR>;
+	static_assert(!TWG || (TW && STRIDED), "the general twiddle is a column-pass twiddle");
+	k.fn    = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG>;
 	k.len   = L;
 	k.ffts  = C;
 	k.warps = W;
 	k.smem  = Smem<P, L, C, TW, STRIDED>::kBytes;
 	return k;
+}
+
+// ---------------------------------------------------------------------------
+// The radix pass kernel: batched R-point DFTs (R = 2, 4, 8) on the CUDA cores
+// in fp32, one FFT per thread, no shared memory and no twiddle; the last pass
+// of a 1D transform whose length has a factor below 256 (tc.h: 2^15 =
+// 4096 * 8). FFT q reads element n at (q / s_in) R s_in + n s_in + q % s_in
+// and writes element k likewise with s_out. Contiguous rows (s_in = 1) are
+// read with 16-byte loads (8 for tc16 R = 2); the stores of a warp are
+// coalesced for any s_out (neighbouring q, neighbouring addresses).
+
+// A row of R points from device memory, vector loads; p aligned to 16
+// bytes (8 for tc16 R = 2).
+template <class P, int R>
+FFTD_DEV void load_row(const typename P::Word *p, float2 (&v)[R])
+{
+	constexpr int BYTES = R * P::kBytes;
+	if constexpr (BYTES % 16 == 0) {
+		const uint4 *u = reinterpret_cast<const uint4 *>(p);
+#pragma unroll
+		for (int i = 0; i < BYTES / 16; i++) {
+			const uint4 x = u[i];
+			if constexpr (P::kSplit) {
+				v[2 * i]     = make_float2(__uint_as_float(x.x), __uint_as_float(x.y));
+				v[2 * i + 1] = make_float2(__uint_as_float(x.z), __uint_as_float(x.w));
+			} else {
+				v[4 * i]     = unpack_half2(x.x);
+				v[4 * i + 1] = unpack_half2(x.y);
+				v[4 * i + 2] = unpack_half2(x.z);
+				v[4 * i + 3] = unpack_half2(x.w);
+			}
+		}
+	} else {
+		static_assert(!P::kSplit && R == 2, "8-byte rows: tc16 R = 2 only");
+		const uint2 x = *reinterpret_cast<const uint2 *>(p);
+		v[0]          = unpack_half2(x.x);
+		v[1]          = unpack_half2(x.y);
+	}
+}
+
+template <class P, int R, bool INV>
+__global__ void __launch_bounds__(256) radix_kernel(PassArgs a)
+{
+	using Word = typename P::Word;
+	static_assert(R == 2 || R == 4 || R == 8, "radix");
+	const Word *in  = static_cast<const Word *>(a.in);
+	Word       *out = static_cast<Word *>(a.out);
+	const bool  vec = a.s_in == 1 && (reinterpret_cast<uintptr_t>(a.in) & 15) == 0;
+	const long long step = (long long)gridDim.x * blockDim.x;
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < a.q_total; q += step) {
+		const long long qi = (((q >> a.s_in_log2) * R) << a.s_in_log2) + (q & (a.s_in - 1));
+		const long long qo = (((q >> a.s_out_log2) * R) << a.s_out_log2) + (q & (a.s_out - 1));
+		float2          v[R];
+		if (vec) {
+			load_row<P, R>(in + qi, v);
+		} else {
+#pragma unroll
+			for (int n = 0; n < R; n++)
+				v[n] = P::load(in[qi + n * a.s_in]);
+		}
+		SmallDft<R, INV>::run(v);
+#pragma unroll
+		for (int k = 0; k < R; k++)
+			out[qo + k * a.s_out] = P::store(v[k].x, v[k].y);
+	}
+}
+
+template <class P, int R, bool INV>
+KernelInfo make_radix_info()
+{
+	KernelInfo k;
+	k.fn    = radix_kernel<P, R, INV>;
+	k.len   = R;
+	k.ffts  = 256; // one FFT per thread
+	k.warps = 8;
+	k.smem  = 0;
+	return k;
+}
+
+// The radix kernel for len = 2, 4, 8 (no four-step twiddle), or false.
+template <class P>
+bool radix_kernel_info(int len, bool inverse, int tw, KernelInfo *k)
+{
+	if (tw)
+		return false;
+	switch (len) {
+	case 2:
+		*k = inverse ? make_radix_info<P, 2, true>() : make_radix_info<P, 2, false>();
+		return true;
+	case 4:
+		*k = inverse ? make_radix_info<P, 4, true>() : make_radix_info<P, 4, false>();
+		return true;
+	case 8:
+		*k = inverse ? make_radix_info<P, 8, true>() : make_radix_info<P, 8, false>();
+		return true;
+	default:
+		return false;
+	}
 }
 
 } // namespace fftd_tc

@@ -3,7 +3,7 @@
 // tc16_plan.cu — the C ABI of tc.h for both tensor-core algorithms: plan
 // creation (pass decomposition from tc_host.c, kernel choice, twiddle tables
 // in device memory, launch geometry from the occupancy calculator),
-// execution as one or two kernel launches on the caller's stream, and
+// execution as one to three kernel launches on the caller's stream, and
 // destruction. The kernels themselves are in tc16.cu / split16.cu.
 
 #include <cuda_runtime.h>
@@ -23,8 +23,8 @@ struct fftd_tc_plan {
 	fftd__tc_layout      lay;
 	fftd_tc::KernelInfo  kern[FFTD__TC_MAX_PASSES];
 	int                  grid[FFTD__TC_MAX_PASSES];
-	const float2        *tab[FFTD__TC_MAX_PASSES]; // W_len^j
-	const float2        *tw3;                      // four-step W_N, 3 x 256
+	const float2        *tab[FFTD__TC_MAX_PASSES]; // W_len^j (tensor-core passes)
+	const float2        *tw3[FFTD__TC_MAX_PASSES]; // four-step W_tw_n (FFTD__TC_TW_ENTRIES)
 	void                *dmem;                     // all tables, one allocation
 	size_t               elem_bytes;
 };
@@ -86,14 +86,23 @@ extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int ra
 	for (int i = 0; i < lay.npass; i++) {
 		const fftd__tc_pass *ps      = &lay.pass[i];
 		bool                 strided = ps->s_in > 1 || ps->s_out > 1;
+		const int            twk     = fftd__tc_tw_kind(ps);
 		bool                 ok      = algo == FFTD_TC_TC16
-		                     ? fftd_tc::tc16_kernel(ps->len, strided, inv, ps->tw_n > 0, wide, &p->kern[i])
-		                     : fftd_tc::split16_kernel(ps->len, strided, inv, ps->tw_n > 0, wide, &p->kern[i]);
+		                     ? fftd_tc::tc16_kernel(ps->len, strided, inv, twk, wide, &p->kern[i])
+		                     : fftd_tc::split16_kernel(ps->len, strided, inv, twk, wide, &p->kern[i]);
 		if (!ok) {
 			free(p);
 			return FFTD_TC_EUNSUPPORTED;
 		}
 		const fftd_tc::KernelInfo *k = &p->kern[i];
+		// a column pass moves k->ffts neighbouring columns at once: its
+		// strides must be multiples of that (the planner sees to it)
+		if (strided && ps->len >= FFTD__TC_MIN_LEN &&
+		    ((ps->s_in > 1 && ps->s_in % k->ffts != 0) || (ps->s_out > 1 && ps->s_out % k->ffts != 0) ||
+		        ps->q_total % k->ffts != 0)) {
+			free(p);
+			return FFTD_TC_EUNSUPPORTED;
+		}
 		int                        nb = 0;
 		if ((ce = cudaFuncSetAttribute((const void *)k->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
 		         (int)k->smem)) != cudaSuccess ||
@@ -109,44 +118,44 @@ extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int ra
 		p->grid[i]      = (int)(iters < grid ? iters : grid);
 	}
 
-	// Tables: W_len for each pass, the three four-step tables for pass 0.
-	size_t  n_tab[FFTD__TC_MAX_PASSES] = {0, 0}, n_tw = 0, total = 0;
-	int64_t tw_n = 0;
+	// Tables: W_len for each tensor-core pass, the four-step tables of each
+	// pass with a twiddle (tc.h, FFTD__TC_TW_ENTRIES).
+	size_t n_tab[FFTD__TC_MAX_PASSES] = {0}, n_tw[FFTD__TC_MAX_PASSES] = {0}, total = 0;
 	for (int i = 0; i < lay.npass; i++) {
-		n_tab[i] = (size_t)lay.pass[i].len;
-		total += n_tab[i];
-		if (lay.pass[i].tw_n > 0)
-			tw_n = lay.pass[i].tw_n;
+		n_tab[i] = lay.pass[i].len >= FFTD__TC_MIN_LEN ? (size_t)lay.pass[i].len : 0;
+		n_tw[i]  = lay.pass[i].tw_n > 0 ? FFTD__TC_TW_ENTRIES : 0;
+		total += n_tab[i] + n_tw[i];
 	}
-	if (tw_n > 0) {
-		n_tw = 3 * FFTD__TC_TW_TABLE;
-		total += n_tw;
-	}
-	float *host = (float *)malloc(total * 2 * sizeof(float));
+	float *host = (float *)malloc((total > 0 ? total : 1) * 2 * sizeof(float));
 	if (host == NULL) {
 		free(p);
 		return FFTD_TC_ENOMEM;
 	}
-	size_t off = 0, offs[FFTD__TC_MAX_PASSES] = {0, 0}, off_tw = 0;
+	size_t off = 0, offs[FFTD__TC_MAX_PASSES] = {0}, offs_tw[FFTD__TC_MAX_PASSES] = {0};
 	for (int i = 0; i < lay.npass; i++) {
 		offs[i] = off;
 		fftd__tc_twiddles(lay.pass[i].len, (int64_t)n_tab[i], 1, host + 2 * off);
 		off += n_tab[i];
+		offs_tw[i] = off;
+		if (n_tw[i] > 0) { // W_N^m, W_N^(256 m), W_N^(65536 m) for m < 256; W_N^(2^24 m), m < 8
+			const int64_t tw_n = lay.pass[i].tw_n;
+			for (int lvl = 0; lvl < 3; lvl++)
+				fftd__tc_twiddles(tw_n, FFTD__TC_TW_TABLE, (int64_t)1 << (8 * lvl),
+				    host + 2 * (off + (size_t)lvl * FFTD__TC_TW_TABLE));
+			fftd__tc_twiddles(tw_n, FFTD__TC_TW_TOP, (int64_t)1 << 24,
+			    host + 2 * (off + 3 * (size_t)FFTD__TC_TW_TABLE));
+			off += n_tw[i];
+		}
 	}
-	if (tw_n > 0) { // W_N^m, W_N^(256 m), W_N^(65536 m) for m < 256
-		off_tw = off;
-		for (int lvl = 0; lvl < 3; lvl++)
-			fftd__tc_twiddles(tw_n, FFTD__TC_TW_TABLE, (int64_t)1 << (8 * lvl),
-			    host + 2 * (off + (size_t)lvl * FFTD__TC_TW_TABLE));
-		off += n_tw;
+	if (total > 0) {
+		if ((ce = cudaMalloc(&p->dmem, total * sizeof(float2))) != cudaSuccess) {
+			free(host);
+			free(p);
+			cudaGetLastError();
+			return ce == cudaErrorMemoryAllocation ? FFTD_TC_EDEVMEM : cuda_code(ce);
+		}
+		ce = cudaMemcpy(p->dmem, host, total * sizeof(float2), cudaMemcpyHostToDevice);
 	}
-	if ((ce = cudaMalloc(&p->dmem, total * sizeof(float2))) != cudaSuccess) {
-		free(host);
-		free(p);
-		cudaGetLastError();
-		return ce == cudaErrorMemoryAllocation ? FFTD_TC_EDEVMEM : cuda_code(ce);
-	}
-	ce = cudaMemcpy(p->dmem, host, total * sizeof(float2), cudaMemcpyHostToDevice);
 	free(host);
 	if (ce != cudaSuccess) {
 		cudaFree(p->dmem);
@@ -154,9 +163,10 @@ extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int ra
 		return cuda_code(ce);
 	}
 	const float2 *d = (const float2 *)p->dmem;
-	for (int i = 0; i < lay.npass; i++)
-		p->tab[i] = d + offs[i];
-	p->tw3   = tw_n > 0 ? d + off_tw : NULL;
+	for (int i = 0; i < lay.npass; i++) {
+		p->tab[i] = n_tab[i] > 0 ? d + offs[i] : NULL;
+		p->tw3[i] = n_tw[i] > 0 ? d + offs_tw[i] : NULL;
+	}
 	*out     = p;
 	return FFTD_TC_OK;
 }
@@ -188,7 +198,7 @@ extern "C" int fftd_tc_execute(const fftd_tc_plan *p, const void *in, void *out,
 		a.s_in_log2  = log2ll(ps->s_in);
 		a.s_out_log2 = log2ll(ps->s_out);
 		a.tab        = p->tab[i];
-		a.tw3        = p->tw3;
+		a.tw3        = p->tw3[i];
 		const fftd_tc::KernelInfo *k = &p->kern[i];
 		k->fn<<<p->grid[i], k->warps * 32, k->smem, st>>>(a);
 		cudaError_t ce = cudaGetLastError();
@@ -220,8 +230,10 @@ extern "C" void fftd_tc_plan_describe(const fftd_tc_plan *p, char *buf, size_t l
 	for (int i = 0; i < p->lay.npass && n > 0 && (size_t)n < len; i++) {
 		const fftd__tc_pass       *ps = &p->lay.pass[i];
 		const fftd_tc::KernelInfo *k  = &p->kern[i];
-		n += snprintf(buf + n, len - (size_t)n, " | pass %d: len %d q %lld s %lld/%lld%s, %d ffts x %d warps, %zu B smem, grid %d",
-		    i, ps->len, (long long)ps->q_total, (long long)ps->s_in, (long long)ps->s_out,
-		    ps->tw_n > 0 ? " tw" : "", k->ffts, k->warps, k->smem, p->grid[i]);
+		static const char *const twk[3] = {"", " tw", " tw4"};
+		n += snprintf(buf + n, len - (size_t)n, " | pass %d: len %d%s q %lld s %lld/%lld%s, %d ffts x %d warps, %zu B smem, grid %d",
+		    i, ps->len, ps->len < FFTD__TC_MIN_LEN ? " (CUDA cores)" : "", (long long)ps->q_total,
+		    (long long)ps->s_in, (long long)ps->s_out, twk[fftd__tc_tw_kind(ps)], k->ffts, k->warps, k->smem,
+		    p->grid[i]);
 	}
 }

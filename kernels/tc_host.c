@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
 // tc_host.c — the pure-host parts of the tensor-core FFT kernels (tc.h):
-// error strings, the pass decomposition of a shape (single pass up to 16384
-// points; four-step N = N1 * N2 for longer 1D transforms, after Bailey, "FFTs
-// in external or hierarchical memory", J. Supercomputing 4, 1990; row then
-// column passes for 2D), twiddle tables computed in long double, and the
-// fp16 rounding and hi/lo split arithmetic that the device code performs (so
-// the host unit tests can pin it down). No CUDA here: it builds and is tested
-// on machines without a GPU.
+// error strings, the pass decomposition of a shape (see fftd__tc_plan_layout:
+// one pass up to 16384 points, two for 2^15 .. 2^24, three for 2^25 .. 2^27,
+// after Bailey, "FFTs in external or hierarchical memory", J. Supercomputing
+// 4, 1990; row then column passes for 2D), twiddle tables computed in long
+// double, and the fp16 rounding and hi/lo split arithmetic that the device
+// code performs (so the host unit tests can pin it down). No CUDA here: it
+// builds and is tested on machines without a GPU.
 
 #include <math.h>
 #include <string.h>
@@ -51,6 +51,99 @@ static int log2i(int64_t n)
 // (tc16 and split16 alike: 16384 points, 64 KiB / 128 KiB).
 static int64_t max_single(void) { return FFTD__TC_MAX_LEN; }
 
+static fftd__tc_pass mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t s_out,
+    int64_t tw_n, int src, int dst)
+{
+	return (fftd__tc_pass){.len = (int)len, .q_total = q_total, .s_in = s_in, .s_out = s_out,
+	    .tw_n = tw_n, .src = src, .dst = dst};
+}
+
+// 1D decomposition (N = 2^l), the fewest passes over device memory the
+// kernels allow. A tensor-core pass is 256 .. 16384 points contiguous but at
+// most 4096 over columns (C columns of up to 4096 points fill a block's
+// shared memory), and a two-pass four-step needs one column pass in each
+// direction (the transpose), so two tensor-core passes reach 4096^2 = 2^24.
+//
+//   2^8 .. 2^14   one contiguous pass.
+//   2^15          two passes, N = 4096 * 8: pass 0 the 4096-point DFTs down
+//                 the 8 columns (stride 8) times W_N^(n2 k1) into the
+//                 workspace; pass 1 the 8-point DFTs along the 4096 rows
+//                 (radix-8 on the CUDA cores, fp32, no twiddle), written to
+//                 X[k1 + 4096 k2]. (Two tensor-core passes would need a
+//                 factor below 256; a single pass would need 128 KiB (tc16) /
+//                 256 KiB (split16) of shared memory for the data alone.)
+//   2^16 .. 2^24  two passes (four-step), N = N1 * N2, N1 = 2^floor(l/2)
+//                 <= N2 <= 4096: x[n1 N2 + n2]; pass 0: N1-point DFTs down
+//                 the N2 columns, times W_N^(n2 k1), into the workspace at
+//                 k1 N2 + n2; pass 1: N2-point DFTs along the N1 rows, written
+//                 to X[k1 + N1 k2] (column stride N1).
+//   2^25 .. 2^27  three passes, N = N1 * N2 * N3 (each 256 .. 512, N1 <= N2
+//                 <= N3): x[n1 N2 N3 + n2 N3 + n3] and
+//                 X[k1 + N1 k2 + N1 N2 k3] with
+//                   pass 0: N1-point DFTs over n1 (stride N2 N3) times
+//                     W_N^((n2 N3 + n3) k1), in place in out
+//                     ([k1][n2][n3]);
+//                   pass 1: N2-point DFTs over n2 (stride N3) times
+//                     W_{N2 N3}^(n3 k2), out -> workspace transposed to
+//                     [k2][k1][n3] (s_in = N3, s_out = N1 N3);
+//                   pass 2: N3-point DFTs along the rows, workspace -> out at
+//                     X[k1 + N1 k2 + N1 N2 k3] (s_out = N1 N2).
+//                 Two passes cannot cover 2^25: one of them would need a
+//                 column pass of 8192+ points (no shared-memory room for C >= 2
+//                 such columns and the level-2 scratch), so three passes of
+//                 short, wide-run columns it is.
+void fftd__tc_layout_factors(int npass, const int64_t *f, int64_t batch, fftd__tc_layout *lay)
+{
+	memset(lay, 0, sizeof *lay);
+	if (npass == 1) {
+		lay->npass   = 1;
+		lay->points  = f[0];
+		lay->pass[0] = mkpass(f[0], batch, 1, 1, 0, FFTD__TC_BUF_IN, FFTD__TC_BUF_OUT);
+		return;
+	}
+	if (npass == 2) {
+		int64_t n1 = f[0], n2 = f[1], n = n1 * n2;
+		lay->npass     = 2;
+		lay->points    = n;
+		lay->ws_points = batch * n;
+		lay->pass[0]   = mkpass(n1, batch * n2, n2, n2, n, FFTD__TC_BUF_IN, FFTD__TC_BUF_WS);
+		lay->pass[1]   = mkpass(n2, batch * n1, 1, n1, 0, FFTD__TC_BUF_WS, FFTD__TC_BUF_OUT);
+		return;
+	}
+	int64_t n1 = f[0], n2 = f[1], n3 = f[2], n = n1 * n2 * n3;
+	lay->npass     = 3;
+	lay->points    = n;
+	lay->ws_points = batch * n;
+	lay->pass[0]   = mkpass(n1, batch * n2 * n3, n2 * n3, n2 * n3, n, FFTD__TC_BUF_IN, FFTD__TC_BUF_OUT);
+	lay->pass[1]   = mkpass(n2, batch * n1 * n3, n3, n1 * n3, n2 * n3, FFTD__TC_BUF_OUT, FFTD__TC_BUF_WS);
+	lay->pass[2]   = mkpass(n3, batch * n1 * n2, 1, n1 * n2, 0, FFTD__TC_BUF_WS, FFTD__TC_BUF_OUT);
+}
+
+static int layout_1d(int64_t n, int64_t batch, fftd__tc_layout *lay)
+{
+	int     l = log2i(n);
+	int64_t f[3];
+	if (n <= max_single()) {
+		f[0] = n;
+		fftd__tc_layout_factors(1, f, batch, lay);
+	} else if (l == 15) {
+		f[0] = FFTD__TC_MAX_STRIDED_LEN;
+		f[1] = n / f[0]; // 8: a CUDA-core pass
+		fftd__tc_layout_factors(2, f, batch, lay);
+	} else if (l <= 24) {
+		f[0] = (int64_t)1 << (l / 2);
+		f[1] = n / f[0];
+		fftd__tc_layout_factors(2, f, batch, lay);
+	} else {
+		int l1 = l / 3, l2 = (l - l1) / 2;
+		f[0]   = (int64_t)1 << l1;
+		f[1]   = (int64_t)1 << l2;
+		f[2]   = n / (f[0] * f[1]);
+		fftd__tc_layout_factors(3, f, batch, lay);
+	}
+	return FFTD_TC_OK;
+}
+
 int fftd__tc_plan_layout(int rank, const int64_t *dims, int64_t batch,
     fftd__tc_layout *lay)
 {
@@ -71,28 +164,7 @@ int fftd__tc_plan_layout(int rank, const int64_t *dims, int64_t batch,
 			return FFTD_TC_EUNSUPPORTED;
 		if (batch > ((int64_t)1 << 40) / n)
 			return FFTD_TC_EINVAL;
-		lay->points = n;
-		if (n <= max_single()) {
-			lay->npass   = 1;
-			lay->pass[0] = (fftd__tc_pass){.len = (int)n, .q_total = batch, .s_in = 1,
-			    .s_out = 1, .tw_n = 0, .src = FFTD__TC_BUF_IN, .dst = FFTD__TC_BUF_OUT};
-			return FFTD_TC_OK;
-		}
-		// Four-step: x[n1 N2 + n2]; pass A: N1-point DFTs down the N2
-		// columns, times W_N^(n2 k1), into the workspace at k1 N2 + n2;
-		// pass B: N2-point DFTs along the N1 rows, written to
-		// X[k1 + N1 k2] (column stride N1). N1 = 2^floor(l/2).
-		int     l  = log2i(n);
-		int64_t n1 = (int64_t)1 << (l / 2), n2 = n / n1;
-		if (n1 < FFTD__TC_MIN_LEN || n2 > FFTD__TC_MAX_STRIDED_LEN)
-			return FFTD_TC_EUNSUPPORTED; // 2^15: no split into two passes >= 256
-		lay->npass   = 2;
-		lay->pass[0] = (fftd__tc_pass){.len = (int)n1, .q_total = batch * n2, .s_in = n2,
-		    .s_out = n2, .tw_n = n, .src = FFTD__TC_BUF_IN, .dst = FFTD__TC_BUF_WS};
-		lay->pass[1] = (fftd__tc_pass){.len = (int)n2, .q_total = batch * n1, .s_in = 1,
-		    .s_out = n1, .tw_n = 0, .src = FFTD__TC_BUF_WS, .dst = FFTD__TC_BUF_OUT};
-		lay->ws_points = batch * n;
-		return FFTD_TC_OK;
+		return layout_1d(n, batch, lay);
 	}
 	// 2D, row-major dims[0] x dims[1]: rows (contiguous) then columns
 	// (stride dims[1]) in place in out.

@@ -2,8 +2,9 @@
 //
 // test_tc16.c — GPU tests of the tensor-core FFT kernels (kernels/tc.h):
 // every supported size class of tc16 and split16 (1D single-pass 256 ..
-// 16384, 1D four-step 2^16 .. 2^24, 2D 256^2 .. 4096^2), forward and
-// inverse, batched (with partial last blocks), in-place and out-of-place,
+// 16384, 1D two-pass 2^15 (4096 x radix 8) .. 2^24, 1D three-pass 2^25 ..
+// 2^27, 2D 256^2 .. 4096^2), forward and inverse, batched (with partial last
+// blocks), in-place and out-of-place,
 // against FFTW in double precision on random inputs uniform in [-1, 1]
 // (rounded to the storage precision first, so the reference sees the same
 // inputs). Outputs are poisoned with NaN before each run, so an element the
@@ -196,15 +197,34 @@ static void one_d(fftd_tc_algo algo, int lmin, int lmax, double tol)
 }
 
 static void test_tc16_1d_single(void **s) { (void)s; one_d(FFTD_TC_TC16, 8, 14, TOL_TC16); }
-static void test_tc16_1d_fourstep(void **s) { (void)s; one_d(FFTD_TC_TC16, 16, 24, TOL_TC16); }
+static void test_tc16_1d_fourstep(void **s) { (void)s; one_d(FFTD_TC_TC16, 15, 24, TOL_TC16); }
 static void test_split16_1d_single(void **s) { (void)s; one_d(FFTD_TC_SPLIT16, 8, 14, TOL_SPLIT16); }
-static void test_split16_1d_fourstep(void **s) { (void)s; one_d(FFTD_TC_SPLIT16, 16, 24, TOL_SPLIT16); }
+static void test_split16_1d_fourstep(void **s) { (void)s; one_d(FFTD_TC_SPLIT16, 15, 24, TOL_SPLIT16); }
+
+// Three-pass sizes 2^25 .. 2^27 (up to 1 GiB a buffer for split16; the FFTW
+// reference of 2^27 points takes seconds): 2^25 batch 2 forward, 2^26
+// inverse in place, 2^27 forward, so that batching, direction and in-place
+// runs of the three-pass chain are each seen once.
+static void long_1d(fftd_tc_algo algo, double tol)
+{
+	if (!have_gpu)
+		skip();
+	const int64_t n25 = (int64_t)1 << 25, n26 = (int64_t)1 << 26, n27 = (int64_t)1 << 27;
+	int           fails = 0;
+	fails += !(run_case(algo, 1, &n25, 2, FFTD_TC_FORWARD, 0) <= tol);
+	fails += !(run_case(algo, 1, &n26, 1, FFTD_TC_INVERSE, 1) <= tol);
+	fails += !(run_case(algo, 1, &n27, 1, FFTD_TC_FORWARD, 0) <= tol);
+	assert_int_equal(fails, 0);
+}
+
+static void test_tc16_1d_long(void **s) { (void)s; long_1d(FFTD_TC_TC16, TOL_TC16); }
+static void test_split16_1d_long(void **s) { (void)s; long_1d(FFTD_TC_SPLIT16, TOL_SPLIT16); }
 
 static void inverse_and_in_place(fftd_tc_algo algo, double tol)
 {
 	if (!have_gpu)
 		skip();
-	static const int64_t ns[] = {256, 2048, 4096, 16384, (int64_t)1 << 18, (int64_t)1 << 22};
+	static const int64_t ns[] = {256, 2048, 4096, 16384, (int64_t)1 << 15, (int64_t)1 << 18, (int64_t)1 << 22};
 	int fails = 0;
 	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
 		fails += !(run_case(algo, 1, &ns[i], batch_for(ns[i]), FFTD_TC_INVERSE, 0) <= tol);
@@ -240,7 +260,7 @@ static void test_smoke(void **s)
 	(void)s;
 	if (!have_gpu)
 		skip();
-	static const int64_t ns[] = {256, 512, 4096, 8192, 16384, (int64_t)1 << 16, (int64_t)1 << 20};
+	static const int64_t ns[] = {256, 512, 4096, 8192, 16384, (int64_t)1 << 15, (int64_t)1 << 16, (int64_t)1 << 20};
 	int fails = 0;
 	for (int a = 0; a < 2; a++) {
 		fftd_tc_algo algo = a == 0 ? FFTD_TC_TC16 : FFTD_TC_SPLIT16;
@@ -262,6 +282,24 @@ static void test_errors(void **s)
 	int64_t       n = 1000;
 	assert_int_equal(fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD), FFTD_TC_EUNSUPPORTED);
 	assert_null(p);
+	n = (int64_t)1 << 28;
+	assert_int_equal(fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD), FFTD_TC_EUNSUPPORTED);
+	assert_null(p);
+	// workspace: one copy of the batch beyond 16384 points (2^27 split16: 1 GiB)
+	static const struct {
+		fftd_tc_algo algo;
+		int64_t      n, batch;
+		size_t       ws;
+	} wsc[] = {{FFTD_TC_TC16, 16384, 3, 0}, {FFTD_TC_SPLIT16, (int64_t)1 << 15, 3, (size_t)3 << 18},
+	    {FFTD_TC_TC16, (int64_t)1 << 20, 2, (size_t)8 << 20}, {FFTD_TC_SPLIT16, (int64_t)1 << 27, 1, (size_t)1 << 30},
+	    {FFTD_TC_TC16, (int64_t)1 << 27, 1, (size_t)1 << 29}};
+	for (size_t i = 0; i < sizeof wsc / sizeof wsc[0]; i++) {
+		size_t wsb = 1;
+		assert_int_equal(fftd_tc_plan_create(&p, wsc[i].algo, 1, &wsc[i].n, wsc[i].batch, FFTD_TC_INVERSE), FFTD_TC_OK);
+		assert_int_equal(fftd_tc_workspace_size(p, &wsb), FFTD_TC_OK);
+		assert_true(wsb == wsc[i].ws);
+		fftd_tc_plan_destroy(p);
+	}
 	n = 4096;
 	assert_int_equal(fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, 0), FFTD_TC_EINVAL);
 	assert_int_equal(fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD), FFTD_TC_OK);
@@ -290,10 +328,12 @@ SKIPPED(test_errors)
 SKIPPED(test_smoke)
 SKIPPED(test_tc16_1d_single)
 SKIPPED(test_tc16_1d_fourstep)
+SKIPPED(test_tc16_1d_long)
 SKIPPED(test_tc16_2d)
 SKIPPED(test_tc16_inverse_inplace)
 SKIPPED(test_split16_1d_single)
 SKIPPED(test_split16_1d_fourstep)
+SKIPPED(test_split16_1d_long)
 SKIPPED(test_split16_2d)
 SKIPPED(test_split16_inverse_inplace)
 #endif // FFTD_WITH_CUDA
@@ -307,10 +347,12 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_smoke),
 	    cmocka_unit_test(test_tc16_1d_single),
 	    cmocka_unit_test(test_tc16_1d_fourstep),
+	    cmocka_unit_test(test_tc16_1d_long),
 	    cmocka_unit_test(test_tc16_2d),
 	    cmocka_unit_test(test_tc16_inverse_inplace),
 	    cmocka_unit_test(test_split16_1d_single),
 	    cmocka_unit_test(test_split16_1d_fourstep),
+	    cmocka_unit_test(test_split16_1d_long),
 	    cmocka_unit_test(test_split16_2d),
 	    cmocka_unit_test(test_split16_inverse_inplace),
 	};

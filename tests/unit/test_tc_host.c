@@ -29,31 +29,113 @@ static void test_errors(void **state)
 	assert_string_equal(fftd_tc_strerror(FFTD_TC_ECUDA_BASE - 700), "CUDA runtime error");
 }
 
+// Largest number of neighbouring columns a column pass of len points moves
+// at once, over both algorithms and both column-run widths.
+static int max_block_ffts(int len)
+{
+	int c = 1;
+	for (int eb = 4; eb <= 8; eb *= 2)
+		for (int wide = 0; wide < 2; wide++) {
+			int x = fftd__tc_block_ffts(len, 1, eb, wide);
+			if (x > c)
+				c = x;
+		}
+	return c;
+}
+
+// Structural checks of a 1D layout: pass lengths within the kernels' limits,
+// their product N, every FFT of every pass covered (q_total * len = batch N),
+// strides that the kernels' column groups tile, a buffer chain IN -> ... ->
+// OUT where only in-place-safe passes (same positions read and written) run
+// in place, and the workspace the chain uses. limits = 0 skips the kernels'
+// length limits (small instances of the schemes).
+static void check_layout_1d(const fftd__tc_layout *lay, int64_t n, int64_t batch, int limits)
+{
+	int64_t prod = 1;
+	int     uses_ws = 0;
+	assert_int_equal(lay->points, n);
+	assert_true(lay->npass >= 1 && lay->npass <= FFTD__TC_MAX_PASSES);
+	for (int i = 0; i < lay->npass; i++) {
+		const fftd__tc_pass *p = &lay->pass[i];
+		int strided = p->s_in > 1 || p->s_out > 1;
+		prod *= p->len;
+		assert_int_equal(p->q_total * p->len, batch * n);
+		if (!limits) {
+			// index algebra only
+		} else if (p->len < FFTD__TC_MIN_LEN) { // a CUDA-core radix pass
+			assert_true(p->len == 2 || p->len == 4 || p->len == 8);
+			assert_int_equal(p->tw_n, 0);
+		} else {
+			assert_true(p->len <= (strided ? FFTD__TC_MAX_STRIDED_LEN : FFTD__TC_MAX_LEN));
+			int c = max_block_ffts(p->len);
+			if (strided) {
+				assert_true(p->s_in == 1 || p->s_in % c == 0);
+				assert_true(p->s_out == 1 || p->s_out % c == 0);
+				assert_int_equal(p->q_total % c, 0);
+			}
+		}
+		// strides are powers of two and tile the transform
+		assert_true(p->s_in >= 1 && (p->s_in & (p->s_in - 1)) == 0);
+		assert_true(p->s_out >= 1 && (p->s_out & (p->s_out - 1)) == 0);
+		assert_int_equal((batch * n) % (p->len * p->s_in), 0);
+		assert_int_equal((batch * n) % (p->len * p->s_out), 0);
+		if (p->tw_n > 0) {
+			assert_true(p->tw_n <= FFTD__TC_MAX_1D && p->tw_n % p->len == 0);
+			assert_true(!limits || p->len >= FFTD__TC_MIN_LEN); // twiddles: tensor-core passes
+			// the twiddle exponent (q % s_in) k stays below tw_n
+			assert_true((p->s_in - 1) * (p->len - 1) < p->tw_n);
+			// the compiled twiddle kinds (tc.h, fftd__tc_tw_kind): the
+			// cheap two-pass kind needs s_in = s_out and tw_n <= 2^24;
+			// the general kind is compiled for columns of 256 and 512
+			int kind = fftd__tc_tw_kind(p);
+			assert_true(kind == 1 || kind == 2);
+			if (kind == 1)
+				assert_true(p->s_in == p->s_out && p->tw_n <= ((int64_t)1 << 24));
+			else if (limits)
+				assert_true(p->len == 256 || p->len == 512);
+		} else {
+			assert_int_equal(fftd__tc_tw_kind(p), 0);
+		}
+		assert_int_equal(p->src, i == 0 ? FFTD__TC_BUF_IN : lay->pass[i - 1].dst);
+		if (i == lay->npass - 1)
+			assert_int_equal(p->dst, FFTD__TC_BUF_OUT);
+		else
+			assert_true(p->dst != FFTD__TC_BUF_IN); // the caller's input is never written (unless in == out)
+		if (p->s_in != p->s_out)
+			assert_true(p->src != p->dst);
+		uses_ws |= p->src == FFTD__TC_BUF_WS || p->dst == FFTD__TC_BUF_WS;
+	}
+	assert_int_equal(prod, n);
+	assert_int_equal(lay->ws_points, uses_ws ? batch * n : 0);
+}
+
 static void test_layout_1d(void **state)
 {
 	(void)state;
 	fftd__tc_layout lay;
-	for (int l = 8; l <= 24; l++) {
+	for (int l = 8; l <= 27; l++) {
 		int64_t n = (int64_t)1 << l;
-		int     rc = fftd__tc_plan_layout(1, &n, 3, &lay);
-		if (l == 15) { // 2^15: no single block, no split into two >= 256
-			assert_int_equal(rc, FFTD_TC_EUNSUPPORTED);
-			continue;
+		for (int64_t batch = 1; batch <= 3; batch += 2) {
+			assert_int_equal(fftd__tc_plan_layout(1, &n, batch, &lay), FFTD_TC_OK);
+			check_layout_1d(&lay, n, batch, 1);
+			// the fewest passes: one while a block holds the FFT, two up
+			// to 4096^2 (the largest column pass squared), else three
+			assert_int_equal(lay.npass, l <= 14 ? 1 : (l <= 24 ? 2 : 3));
 		}
-		assert_int_equal(rc, FFTD_TC_OK);
-		assert_int_equal(lay.points, n);
-		if (n <= FFTD__TC_MAX_LEN) {
-			assert_int_equal(lay.npass, 1);
+		assert_int_equal(fftd__tc_plan_layout(1, &n, 3, &lay), FFTD_TC_OK);
+		if (l <= 14) {
 			assert_int_equal(lay.pass[0].len, n);
 			assert_int_equal(lay.pass[0].q_total, 3);
 			assert_int_equal(lay.pass[0].s_in, 1);
-			assert_int_equal(lay.ws_points, 0);
-		} else {
-			assert_int_equal(lay.npass, 2);
+			assert_int_equal(lay.pass[0].s_out, 1);
+		} else if (l <= 24) {
 			int64_t n1 = lay.pass[0].len, n2 = lay.pass[1].len;
-			assert_int_equal(n1 * n2, n);
-			assert_true(n1 >= 256 && n1 <= 4096 && n2 >= 256 && n2 <= 4096);
-			assert_true(n2 >= n1);
+			if (l == 15) { // 4096 columns on the tensor cores, then radix 8
+				assert_int_equal(n1, 4096);
+				assert_int_equal(n2, 8);
+			} else {
+				assert_true(n1 >= 256 && n2 <= 4096 && n2 >= n1);
+			}
 			assert_int_equal(lay.pass[0].s_in, n2);
 			assert_int_equal(lay.pass[0].s_out, n2);
 			assert_int_equal(lay.pass[0].tw_n, n);
@@ -62,11 +144,29 @@ static void test_layout_1d(void **state)
 			assert_int_equal(lay.pass[1].s_out, n1);
 			assert_int_equal(lay.pass[1].q_total, 3 * n1);
 			assert_int_equal(lay.pass[0].dst, FFTD__TC_BUF_WS);
-			assert_int_equal(lay.pass[1].src, FFTD__TC_BUF_WS);
-			assert_int_equal(lay.ws_points, 3 * n);
+			assert_int_equal(fftd__tc_tw_kind(&lay.pass[0]), 1); // the original two-pass kernels
+		} else {
+			int64_t n1 = lay.pass[0].len, n2 = lay.pass[1].len, n3 = lay.pass[2].len;
+			assert_true(n1 >= 256 && n1 <= n2 && n2 <= n3 && n3 <= 512);
+			assert_int_equal(lay.pass[0].s_in, n2 * n3);
+			assert_int_equal(lay.pass[0].tw_n, n);
+			assert_int_equal(lay.pass[1].s_in, n3);
+			assert_int_equal(lay.pass[1].s_out, n1 * n3);
+			assert_int_equal(lay.pass[1].tw_n, n2 * n3);
+			assert_int_equal(lay.pass[2].s_in, 1);
+			assert_int_equal(lay.pass[2].s_out, n1 * n2);
+			assert_int_equal(lay.pass[2].tw_n, 0);
+			assert_int_equal(fftd__tc_tw_kind(&lay.pass[0]), 2);
+			assert_int_equal(fftd__tc_tw_kind(&lay.pass[1]), 2);
 		}
+		print_message("1D 2^%d: %d pass(es), lengths %d x %d x %d\n", l, lay.npass, lay.pass[0].len,
+		    lay.npass > 1 ? lay.pass[1].len : 1, lay.npass > 2 ? lay.pass[2].len : 1);
 	}
-	int64_t bad[] = {128, 300, (int64_t)1 << 25, 0, -256};
+	// a 2^27 batch of split16 points is 1 GiB of workspace
+	int64_t n27 = (int64_t)1 << 27;
+	assert_int_equal(fftd__tc_plan_layout(1, &n27, 1, &lay), FFTD_TC_OK);
+	assert_true((uint64_t)lay.ws_points * 8 == (uint64_t)1 << 30);
+	int64_t bad[] = {128, 300, (int64_t)1 << 28, 0, -256};
 	int     want[] = {FFTD_TC_EUNSUPPORTED, FFTD_TC_EUNSUPPORTED, FFTD_TC_EUNSUPPORTED, FFTD_TC_EINVAL,
             FFTD_TC_EINVAL};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -75,10 +175,194 @@ static void test_layout_1d(void **state)
 	assert_int_equal(fftd__tc_plan_layout(1, &n, 0, &lay), FFTD_TC_EINVAL);
 	assert_int_equal(fftd__tc_plan_layout(1, NULL, 1, &lay), FFTD_TC_EINVAL);
 	assert_int_equal(fftd__tc_plan_layout(1, &n, (int64_t)1 << 40, &lay), FFTD_TC_EINVAL);
+	assert_int_equal(fftd__tc_plan_layout(1, &n27, ((int64_t)1 << 13) + 1, &lay), FFTD_TC_EINVAL);
 	int64_t d3[3] = {256, 256, 256};
 	assert_int_equal(fftd__tc_plan_layout(3, d3, 1, &lay), FFTD_TC_EUNSUPPORTED);
 	assert_int_equal(fftd_tc_plan_supported((fftd_tc_algo)7, 1, &n, 1), FFTD_TC_EINVAL);
 	assert_int_equal(fftd_tc_plan_supported(FFTD_TC_SPLIT16, 1, &n, 1), FFTD_TC_OK);
+	for (int l = 8; l <= 27; l++) {
+		int64_t m = (int64_t)1 << l;
+		assert_int_equal(fftd_tc_plan_supported(FFTD_TC_TC16, 1, &m, 1), FFTD_TC_OK);
+		assert_int_equal(fftd_tc_plan_supported(FFTD_TC_SPLIT16, 1, &m, 1), FFTD_TC_OK);
+	}
+}
+
+// ---- the index algebra of the multi-pass schemes, run on the host ----------
+
+// In-place iterative radix-2 DFT in double, sign -1 forward, +1 inverse.
+static void dft_pow2(double *re, double *im, int64_t n, int sign)
+{
+	for (int64_t i = 1, j = 0; i < n; i++) {
+		int64_t bit = n >> 1;
+		for (; j & bit; bit >>= 1)
+			j ^= bit;
+		j ^= bit;
+		if (i < j) {
+			double t = re[i];
+			re[i]    = re[j];
+			re[j]    = t;
+			t        = im[i];
+			im[i]    = im[j];
+			im[j]    = t;
+		}
+	}
+	for (int64_t len = 2; len <= n; len <<= 1) {
+		for (int64_t k = 0; k < len / 2; k++) {
+			long double a  = sign * 2.0L * 3.14159265358979323846264338327950288L * k / len;
+			double      wr = (double)cosl(a), wi = (double)sinl(a);
+			for (int64_t i = k; i < n; i += len) {
+				int64_t j  = i + len / 2;
+				double  xr = re[j] * wr - im[j] * wi, xi = re[j] * wi + im[j] * wr;
+				re[j]      = re[i] - xr;
+				im[j]      = im[i] - xi;
+				re[i] += xr;
+				im[i] += xi;
+			}
+		}
+	}
+}
+
+// Runs a layout's passes exactly as tc.h defines them (gather with s_in,
+// DFT, twiddle W_tw_n^((q % s_in) k), scatter with s_out), one buffer per
+// FFTD__TC_BUF_*. A pass whose source is its destination must read and write
+// the same positions (the kernels run its FFTs concurrently).
+static void run_layout(const fftd__tc_layout *lay, int64_t batch, double *bufs[3][2], int sign)
+{
+	double re[4096], im[4096];
+	for (int i = 0; i < lay->npass; i++) {
+		const fftd__tc_pass *p = &lay->pass[i];
+		assert_true(p->len <= 4096);
+		if (p->src == p->dst)
+			assert_int_equal(p->s_in, p->s_out);
+		double **src = bufs[p->src], **dst = bufs[p->dst];
+		for (int64_t q = 0; q < p->q_total; q++) {
+			int64_t bi = (q / p->s_in) * p->len * p->s_in + q % p->s_in;
+			int64_t bo = (q / p->s_out) * p->len * p->s_out + q % p->s_out;
+			for (int64_t k = 0; k < p->len; k++) {
+				assert_true(bi + k * p->s_in < batch * lay->points);
+				re[k] = src[0][bi + k * p->s_in];
+				im[k] = src[1][bi + k * p->s_in];
+			}
+			dft_pow2(re, im, p->len, sign);
+			for (int64_t k = 0; k < p->len; k++) {
+				double r = re[k], m = im[k];
+				if (p->tw_n > 0) {
+					int64_t     e = ((q % p->s_in) * k) % p->tw_n;
+					long double a = sign * 2.0L * 3.14159265358979323846264338327950288L * e / p->tw_n;
+					double      wr = (double)cosl(a), wi = (double)sinl(a);
+					r             = re[k] * wr - im[k] * wi;
+					m             = re[k] * wi + im[k] * wr;
+				}
+				assert_true(bo + k * p->s_out < batch * lay->points);
+				dst[0][bo + k * p->s_out] = r;
+				dst[1][bo + k * p->s_out] = m;
+			}
+		}
+	}
+}
+
+// One layout against a direct DFT of the whole transform, random input.
+static double layout_error(const fftd__tc_layout *lay, int64_t batch, int sign, int in_place)
+{
+	int64_t total = batch * lay->points;
+	double *mem   = calloc((size_t)total * 8, sizeof(double));
+	assert_non_null(mem);
+	double *x[2] = {mem, mem + total}, *ref[2] = {mem + 2 * total, mem + 3 * total};
+	double *out[2] = {mem + 4 * total, mem + 5 * total}, *ws[2] = {mem + 6 * total, mem + 7 * total};
+	srand(777);
+	for (int64_t i = 0; i < total; i++) {
+		x[0][i] = ref[0][i] = 2.0 * rand() / RAND_MAX - 1.0;
+		x[1][i] = ref[1][i] = 2.0 * rand() / RAND_MAX - 1.0;
+		out[0][i] = out[1][i] = ws[0][i] = ws[1][i] = NAN;
+	}
+	for (int64_t b = 0; b < batch; b++)
+		dft_pow2(ref[0] + b * lay->points, ref[1] + b * lay->points, lay->points, sign);
+	double *bufs[3][2] = {{x[0], x[1]}, {in_place ? x[0] : out[0], in_place ? x[1] : out[1]}, {ws[0], ws[1]}};
+	run_layout(lay, batch, bufs, sign);
+	double num = 0, den = 0;
+	for (int64_t i = 0; i < total; i++) {
+		double dr = bufs[FFTD__TC_BUF_OUT][0][i] - ref[0][i], di = bufs[FFTD__TC_BUF_OUT][1][i] - ref[1][i];
+		num += isfinite(dr) && isfinite(di) ? dr * dr + di * di : INFINITY;
+		den += ref[0][i] * ref[0][i] + ref[1][i] * ref[1][i];
+	}
+	free(mem);
+	return sqrt(num / den);
+}
+
+static void test_layout_algebra(void **state)
+{
+	(void)state;
+	// small instances of every scheme, radix (len < 256) factors included
+	static const int64_t f[][3] = {{16, 8, 0}, {8, 2, 0}, {32, 64, 0}, {4096, 8, 0}, {4, 8, 16},
+	    {8, 8, 8}, {16, 4, 2}, {2, 32, 4}, {256, 16, 32}};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		int             np = f[i][2] ? 3 : 2;
+		fftd__tc_layout lay;
+		int64_t         batch = f[i][0] * f[i][1] * (f[i][2] ? f[i][2] : 1) > 65536 ? 1 : 3;
+		fftd__tc_layout_factors(np, f[i], batch, &lay);
+		check_layout_1d(&lay, lay.points, batch, 0);
+		for (int sign = -1; sign <= 1; sign += 2)
+			for (int ip = 0; ip < 2; ip++) {
+				if (batch == 1 && (sign > 0 || ip)) // the big one: once
+					continue;
+				double e = layout_error(&lay, batch, sign, ip);
+				print_message("factors %lld x %lld x %lld batch %lld %s%s: rel L2 %.2e\n", (long long)f[i][0],
+				    (long long)f[i][1], (long long)f[i][2], (long long)batch, sign < 0 ? "fwd" : "inv",
+				    ip ? " in-place" : "", e);
+				assert_true(e < 1e-12);
+			}
+	}
+	// the planner's own layout of 2^15 and 2^16, in place and not
+	for (int l = 15; l <= 16; l++) {
+		int64_t         n = (int64_t)1 << l;
+		fftd__tc_layout lay;
+		assert_int_equal(fftd__tc_plan_layout(1, &n, 2, &lay), FFTD_TC_OK);
+		for (int ip = 0; ip < 2; ip++)
+			assert_true(layout_error(&lay, 2, -1, ip) < 1e-12);
+	}
+}
+
+// The four-step twiddle as the kernels form it (tc16_fft.cuh, tw4): a
+// product of three or four float table entries, in float arithmetic, for
+// every table size up to N = 2^27; against long double.
+static void test_twiddle_product(void **state)
+{
+	(void)state;
+	float *t = malloc(2 * FFTD__TC_TW_ENTRIES * sizeof *t);
+	assert_non_null(t);
+	for (int l = 16; l <= 27; l++) {
+		int64_t n = (int64_t)1 << l;
+		for (int lvl = 0; lvl < 3; lvl++)
+			fftd__tc_twiddles(n, FFTD__TC_TW_TABLE, (int64_t)1 << (8 * lvl), t + 2 * lvl * FFTD__TC_TW_TABLE);
+		fftd__tc_twiddles(n, FFTD__TC_TW_TOP, (int64_t)1 << 24, t + 2 * 3 * FFTD__TC_TW_TABLE);
+		double   worst = 0, sum2 = 0;
+		uint64_t r     = 0x12345678u + (uint64_t)l;
+		int      cnt   = 200000;
+		for (int i = 0; i < cnt; i++) {
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			uint32_t m = (uint32_t)(r % (uint64_t)n);
+			const float *a = t + 2 * (m & 255), *b = t + 2 * (256 + ((m >> 8) & 255)),
+			            *c = t + 2 * (512 + ((m >> 16) & 255));
+			float wr = a[0] * b[0] - a[1] * b[1], wi = a[0] * b[1] + a[1] * b[0];
+			float          xr = wr * c[0] - wi * c[1], xi = wr * c[1] + wi * c[0];
+			if (m >> 24) {
+				const float *d  = t + 2 * (768 + (m >> 24));
+				float yr = xr * d[0] - xi * d[1], yi = xr * d[1] + xi * d[0];
+				xr = yr;
+				xi = yi;
+			}
+			long double ang = -2.0L * 3.14159265358979323846264338327950288L * m / n;
+			double      e   = hypot((double)(xr - cosl(ang)), (double)(xi - sinl(ang)));
+			worst           = fmax(worst, e);
+			sum2 += e * e;
+		}
+		print_message("twiddle products N=2^%d: worst %.2e rms %.2e\n", l, worst, sqrt(sum2 / cnt));
+		assert_true(worst < 2.5e-7); // a few float roundings (seen: <= 2.0e-7, rms <= 5e-8)
+		assert_true(sqrt(sum2 / cnt) < 6e-8);
+	}
+	free(t);
 }
 
 static void test_layout_2d(void **state)
@@ -90,6 +374,7 @@ static void test_layout_2d(void **state)
 			int64_t d[2] = {(int64_t)1 << a, (int64_t)1 << b};
 			assert_int_equal(fftd__tc_plan_layout(2, d, 5, &lay), FFTD_TC_OK);
 			assert_int_equal(lay.npass, 2);
+			assert_int_equal((int64_t)lay.pass[0].len * lay.pass[1].len, d[0] * d[1]);
 			assert_int_equal(lay.pass[0].len, d[1]);
 			assert_int_equal(lay.pass[0].q_total, 5 * d[0]);
 			assert_int_equal(lay.pass[0].s_in, 1);
@@ -343,7 +628,9 @@ int main(void)
 	    cmocka_unit_test(test_errors),
 	    cmocka_unit_test(test_layout_1d),
 	    cmocka_unit_test(test_layout_2d),
+	    cmocka_unit_test(test_layout_algebra),
 	    cmocka_unit_test(test_twiddles),
+	    cmocka_unit_test(test_twiddle_product),
 	    cmocka_unit_test(test_f16),
 	    cmocka_unit_test(test_split),
 	    cmocka_unit_test(test_swizzle),
