@@ -331,8 +331,12 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 	if (ev == NNG_PIPE_EV_ADD_PRE) {
 		if (atomic_load(&s->stopping)) {
 			nng_pipe_close(p); // shutting down: no new clients
+			return;
 		}
-	} else if (ev == NNG_PIPE_EV_ADD_POST) {
+		// The session must exist before the pipe's first request: NNG
+		// starts the protocol on a pipe (which may then receive and
+		// answer requests) before it runs ADD_POST. REM_POST follows
+		// ADD_PRE in every case, so the session is always closed.
 		fftd__session *ss = calloc(1, sizeof(*ss));
 		if (ss == NULL) {
 			fftd__log(FFTD_LOG_ERROR, "out of memory for a session");
@@ -1248,7 +1252,6 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 	    : (size_t) s->limits.max_request_bytes + FFTD__WIRE_MAX_PB + 128;
 	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, maxsz);
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE, on_pipe, s);
-	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, on_pipe, s);
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, on_pipe, s);
 	for (int i = 0; i < s->cfg.nlisten; i++) {
 		const char   *url = s->cfg.listen[i];
