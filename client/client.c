@@ -848,16 +848,19 @@ request_cb(void *arg)
 }
 
 // find_buffer says whether [p, p + len) lies inside one of c's shared
-// buffers, and if so gives its id and the offset.
+// buffers at an offset the daemon takes (a multiple of elem, the side's
+// element size), and if so gives its id and the offset. An array only
+// aligned to its real type (as C allows for complex) travels inline.
 static bool
-find_buffer(fftd_client *c, const void *p, uint64_t len, uint64_t *id,
-    uint64_t *off)
+find_buffer(fftd_client *c, const void *p, uint64_t len, size_t elem,
+    uint64_t *id, uint64_t *off)
 {
 	bool found = false;
 	pthread_mutex_lock(&c->mtx);
 	for (fftd_buffer *b = c->buffers; b != NULL && !found; b = b->next) {
 		uintptr_t a = (uintptr_t) b->addr, x = (uintptr_t) p;
-		if (x >= a && len <= b->size && x - a <= b->size - len) {
+		if (x >= a && len <= b->size && x - a <= b->size - len &&
+		    (x - a) % elem == 0) {
 			*id   = b->id;
 			*off  = x - a;
 			found = true;
@@ -898,10 +901,10 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	wr.body_case           = FFTD__WIRE__REQUEST__BODY_EXECUTE;
 	wr.execute             = &ex;
 	// Arrays inside this client's shared buffers go by reference.
-	find_buffer(plan->client, in, plan->shape.in.bytes, &ex.in_buffer,
-	    &ex.in_offset);
+	find_buffer(plan->client, in, plan->shape.in.bytes,
+	    plan->shape.in.elem_size, &ex.in_buffer, &ex.in_offset);
 	req->out_shared = find_buffer(plan->client, out, plan->shape.out.bytes,
-	    &ex.out_buffer, &ex.out_offset);
+	    plan->shape.out.elem_size, &ex.out_buffer, &ex.out_offset);
 	if (!ex.in_buffer && !req->out_shared &&
 	    plan->shape.in.bytes >= STAGE_MIN_BYTES) {
 		uint64_t in_span = (plan->shape.in.bytes + 4095) & ~(uint64_t) 4095;
