@@ -265,12 +265,13 @@ desc_for(const bcase *c, int64_t batch, fftd_plan_desc *d)
 	d->batch = batch;
 }
 
-// --- results -------------------------------------------------------------------
+// --- results
+// -------------------------------------------------------------------
 
 typedef struct meas {
-	int    state; // 0 not run, 1 measured, -1 skipped/unavailable, -2 failed
-	char   why[200];
-	int    nrep;
+	int  state; // 0 not run, 1 measured, -1 skipped/unavailable, -2 failed
+	char why[200];
+	int  nrep;
 	double s[MAX_REPS]; // seconds per repetition
 	double med;         // median seconds
 	double gbps;        // input bytes / median, 1e9 B/s
@@ -286,19 +287,18 @@ typedef struct case_result {
 	char         algorithm[32];
 	char         plan_why[200]; // why the daemon has no plan for this case
 	char         stream_algorithm[32];
-	meas         a, a_h2d, a_d2h, b, c16, d, e, memcpy_, f, f_copy, f_sustained;
-	meas         cl_shm, cl_inline;
-	int          c16_streams;
+	meas a, a_h2d, a_d2h, b, c16, d, e, memcpy_, f, f_copy, f_sustained;
+	meas cl_shm, cl_inline;
+	int  c16_streams;
 	// checks: -1 not done, 0 differs, 1 identical / ok
-	int          de_same, f_sameplan, f_vs_d, outputs_finite;
-	char         check_note[256];
-	double       ref_err;  // vs double-precision DFT (NAN: not done)
-	int          ref_bins; // bins compared per transform
-	double       b_err;    // fftd output vs in-process cuFFT (b)
+	int    de_same, f_sameplan, f_vs_d, outputs_finite;
+	char   check_note[256];
+	double ref_err;  // vs double-precision DFT (NAN: not done)
+	int    ref_bins; // bins compared per transform
+	double b_err;    // fftd output vs in-process cuFFT (b)
 } case_result;
 
-static void
-meas_set(meas *m, int state, const char *fmt, ...)
+static void meas_set(meas *m, int state, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -356,34 +356,35 @@ static const char *
 ferr(int rv)
 {
 	static _Thread_local char b[400];
-	const char *d = fftd_last_error();
+	const char               *d = fftd_last_error();
 	snprintf(b, sizeof(b), "%s%s%s", fftd_err_name(rv),
 	    d != NULL && d[0] ? ": " : "", d != NULL ? d : "");
 	return b;
 }
 
-// --- (a)-(c): in-process CUDA baselines ----------------------------------------
+// --- (a)-(c): in-process CUDA baselines
+// ----------------------------------------
 
 #ifdef FFTD_WITH_CUDA
 
-#define CK(call)                                                             \
-	do {                                                                 \
-		cudaError_t e_ = (call);                                     \
-		if (e_ != cudaSuccess) {                                     \
-			snprintf(err, sizeof(err), "%s: %s", #call,          \
-			    cudaGetErrorString(e_));                             \
-			goto fail;                                           \
-		}                                                            \
+#define CK(call)                                                               \
+	do {                                                                   \
+		cudaError_t e_ = (call);                                       \
+		if (e_ != cudaSuccess) {                                       \
+			snprintf(err, sizeof(err), "%s: %s", #call,            \
+			    cudaGetErrorString(e_));                           \
+			goto fail;                                             \
+		}                                                              \
 	} while (0)
 
-#define CKF(call)                                                            \
-	do {                                                                 \
-		cufftResult r_ = (call);                                     \
-		if (r_ != CUFFT_SUCCESS) {                                   \
-			snprintf(err, sizeof(err), "%s: cufftResult %d", #call, \
-			    (int) r_);                                           \
-			goto fail;                                           \
-		}                                                            \
+#define CKF(call)                                                              \
+	do {                                                                   \
+		cufftResult r_ = (call);                                       \
+		if (r_ != CUFFT_SUCCESS) {                                     \
+			snprintf(err, sizeof(err), "%s: cufftResult %d",       \
+			    #call, (int) r_);                                  \
+			goto fail;                                             \
+		}                                                              \
 	} while (0)
 
 static int
@@ -407,8 +408,8 @@ gpu_detect(bench *B)
 static int
 make_cufft_plan(const bcase *c, int64_t batch, cufftHandle *h)
 {
-	long long   n = c->n;
-	size_t      ws;
+	long long    n = c->n;
+	size_t       ws;
 	cudaDataType it, ot, et;
 	if (c->prec == FFTD_F16) {
 		it = ot = et = CUDA_C_16F;
@@ -440,7 +441,7 @@ run_inproc(bench *B, case_result *R, const void *src, void *out_b)
 	size_t       inb = R->in_bytes, outb = R->out_bytes;
 	char         err[300];
 	void        *hin = NULL, *hout = NULL, *din = NULL, *dout = NULL;
-	cudaStream_t s[INPROC_STREAMS + 1] = { 0 };
+	cudaStream_t s[INPROC_STREAMS + 1]  = { 0 };
 	cudaEvent_t  ev[INPROC_STREAMS + 2] = { 0 };
 	cufftHandle  plan[INPROC_STREAMS];
 	int          nplans = 0;
@@ -459,13 +460,15 @@ run_inproc(bench *B, case_result *R, const void *src, void *out_b)
 	for (int i = 0; i < INPROC_STREAMS + 2; i++) {
 		CK(cudaEventCreate(&ev[i]));
 	}
-	cudaEvent_t e0 = ev[INPROC_STREAMS], e1 = ev[INPROC_STREAMS + 1];
+	cudaEvent_t  e0 = ev[INPROC_STREAMS], e1 = ev[INPROC_STREAMS + 1];
 	cudaStream_t sm = s[INPROC_STREAMS]; // timing stream
 
 	// (a) duplex: H2D on s[0], D2H on s[1], both from/to pinned memory;
 	// also each direction alone.
 	for (int which = 0; which < 3; which++) {
-		meas *m = which == 0 ? &R->a : which == 1 ? &R->a_h2d : &R->a_d2h;
+		meas *m = which == 0 ? &R->a
+		    : which == 1     ? &R->a_h2d
+		                     : &R->a_d2h;
 		cur     = m;
 		// more warm-up for the first copies from a fresh pinned
 		// allocation (the first case's duplex figure was 45 GB/s
@@ -507,17 +510,21 @@ run_inproc(bench *B, case_result *R, const void *src, void *out_b)
 	{
 		int rv = make_cufft_plan(c, R->batch, &plan[0]);
 		if (rv != 0) {
-			snprintf(err, sizeof(err), "cufftXtMakePlanMany (batch %" PRId64
-			    "): cufftResult %d", R->batch, rv);
+			snprintf(err, sizeof(err),
+			    "cufftXtMakePlanMany (batch %" PRId64
+			    "): cufftResult %d",
+			    R->batch, rv);
 			goto fail;
 		}
 		nplans = 1;
 		CKF(cufftSetStream(plan[0], s[0]));
 		for (int r = -nwarm; r < B->reps; r++) {
 			CK(cudaEventRecord(e0, s[0]));
-			CK(cudaMemcpyAsync(din, hin, inb, cudaMemcpyHostToDevice, s[0]));
+			CK(cudaMemcpyAsync(
+			    din, hin, inb, cudaMemcpyHostToDevice, s[0]));
 			CKF(cufftXtExec(plan[0], din, dout, CUFFT_FORWARD));
-			CK(cudaMemcpyAsync(hout, dout, outb, cudaMemcpyDeviceToHost, s[0]));
+			CK(cudaMemcpyAsync(
+			    hout, dout, outb, cudaMemcpyDeviceToHost, s[0]));
 			CK(cudaEventRecord(e1, s[0]));
 			CK(cudaEventSynchronize(e1));
 			float ms;
@@ -538,17 +545,19 @@ run_inproc(bench *B, case_result *R, const void *src, void *out_b)
 	// (c) the batch in K chunks over K streams, one plan per stream
 	cur = &R->c16;
 	{
-		int64_t K     = R->batch < INPROC_STREAMS ? R->batch : INPROC_STREAMS;
-		int64_t chunk = (R->batch + K - 1) / K;
-		K             = (R->batch + chunk - 1) / chunk;
+		int64_t K
+		    = R->batch < INPROC_STREAMS ? R->batch : INPROC_STREAMS;
+		int64_t chunk  = (R->batch + K - 1) / K;
+		K              = (R->batch + chunk - 1) / chunk;
 		R->c16_streams = (int) K;
-		size_t  inper = case_in_per(c), outper = case_out_per(c);
+		size_t inper = case_in_per(c), outper = case_out_per(c);
 		for (int64_t k = 0; k < K; k++) {
 			int64_t nb = k == K - 1 ? R->batch - chunk * k : chunk;
 			int     rv = make_cufft_plan(c, nb, &plan[k]);
 			if (rv != 0) {
 				snprintf(err, sizeof(err),
-				    "cufftXtMakePlanMany (batch %" PRId64 "): cufftResult %d",
+				    "cufftXtMakePlanMany (batch %" PRId64
+				    "): cufftResult %d",
 				    nb, rv);
 				goto fail;
 			}
@@ -558,16 +567,19 @@ run_inproc(bench *B, case_result *R, const void *src, void *out_b)
 		for (int r = -nwarm; r < B->reps; r++) {
 			CK(cudaEventRecord(e0, sm));
 			for (int64_t k = 0; k < K; k++) {
-				int64_t nb = k == K - 1 ? R->batch - chunk * k : chunk;
-				size_t  io = (size_t) (chunk * k) * inper;
-				size_t  oo = (size_t) (chunk * k) * outper;
+				int64_t nb
+				    = k == K - 1 ? R->batch - chunk * k : chunk;
+				size_t io = (size_t) (chunk * k) * inper;
+				size_t oo = (size_t) (chunk * k) * outper;
 				CK(cudaStreamWaitEvent(s[k], e0, 0));
-				CK(cudaMemcpyAsync((char *) din + io, (char *) hin + io,
-				    (size_t) nb * inper, cudaMemcpyHostToDevice, s[k]));
+				CK(cudaMemcpyAsync((char *) din + io,
+				    (char *) hin + io, (size_t) nb * inper,
+				    cudaMemcpyHostToDevice, s[k]));
 				CKF(cufftXtExec(plan[k], (char *) din + io,
 				    (char *) dout + oo, CUFFT_FORWARD));
-				CK(cudaMemcpyAsync((char *) hout + oo, (char *) dout + oo,
-				    (size_t) nb * outper, cudaMemcpyDeviceToHost, s[k]));
+				CK(cudaMemcpyAsync((char *) hout + oo,
+				    (char *) dout + oo, (size_t) nb * outper,
+				    cudaMemcpyDeviceToHost, s[k]));
 				CK(cudaEventRecord(ev[k], s[k]));
 			}
 			for (int64_t k = 0; k < K; k++) {
@@ -585,7 +597,8 @@ run_inproc(bench *B, case_result *R, const void *src, void *out_b)
 	}
 	{
 		char lab[64];
-		snprintf(lab, sizeof(lab), "(c) cuFFT %d streams", R->c16_streams);
+		snprintf(
+		    lab, sizeof(lab), "(c) cuFFT %d streams", R->c16_streams);
 		meas_print(lab, &R->c16);
 	}
 	goto cleanup;
@@ -621,8 +634,8 @@ cleanup:
 static int
 gpu_detect(bench *B)
 {
-	snprintf(B->no_gpu_why, sizeof(B->no_gpu_why),
-	    "no GPU: built without CUDA");
+	snprintf(
+	    B->no_gpu_why, sizeof(B->no_gpu_why), "no GPU: built without CUDA");
 	return 0;
 }
 
@@ -637,7 +650,8 @@ run_inproc(bench *B, case_result *R, const void *src, void *out_b)
 
 #endif
 
-// --- (d)-(f): through fftd -------------------------------------------------------
+// --- (d)-(f): through fftd
+// -------------------------------------------------------
 
 static void
 poison(void *p, size_t n)
@@ -678,17 +692,17 @@ get_real(const bcase *c, const void *p, size_t i)
 // src) with a double-precision DFT, on all bins when N <= 16384, else on
 // 16 bins. Returns the relative L2 error over the bins compared.
 static double
-ref_check(const bcase *c, int64_t batch, const void *src, const void *out,
-    int *nbins)
+ref_check(
+    const bcase *c, int64_t batch, const void *src, const void *out, int *nbins)
 {
-	int64_t n      = c->n;
-	int64_t nout   = c->kind == FFTD_R2C ? n / 2 + 1 : n;
-	int     all    = n <= 16384;
-	int64_t nk     = all ? nout : 16;
-	double *wr     = xmalloc(sizeof(double) * (size_t) n);
-	double *wi     = xmalloc(sizeof(double) * (size_t) n);
-	double *xr     = xmalloc(sizeof(double) * (size_t) n);
-	double *xi     = xmalloc(sizeof(double) * (size_t) n);
+	int64_t n    = c->n;
+	int64_t nout = c->kind == FFTD_R2C ? n / 2 + 1 : n;
+	int     all  = n <= 16384;
+	int64_t nk   = all ? nout : 16;
+	double *wr   = xmalloc(sizeof(double) * (size_t) n);
+	double *wi   = xmalloc(sizeof(double) * (size_t) n);
+	double *xr   = xmalloc(sizeof(double) * (size_t) n);
+	double *xi   = xmalloc(sizeof(double) * (size_t) n);
 	double  num = 0, den = 0;
 	for (int64_t m = 0; m < n; m++) {
 		double a = -2.0 * M_PI * (double) m / (double) n;
@@ -698,20 +712,24 @@ ref_check(const bcase *c, int64_t batch, const void *src, const void *out,
 	int64_t ts[2] = { 0, batch - 1 };
 	for (int ti = 0; ti < (batch > 1 ? 2 : 1); ti++) {
 		int64_t t  = ts[ti];
-		size_t  ib = (size_t) t * (c->kind == FFTD_R2C ? (size_t) n : 2 * (size_t) n);
-		size_t  ob = (size_t) t * 2 * (size_t) nout;
+		size_t  ib = (size_t) t
+		    * (c->kind == FFTD_R2C ? (size_t) n : 2 * (size_t) n);
+		size_t ob = (size_t) t * 2 * (size_t) nout;
 		for (int64_t j = 0; j < n; j++) {
 			if (c->kind == FFTD_R2C) {
 				xr[j] = get_real(c, src, ib + (size_t) j);
 				xi[j] = 0;
 			} else {
 				xr[j] = get_real(c, src, ib + 2 * (size_t) j);
-				xi[j] = get_real(c, src, ib + 2 * (size_t) j + 1);
+				xi[j]
+				    = get_real(c, src, ib + 2 * (size_t) j + 1);
 			}
 		}
 		uint64_t seed = 77;
 		for (int64_t q = 0; q < nk; q++) {
-			int64_t k = all ? q : (int64_t) (splitmix(&seed) % (uint64_t) nout);
+			int64_t k  = all
+			     ? q
+			     : (int64_t) (splitmix(&seed) % (uint64_t) nout);
 			double  sr = 0, si = 0;
 			int64_t idx = 0; // (j * k) mod n
 			for (int64_t j = 0; j < n; j++) {
@@ -791,7 +809,8 @@ time_memcpy(bench *B, case_result *R, const void *src)
 		}
 	}
 	// keep the copy from being optimised away
-	if (((volatile char *) dst)[R->in_bytes / 2] != ((const char *) src)[R->in_bytes / 2]) {
+	if (((volatile char *) dst)[R->in_bytes / 2]
+	    != ((const char *) src)[R->in_bytes / 2]) {
 		fprintf(stderr, "e2e: memcpy check failed\n");
 	}
 	free(dst);
@@ -810,20 +829,23 @@ stream_pass(fftd_stream *st, int nsub, const char *src, size_t cin, char *dst,
 	for (int k = 0; k < nsub; k++) {
 		if (fftd_stream_pending(st) >= STREAM_DEPTH) {
 			const void *o;
-			rv = fftd_stream_wait(st, copy ? dst + (size_t) done * cout : NULL, &o);
+			rv = fftd_stream_wait(
+			    st, copy ? dst + (size_t) done * cout : NULL, &o);
 			if (rv != FFTD_OK) {
 				return rv;
 			}
 			done++;
 		}
-		rv = fftd_stream_submit(st, copy ? src + (size_t) k * cin : NULL);
+		rv = fftd_stream_submit(
+		    st, copy ? src + (size_t) k * cin : NULL);
 		if (rv != FFTD_OK) {
 			return rv;
 		}
 	}
 	while (fftd_stream_pending(st) > 0) {
 		const void *o;
-		rv = fftd_stream_wait(st, copy ? dst + (size_t) done * cout : NULL, &o);
+		rv = fftd_stream_wait(
+		    st, copy ? dst + (size_t) done * cout : NULL, &o);
 		if (rv != FFTD_OK) {
 			return rv;
 		}
@@ -840,10 +862,10 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 	fftd_plan_desc d;
 	fftd_plan     *plan = NULL, *cplan = NULL;
 	fftd_buffer   *bin = NULL, *bout = NULL;
-	fftd_stream   *st  = NULL;
-	char          *out_d = NULL, *out_e = NULL, *out_f = NULL, *out_c = NULL;
-	void          *in_e = NULL;
-	int            rv;
+	fftd_stream   *st = NULL;
+	char *out_d = NULL, *out_e = NULL, *out_f = NULL, *out_c = NULL;
+	void *in_e = NULL;
+	int   rv;
 
 	desc_for(c, R->batch, &d);
 	if ((rv = fftd_plan_create(B->client, &d, &plan)) != FFTD_OK) {
@@ -857,10 +879,13 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 		meas_print("(d)-(f) fftd", &R->d);
 		return;
 	}
-	snprintf(R->algorithm, sizeof(R->algorithm), "%s", fftd_plan_algorithm(plan));
-	if (fftd_plan_input_bytes(plan) != inb || fftd_plan_output_bytes(plan) != outb) {
+	snprintf(R->algorithm, sizeof(R->algorithm), "%s",
+	    fftd_plan_algorithm(plan));
+	if (fftd_plan_input_bytes(plan) != inb
+	    || fftd_plan_output_bytes(plan) != outb) {
 		fprintf(stderr, "e2e: plan sizes %zu/%zu, expected %zu/%zu\n",
-		    fftd_plan_input_bytes(plan), fftd_plan_output_bytes(plan), inb, outb);
+		    fftd_plan_input_bytes(plan), fftd_plan_output_bytes(plan),
+		    inb, outb);
 	}
 	printf("  fftd plan: algorithm %s\n", R->algorithm);
 
@@ -870,7 +895,8 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 		rv = fftd_buffer_create(B->client, outb, &bout);
 	}
 	if (rv != FFTD_OK) {
-		meas_set(&R->d, -1, "unavailable: fftd_buffer_create: %s", ferr(rv));
+		meas_set(
+		    &R->d, -1, "unavailable: fftd_buffer_create: %s", ferr(rv));
 		fftd_buffer_destroy(bin);
 		bin = NULL;
 	} else {
@@ -880,9 +906,11 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 		out_d = xmalloc(outb);
 		// check run: poisoned output, then the timed runs
 		poison(fftd_buffer_data(bout), outb);
-		rv = fftd_execute(plan, fftd_buffer_data(bin), fftd_buffer_data(bout));
+		rv = fftd_execute(
+		    plan, fftd_buffer_data(bin), fftd_buffer_data(bout));
 		if (rv != FFTD_OK) {
-			meas_set(&R->d, -2, "fftd_execute failed: %s", ferr(rv));
+			meas_set(
+			    &R->d, -2, "fftd_execute failed: %s", ferr(rv));
 			free(out_d);
 			out_d = NULL;
 		} else {
@@ -921,8 +949,8 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 
 	// (f) streaming session over per-submit plans of ~64 MiB
 	{
-		size_t  inper  = case_in_per(c), outper = case_out_per(c);
-		size_t  target = (size_t) (64 * MIB);
+		size_t inper = case_in_per(c), outper = case_out_per(c);
+		size_t target = (size_t) (64 * MIB);
 		if (target > inb / 8) {
 			target = inb / 8; // at least 8 submits (--quick)
 		}
@@ -944,14 +972,17 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 		}
 		snprintf(R->stream_algorithm, sizeof(R->stream_algorithm), "%s",
 		    fftd_plan_algorithm(cplan));
-		if ((rv = fftd_stream_open(cplan, STREAM_DEPTH, &st)) != FFTD_OK) {
-			meas_set(&R->f, -1, "unavailable: fftd_stream_open: %s", ferr(rv));
+		if ((rv = fftd_stream_open(cplan, STREAM_DEPTH, &st))
+		    != FFTD_OK) {
+			meas_set(&R->f, -1, "unavailable: fftd_stream_open: %s",
+			    ferr(rv));
 			goto f_done;
 		}
 		// copy mode once, poisoned: the full output, for the checks
 		out_f = xmalloc_touched(outb);
 		poison(out_f, outb);
-		if ((rv = stream_pass(st, R->nsub, src, cin, out_f, cout, 1)) != 0) {
+		if ((rv = stream_pass(st, R->nsub, src, cin, out_f, cout, 1))
+		    != 0) {
 			meas_set(&R->f, -2, "stream failed: %s", ferr(rv));
 			free(out_f);
 			out_f = NULL;
@@ -962,27 +993,32 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 		for (int k = 0; k < STREAM_DEPTH && k < R->nsub; k++) {
 			void *p = fftd_stream_input(st);
 			if (p == NULL) {
-				meas_set(&R->f, -2, "fftd_stream_input returned NULL");
+				meas_set(&R->f, -2,
+				    "fftd_stream_input returned NULL");
 				goto f_done;
 			}
 			memcpy(p, src + (size_t) k * cin, cin);
 			if ((rv = fftd_stream_submit(st, p)) != FFTD_OK) {
-				meas_set(&R->f, -2, "submit failed: %s", ferr(rv));
+				meas_set(
+				    &R->f, -2, "submit failed: %s", ferr(rv));
 				goto f_done;
 			}
 		}
 		while (fftd_stream_pending(st) > 0) {
-			if ((rv = fftd_stream_wait(st, NULL, NULL)) != FFTD_OK) {
-				meas_set(&R->f, -2, "wait failed: %s", ferr(rv));
+			if ((rv = fftd_stream_wait(st, NULL, NULL))
+			    != FFTD_OK) {
+				meas_set(
+				    &R->f, -2, "wait failed: %s", ferr(rv));
 				goto f_done;
 			}
 		}
 		for (int r = -1; r < B->reps; r++) {
 			double t0 = now_s();
-			rv        = stream_pass(st, R->nsub, NULL, cin, NULL, cout, 0);
+			rv = stream_pass(st, R->nsub, NULL, cin, NULL, cout, 0);
 			double t1 = now_s();
 			if (rv != 0) {
-				meas_set(&R->f, -2, "stream failed: %s", ferr(rv));
+				meas_set(
+				    &R->f, -2, "stream failed: %s", ferr(rv));
 				goto f_done;
 			}
 			if (r >= 0) {
@@ -994,13 +1030,17 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 		// between, one figure (a pipeline that runs forever)
 		{
 			double t0 = now_s();
-			rv        = stream_pass(st, R->nsub * B->reps, NULL, 0, NULL, 0, 0);
+			rv        = stream_pass(
+			           st, R->nsub * B->reps, NULL, 0, NULL, 0, 0);
 			double t1 = now_s();
 			if (rv != 0) {
-				meas_set(&R->f_sustained, -2, "stream failed: %s", ferr(rv));
+				meas_set(&R->f_sustained, -2,
+				    "stream failed: %s", ferr(rv));
 			} else {
-				R->f_sustained.s[R->f_sustained.nrep++] = t1 - t0;
-				meas_finish(&R->f_sustained, inb * (size_t) B->reps);
+				R->f_sustained.s[R->f_sustained.nrep++]
+				    = t1 - t0;
+				meas_finish(
+				    &R->f_sustained, inb * (size_t) B->reps);
 			}
 		}
 		// copy mode timed: chunk copied into the slot, result out
@@ -1008,10 +1048,12 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 			char *tmp = xmalloc_touched(outb);
 			for (int r = -1; r < B->reps; r++) {
 				double t0 = now_s();
-				rv = stream_pass(st, R->nsub, src, cin, tmp, cout, 1);
+				rv        = stream_pass(
+				           st, R->nsub, src, cin, tmp, cout, 1);
 				double t1 = now_s();
 				if (rv != 0) {
-					meas_set(&R->f_copy, -2, "stream failed: %s", ferr(rv));
+					meas_set(&R->f_copy, -2,
+					    "stream failed: %s", ferr(rv));
 					break;
 				}
 				if (r >= 0) {
@@ -1023,28 +1065,29 @@ run_fftd(bench *B, case_result *R, const void *src, const void *out_b)
 			}
 			free(tmp);
 		}
-		// same plan, execute path, chunk by chunk, for the bitwise check
+		// same plan, execute path, chunk by chunk, for the bitwise
+		// check
 		out_c = xmalloc_touched(outb);
 		poison(out_c, outb);
 		for (int k = 0; k < R->nsub; k++) {
 			if ((rv = fftd_execute(cplan, src + (size_t) k * cin,
-			         out_c + (size_t) k * cout)) != FFTD_OK) {
+			         out_c + (size_t) k * cout))
+			    != FFTD_OK) {
 				free(out_c);
 				out_c = NULL;
 				break;
 			}
 		}
 	}
-f_done:
-	{
-		char lab[96];
-		snprintf(lab, sizeof(lab), "(f) fftd stream, %d x %.0f MiB, depth %d",
-		    R->nsub, (double) R->chunk_batch * (double) case_in_per(c) / MIB,
-		    STREAM_DEPTH);
-		meas_print(lab, &R->f);
-		meas_print("    stream, reps passes back to back", &R->f_sustained);
-		meas_print("    stream with copies in and out", &R->f_copy);
-	}
+f_done : {
+	char lab[96];
+	snprintf(lab, sizeof(lab), "(f) fftd stream, %d x %.0f MiB, depth %d",
+	    R->nsub, (double) R->chunk_batch * (double) case_in_per(c) / MIB,
+	    STREAM_DEPTH);
+	meas_print(lab, &R->f);
+	meas_print("    stream, reps passes back to back", &R->f_sustained);
+	meas_print("    stream with copies in and out", &R->f_copy);
+}
 	fftd_stream_close(st);
 	fftd_plan_destroy(cplan);
 	fftd_plan_destroy(plan);
@@ -1063,27 +1106,45 @@ f_done:
 			fin = 0;
 		}
 		R->outputs_finite = first ? fin : -1;
-		R->de_same        = out_d && out_e ? memcmp(out_d, out_e, outb) == 0 : -1;
+		R->de_same
+		    = out_d && out_e ? memcmp(out_d, out_e, outb) == 0 : -1;
 		R->f_vs_d = out_f && (out_d || out_e)
 		    ? memcmp(out_f, out_d ? out_d : out_e, outb) == 0
 		    : -1;
-		R->f_sameplan = out_f && out_c ? memcmp(out_f, out_c, outb) == 0 : -1;
-		R->ref_err    = first ? ref_check(c, R->batch, src, first, &R->ref_bins) : NAN;
-		R->b_err = first && out_b ? rel_err(c, first, out_b, outb) : NAN;
-		char *p = R->check_note;
+		R->f_sameplan
+		    = out_f && out_c ? memcmp(out_f, out_c, outb) == 0 : -1;
+		R->ref_err = first
+		    ? ref_check(c, R->batch, src, first, &R->ref_bins)
+		    : NAN;
+		R->b_err
+		    = first && out_b ? rel_err(c, first, out_b, outb) : NAN;
+		char  *p    = R->check_note;
 		size_t left = sizeof(R->check_note);
-		int w = snprintf(p, left, "d==e %s; f==d(full plan) %s; f==same plan via execute %s; outputs %s",
-		    R->de_same < 0 ? "n/a" : R->de_same ? "bit-identical" : "DIFFER",
-		    R->f_vs_d < 0 ? "n/a" : R->f_vs_d ? "bit-identical" : "differ",
-		    R->f_sameplan < 0 ? "n/a" : R->f_sameplan ? "bit-identical" : "DIFFER",
-		    R->outputs_finite < 0 ? "n/a" : R->outputs_finite ? "all written, finite" : "NOT ALL WRITTEN/FINITE");
+		int    w    = snprintf(p, left,
+		          "d==e %s; f==d(full plan) %s; f==same plan via execute %s; "
+		                "outputs %s",
+                    R->de_same < 0   ? "n/a"
+		              : R->de_same ? "bit-identical"
+		                           : "DIFFER",
+                    R->f_vs_d < 0   ? "n/a"
+		              : R->f_vs_d ? "bit-identical"
+		                          : "differ",
+                    R->f_sameplan < 0   ? "n/a"
+		              : R->f_sameplan ? "bit-identical"
+		                              : "DIFFER",
+                    R->outputs_finite < 0   ? "n/a"
+		              : R->outputs_finite ? "all written, finite"
+		                                  : "NOT ALL WRITTEN/FINITE");
 		(void) w;
 		printf("  checks: %s\n", R->check_note);
 		if (first) {
-			printf("  vs double-precision DFT (%d bins x 2 transforms): rel err %.2e",
+			printf("  vs double-precision DFT (%d bins x 2 "
+			       "transforms): rel err %.2e",
 			    R->ref_bins, R->ref_err);
 			if (!isnan(R->b_err)) {
-				printf("; vs in-process cuFFT (b): rel err %.2e", R->b_err);
+				printf(
+				    "; vs in-process cuFFT (b): rel err %.2e",
+				    R->b_err);
 			}
 			printf("\n");
 		}
@@ -1094,7 +1155,8 @@ f_done:
 	free(out_c);
 }
 
-// --- 4 client processes ------------------------------------------------------------
+// --- 4 client processes
+// ------------------------------------------------------------
 
 typedef struct shared_sync {
 	pthread_barrier_t bar;
@@ -1129,10 +1191,12 @@ role_client(int argc, char **argv)
 	int          reps = atoi(argv[4]);
 	int          me   = atoi(argv[6]);
 	int          fd   = open(argv[5], O_RDWR);
-	if (fd < 0 || c == NULL || me < 0 || me >= NCLIENTS || reps > MAX_REPS) {
+	if (fd < 0 || c == NULL || me < 0 || me >= NCLIENTS
+	    || reps > MAX_REPS) {
 		return 2;
 	}
-	shared_sync *sy = mmap(NULL, sizeof(*sy), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	shared_sync *sy = mmap(
+	    NULL, sizeof(*sy), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (sy == MAP_FAILED) {
 		return 2;
@@ -1142,8 +1206,9 @@ role_client(int argc, char **argv)
 	fftd_buffer   *bi = NULL, *bo = NULL;
 	void          *in = NULL, *out = NULL;
 	fftd_plan_desc d;
-	size_t         inb = case_in_per(c) * (size_t) qb, outb = case_out_per(c) * (size_t) qb;
-	int            rv  = fftd_client_open(&cl, url, 0);
+	size_t         inb = case_in_per(c) * (size_t) qb,
+	       outb        = case_out_per(c) * (size_t) qb;
+	int rv             = fftd_client_open(&cl, url, 0);
 	if (rv == FFTD_OK) {
 		desc_for(c, qb, &d);
 		rv = fftd_plan_create(cl, &d, &pl);
@@ -1179,11 +1244,12 @@ role_client(int argc, char **argv)
 		for (int r = 0; r < reps; r++) {
 			pthread_barrier_wait(&sy->bar);
 			double t0 = now_s();
-			rv        = sy->fail[me] ? FFTD_OK : fftd_execute(pl, in, out);
+			rv = sy->fail[me] ? FFTD_OK : fftd_execute(pl, in, out);
 			double t1 = now_s();
 			if (rv != FFTD_OK && !sy->fail[me]) {
 				sy->fail[me] = 1;
-				snprintf(sy->why[me], sizeof(sy->why[me]), "%.150s", ferr(rv));
+				snprintf(sy->why[me], sizeof(sy->why[me]),
+				    "%.150s", ferr(rv));
 			}
 			sy->t0[me][r] = t0;
 			sy->t1[me][r] = t1;
@@ -1211,15 +1277,16 @@ run_clients(bench *B, case_result *R, int shm, meas *m)
 		return;
 	}
 	if (shm && !B->shm_ok) {
-		meas_set(m, -1, "unavailable: %s", B->shm_why[0] ? B->shm_why
-		                                                  : "no shared-memory buffers");
+		meas_set(m, -1, "unavailable: %s",
+		    B->shm_why[0] ? B->shm_why : "no shared-memory buffers");
 		return;
 	}
 	if (R->batch < NCLIENTS) {
-		meas_set(m, -1, "batch %" PRId64 " < %d clients", R->batch, NCLIENTS);
+		meas_set(m, -1, "batch %" PRId64 " < %d clients", R->batch,
+		    NCLIENTS);
 		return;
 	}
-	int64_t qb = R->batch / NCLIENTS;
+	int64_t qb     = R->batch / NCLIENTS;
 	char    path[] = "/tmp/fftd-e2e-sync-XXXXXX";
 	int     fd     = mkstemp(path);
 	if (fd < 0 || ftruncate(fd, sizeof(shared_sync)) != 0) {
@@ -1230,7 +1297,8 @@ run_clients(bench *B, case_result *R, int shm, meas *m)
 		}
 		return;
 	}
-	shared_sync *sy = mmap(NULL, sizeof(*sy), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	shared_sync *sy = mmap(
+	    NULL, sizeof(*sy), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (sy == MAP_FAILED) {
 		meas_set(m, -2, "mmap: %s", strerror(errno));
@@ -1247,18 +1315,22 @@ run_clients(bench *B, case_result *R, int shm, meas *m)
 	char qs[32], rs[16];
 	snprintf(qs, sizeof(qs), "%" PRId64, qb);
 	snprintf(rs, sizeof(rs), "%d", B->reps);
-	const char *args[] = { B->url, R->c->name, qs, shm ? "shm" : "inline", rs, path, NULL };
+	const char *args[] = { B->url, R->c->name, qs, shm ? "shm" : "inline",
+		rs, path, NULL };
 	int         codes[NCLIENTS];
-	int         bad = fftd_test_run_children(NCLIENTS, "client", args, 600000, codes);
+	int         bad
+	    = fftd_test_run_children(NCLIENTS, "client", args, 600000, codes);
 	if (bad != 0) {
 		char w[160] = "";
 		for (int i = 0; i < NCLIENTS; i++) {
 			if (sy->fail[i]) {
-				snprintf(w, sizeof(w), "client %d: %s", i, sy->why[i]);
+				snprintf(w, sizeof(w), "client %d: %s", i,
+				    sy->why[i]);
 				break;
 			}
 		}
-		meas_set(m, shm ? -1 : -2, "%s: %s", shm ? "unavailable" : "failed",
+		meas_set(m, shm ? -1 : -2, "%s: %s",
+		    shm ? "unavailable" : "failed",
 		    w[0] ? w : "a client process failed");
 	} else {
 		for (int r = 0; r < B->reps; r++) {
@@ -1276,7 +1348,8 @@ run_clients(bench *B, case_result *R, int shm, meas *m)
 	unlink(path);
 }
 
-// --- latency ---------------------------------------------------------------------
+// --- latency
+// ---------------------------------------------------------------------
 
 static void
 lat_finish(lat_result *L, double *v, int n)
@@ -1299,7 +1372,8 @@ static void
 lat_print(const char *what, const lat_result *L)
 {
 	if (L->state == 1) {
-		printf("  %-30s p50 %7.1f us  p99 %7.1f us  (min %.1f, mean %.1f, max %.1f; %d round trips)\n",
+		printf("  %-30s p50 %7.1f us  p99 %7.1f us  (min %.1f, mean "
+		       "%.1f, max %.1f; %d round trips)\n",
 		    what, L->p50, L->p99, L->min, L->mean, L->max, L->n);
 	} else if (L->state != 0) {
 		printf("  %-30s %s\n", what, L->why);
@@ -1309,23 +1383,27 @@ lat_print(const char *what, const lat_result *L)
 static void
 run_latency(bench *B)
 {
-	static const bcase lc = { "lat", "f32 C2C N=1024 batch 1", FFTD_C2C, FFTD_F32, 1024 };
-	fftd_plan_desc     d;
-	fftd_plan         *pl = NULL;
-	double            *v  = xmalloc(sizeof(double) * LAT_ROUNDS);
+	static const bcase lc
+	    = { "lat", "f32 C2C N=1024 batch 1", FFTD_C2C, FFTD_F32, 1024 };
+	fftd_plan_desc d;
+	fftd_plan     *pl = NULL;
+	double        *v  = xmalloc(sizeof(double) * LAT_ROUNDS);
 	desc_for(&lc, 1, &d);
 	int rv = fftd_plan_create(B->client, &d, &pl);
 	if (rv != FFTD_OK) {
 		B->lat_inline.state = -2;
-		snprintf(B->lat_inline.why, sizeof(B->lat_inline.why), "plan: %s", ferr(rv));
+		snprintf(B->lat_inline.why, sizeof(B->lat_inline.why),
+		    "plan: %s", ferr(rv));
 		free(v);
 		return;
 	}
 	size_t inb = case_in_per(&lc), outb = case_out_per(&lc);
 	for (int mode = 0; mode < 3; mode++) {
-		lat_result  *L   = mode == 0 ? &B->lat_inline : mode == 1 ? &B->lat_shm : &B->lat_ping;
-		fftd_buffer *bi  = NULL, *bo = NULL;
-		void        *in  = NULL, *out = NULL;
+		lat_result  *L  = mode == 0 ? &B->lat_inline
+		      : mode == 1           ? &B->lat_shm
+		                            : &B->lat_ping;
+		fftd_buffer *bi = NULL, *bo = NULL;
+		void        *in = NULL, *out = NULL;
 		if (mode == 0) {
 			in  = xmalloc_touched(inb);
 			out = xmalloc_touched(outb);
@@ -1336,7 +1414,8 @@ run_latency(bench *B)
 			}
 			if (rv != FFTD_OK) {
 				L->state = -1;
-				snprintf(L->why, sizeof(L->why), "unavailable: %s", ferr(rv));
+				snprintf(L->why, sizeof(L->why),
+				    "unavailable: %s", ferr(rv));
 				fftd_buffer_destroy(bi);
 				continue;
 			}
@@ -1349,11 +1428,13 @@ run_latency(bench *B)
 		int n = 0;
 		for (int r = -LAT_WARMUP; r < LAT_ROUNDS; r++) {
 			double t0 = now_s();
-			rv        = mode == 2 ? fftd_ping(B->client, NULL) : fftd_execute(pl, in, out);
+			rv        = mode == 2 ? fftd_ping(B->client, NULL)
+			                      : fftd_execute(pl, in, out);
 			double t1 = now_s();
 			if (rv != FFTD_OK) {
 				L->state = -2;
-				snprintf(L->why, sizeof(L->why), "failed: %.180s", ferr(rv));
+				snprintf(L->why, sizeof(L->why),
+				    "failed: %.180s", ferr(rv));
 				break;
 			}
 			if (r >= 0) {
@@ -1378,7 +1459,8 @@ run_latency(bench *B)
 	lat_print("ping", &B->lat_ping);
 }
 
-// --- report ------------------------------------------------------------------------
+// --- report
+// ------------------------------------------------------------------------
 
 static void
 cell(char *buf, size_t n, const meas *m)
@@ -1406,20 +1488,22 @@ ratio_cell(char *buf, size_t n, const meas *x, const meas *y, double target)
 static void
 print_tables(bench *B)
 {
-	printf("\n=== fftd e2e: GB/s of input bytes (1e9 B/s), median of %d; GPU %s; daemon backend %s\n",
+	printf("\n=== fftd e2e: GB/s of input bytes (1e9 B/s), median of %d; "
+	       "GPU %s; daemon backend %s\n",
 	    B->reps, B->gpu ? B->gpu_name : "none", B->info.backend);
 	if (!B->gpu) {
 		printf("(a)-(c): skipped (%s)\n", B->no_gpu_why);
 	}
-	printf("%-16s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "case", "in MiB",
-	    "(a)dup", "(b)1st", "(c)16st", "(d)shm", "(e)inl", "memcpy", "(f)strm",
-	    "(f)copy", "4cl-shm", "4cl-inl");
+	printf("%-16s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "case",
+	    "in MiB", "(a)dup", "(b)1st", "(c)16st", "(d)shm", "(e)inl",
+	    "memcpy", "(f)strm", "(f)copy", "4cl-shm", "4cl-inl");
 	for (int i = 0; i < NCASES; i++) {
 		case_result *R = &B->cr[i];
 		if (!R->selected) {
 			continue;
 		}
-		char a[16], b[16], c[16], d[16], e[16], mc[16], f[16], fc[16], k[16], ki[16];
+		char a[16], b[16], c[16], d[16], e[16], mc[16], f[16], fc[16],
+		    k[16], ki[16];
 		cell(a, 16, &R->a);
 		cell(b, 16, &R->b);
 		cell(c, 16, &R->c16);
@@ -1430,12 +1514,13 @@ print_tables(bench *B)
 		cell(fc, 16, &R->f_copy);
 		cell(k, 16, &R->cl_shm);
 		cell(ki, 16, &R->cl_inline);
-		printf("%-16s %7.0f %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", R->c->label,
-		    (double) R->in_bytes / MIB, a, b, c, d, e, mc, f, fc, k, ki);
+		printf("%-16s %7.0f %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n",
+		    R->c->label, (double) R->in_bytes / MIB, a, b, c, d, e, mc,
+		    f, fc, k, ki);
 	}
 	printf("\nratios (target; * = missed)\n");
-	printf("%-16s %9s %9s %9s %9s %9s\n", "case", "d/a>=.95", "f/a>=.95", "d/c>=1",
-	    "e/mc>=.5", "4cl/a>=.95");
+	printf("%-16s %9s %9s %9s %9s %9s\n", "case", "d/a>=.95", "f/a>=.95",
+	    "d/c>=1", "e/mc>=.5", "4cl/a>=.95");
 	for (int i = 0; i < NCASES; i++) {
 		case_result *R = &B->cr[i];
 		if (!R->selected) {
@@ -1447,7 +1532,8 @@ print_tables(bench *B)
 		ratio_cell(r3, 16, &R->d, &R->c16, 1.0);
 		ratio_cell(r4, 16, &R->e, &R->memcpy_, 0.5);
 		ratio_cell(r5, 16, &R->cl_shm, &R->a, 0.95);
-		printf("%-16s %9s %9s %9s %9s %9s\n", R->c->label, r1, r2, r3, r4, r5);
+		printf("%-16s %9s %9s %9s %9s %9s\n", R->c->label, r1, r2, r3,
+		    r4, r5);
 	}
 	printf("\nchecks\n");
 	for (int i = 0; i < NCASES; i++) {
@@ -1467,7 +1553,8 @@ print_tables(bench *B)
 		printf("\n");
 	}
 	if (B->want_latency) {
-		printf("\nsmall requests (f32 C2C N=1024 batch 1, %d round trips after %d warm-up; target p50<=60 p99<=200 us)\n",
+		printf("\nsmall requests (f32 C2C N=1024 batch 1, %d round "
+		       "trips after %d warm-up; target p50<=60 p99<=200 us)\n",
 		    LAT_ROUNDS, LAT_WARMUP);
 		lat_print("inline execute", &B->lat_inline);
 		lat_print("shared-memory execute", &B->lat_shm);
@@ -1506,7 +1593,10 @@ static void
 json_meas(FILE *f, const char *key, const meas *m)
 {
 	fprintf(f, "      \"%s\": {\"state\": \"%s\"", key,
-	    m->state == 1 ? "ok" : m->state == -1 ? "unavailable" : m->state == -2 ? "failed" : "skipped");
+	    m->state == 1        ? "ok"
+	        : m->state == -1 ? "unavailable"
+	        : m->state == -2 ? "failed"
+	                         : "skipped");
 	if (m->state == 1) {
 		fprintf(f, ", \"gbps\": ");
 		json_num(f, m->gbps);
@@ -1526,7 +1616,8 @@ json_meas(FILE *f, const char *key, const meas *m)
 }
 
 static void
-json_ratio(FILE *f, const char *key, const meas *x, const meas *y, double target)
+json_ratio(
+    FILE *f, const char *key, const meas *x, const meas *y, double target)
 {
 	fprintf(f, "        \"%s\": {\"value\": ", key);
 	if (x->state == 1 && y->state == 1) {
@@ -1541,9 +1632,14 @@ static void
 json_lat(FILE *f, const char *key, const lat_result *L, int last)
 {
 	fprintf(f, "    \"%s\": {\"state\": \"%s\"", key,
-	    L->state == 1 ? "ok" : L->state == -1 ? "unavailable" : L->state == -2 ? "failed" : "skipped");
+	    L->state == 1        ? "ok"
+	        : L->state == -1 ? "unavailable"
+	        : L->state == -2 ? "failed"
+	                         : "skipped");
 	if (L->state == 1) {
-		fprintf(f, ", \"n\": %d, \"p50_us\": %.3f, \"p99_us\": %.3f, \"min_us\": %.3f, \"mean_us\": %.3f, \"max_us\": %.3f",
+		fprintf(f,
+		    ", \"n\": %d, \"p50_us\": %.3f, \"p99_us\": %.3f, "
+		    "\"min_us\": %.3f, \"mean_us\": %.3f, \"max_us\": %.3f",
 		    L->n, L->p50, L->p99, L->min, L->mean, L->max);
 	} else if (L->why[0]) {
 		fprintf(f, ", \"why\": ");
@@ -1563,11 +1659,15 @@ write_json(bench *B, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	if (f == NULL) {
-		fprintf(stderr, "e2e: cannot write %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "e2e: cannot write %s: %s\n", path,
+		    strerror(errno));
 		return -1;
 	}
-	fprintf(f, "{\n  \"bench\": \"fftd e2e\",\n  \"units\": \"GB/s = 1e9 bytes of input per second\",\n");
-	fprintf(f, "  \"quick\": %s,\n  \"reps\": %d,\n  \"gpu\": ", B->quick ? "true" : "false", B->reps);
+	fprintf(f,
+	    "{\n  \"bench\": \"fftd e2e\",\n  \"units\": \"GB/s = 1e9 bytes of "
+	    "input per second\",\n");
+	fprintf(f, "  \"quick\": %s,\n  \"reps\": %d,\n  \"gpu\": ",
+	    B->quick ? "true" : "false", B->reps);
 	if (B->gpu) {
 		json_str(f, B->gpu_name);
 	} else {
@@ -1593,14 +1693,20 @@ write_json(bench *B, const char *path)
 		if (!R->selected) {
 			continue;
 		}
-		fprintf(f, "%s    {\n      \"name\": \"%s\", \"label\": \"%s\",\n", first ? "" : ",\n",
-		    R->c->name, R->c->label);
+		fprintf(f,
+		    "%s    {\n      \"name\": \"%s\", \"label\": \"%s\",\n",
+		    first ? "" : ",\n", R->c->name, R->c->label);
 		first = 0;
-		fprintf(f, "      \"n\": %" PRId64 ", \"batch\": %" PRId64 ", \"input_bytes\": %zu, \"output_bytes\": %zu,\n",
+		fprintf(f,
+		    "      \"n\": %" PRId64 ", \"batch\": %" PRId64
+		    ", \"input_bytes\": %zu, \"output_bytes\": %zu,\n",
 		    R->c->n, R->batch, R->in_bytes, R->out_bytes);
 		fprintf(f, "      \"algorithm\": ");
 		json_str(f, R->algorithm);
-		fprintf(f, ", \"stream_plan_batch\": %" PRId64 ", \"stream_submits\": %d, \"stream_depth\": %d, \"inproc_streams\": %d,\n",
+		fprintf(f,
+		    ", \"stream_plan_batch\": %" PRId64
+		    ", \"stream_submits\": %d, \"stream_depth\": %d, "
+		    "\"inproc_streams\": %d,\n",
 		    R->chunk_batch, R->nsub, STREAM_DEPTH, R->c16_streams);
 		json_meas(f, "a_duplex", &R->a);
 		json_meas(f, "a_h2d_only", &R->a_h2d);
@@ -1623,16 +1729,27 @@ write_json(bench *B, const char *path)
 		json_ratio(f, "e_over_memcpy", &R->e, &R->memcpy_, 0.5);
 		json_ratio(f, "clients4_over_a", &R->cl_shm, &R->a, 0.95);
 		fprintf(f, "        \"_\": null\n      },\n");
-		fprintf(f, "      \"checks\": {\"d_e_bit_identical\": %s, \"f_d_bit_identical\": %s, \"f_same_plan_bit_identical\": %s, \"outputs_finite\": %s, \"dft_rel_err\": ",
-		    tri(R->de_same), tri(R->f_vs_d), tri(R->f_sameplan), tri(R->outputs_finite));
+		fprintf(f,
+		    "      \"checks\": {\"d_e_bit_identical\": %s, "
+		    "\"f_d_bit_identical\": %s, \"f_same_plan_bit_identical\": "
+		    "%s, \"outputs_finite\": %s, \"dft_rel_err\": ",
+		    tri(R->de_same), tri(R->f_vs_d), tri(R->f_sameplan),
+		    tri(R->outputs_finite));
 		json_num(f, R->ref_err);
-		fprintf(f, ", \"dft_tolerance\": %.0e, \"dft_ok\": %s", ref_tol(R->c),
-		    isnan(R->ref_err) ? "null" : R->ref_err < ref_tol(R->c) ? "true" : "false");
-		fprintf(f, ", \"dft_bins_per_transform\": %d, \"rel_err_vs_b\": ", R->ref_bins);
+		fprintf(f, ", \"dft_tolerance\": %.0e, \"dft_ok\": %s",
+		    ref_tol(R->c),
+		    isnan(R->ref_err)                ? "null"
+		        : R->ref_err < ref_tol(R->c) ? "true"
+		                                     : "false");
+		fprintf(f,
+		    ", \"dft_bins_per_transform\": %d, \"rel_err_vs_b\": ",
+		    R->ref_bins);
 		json_num(f, R->b_err);
 		fprintf(f, "}\n    }");
 	}
-	fprintf(f, "\n  ],\n  \"latency\": {\n    \"shape\": \"f32 C2C N=1024 batch 1\", \"warmup\": %d, \"rounds\": %d,\n",
+	fprintf(f,
+	    "\n  ],\n  \"latency\": {\n    \"shape\": \"f32 C2C N=1024 batch "
+	    "1\", \"warmup\": %d, \"rounds\": %d,\n",
 	    LAT_WARMUP, LAT_ROUNDS);
 	json_lat(f, "inline", &B->lat_inline, 0);
 	json_lat(f, "shm", &B->lat_shm, 0);
@@ -1641,7 +1758,8 @@ write_json(bench *B, const char *path)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-// --- main ----------------------------------------------------------------------------
+// --- main
+// ----------------------------------------------------------------------------
 
 static const fftd_test_role ROLES[] = {
 	{ "client", role_client },
@@ -1652,9 +1770,11 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: e2e [--url URL | --spawn FFTD_BIN] [--json FILE] [--quick]\n"
+	    "usage: e2e [--url URL | --spawn FFTD_BIN] [--json FILE] "
+	    "[--quick]\n"
 	    "           [--cases LIST] [--reps N] [--config FILE] [--verbose]\n"
-	    "  LIST: comma-separated of c2c4096 c2c1m r2c16384 f16c2c4096 latency clients\n");
+	    "  LIST: comma-separated of c2c4096 c2c1m r2c16384 f16c2c4096 "
+	    "latency clients\n");
 	exit(2);
 }
 
@@ -1678,8 +1798,9 @@ main(int argc, char **argv)
 	fftd_test_child_dispatch(argc, argv, ROLES);
 
 	static bench B;
-	const char  *url = NULL, *spawn = NULL, *json = NULL, *cases = NULL, *conf = NULL;
-	B.reps = 0;
+	const char  *url = NULL, *spawn = NULL, *json = NULL, *cases = NULL,
+	           *conf = NULL;
+	B.reps           = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--url") == 0 && i + 1 < argc) {
@@ -1704,7 +1825,8 @@ main(int argc, char **argv)
 	}
 	if ((url != NULL) == (spawn != NULL)) {
 		if (url == NULL && spawn == NULL) {
-			fprintf(stderr, "e2e: give --url URL or --spawn FFTD_BIN\n");
+			fprintf(stderr,
+			    "e2e: give --url URL or --spawn FFTD_BIN\n");
 		}
 		usage();
 	}
@@ -1723,11 +1845,13 @@ main(int argc, char **argv)
 		B.cr[i].selected = cases == NULL;
 		B.cr[i].ref_err  = NAN;
 		B.cr[i].b_err    = NAN;
-		B.cr[i].de_same = B.cr[i].f_vs_d = B.cr[i].f_sameplan = B.cr[i].outputs_finite = -1;
+		B.cr[i].de_same = B.cr[i].f_vs_d = B.cr[i].f_sameplan
+		    = B.cr[i].outputs_finite     = -1;
 	}
 	if (cases != NULL) {
 		char *dup = strdup(cases), *save = NULL;
-		for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		for (char *t = strtok_r(dup, ",", &save); t;
+		     t       = strtok_r(NULL, ",", &save)) {
 			int hit = 0;
 			for (int i = 0; i < NCASES; i++) {
 				if (strcmp(t, CASES[i].name) == 0) {
@@ -1775,18 +1899,20 @@ main(int argc, char **argv)
 	B.url  = url;
 	int rv = fftd_client_open(&B.client, url, 0);
 	if (rv != FFTD_OK) {
-		fprintf(stderr, "e2e: cannot connect to %s: %s\n", url, ferr(rv));
+		fprintf(
+		    stderr, "e2e: cannot connect to %s: %s\n", url, ferr(rv));
 		if (spawned) {
 			fftd_test_daemon_stop(&dmn);
 		}
 		return 1;
 	}
 	fftd_client_info(B.client, &B.info);
-	printf("fftd e2e: daemon %s at %s, backend %s (%s); GPU here: %s; %s sizes, %d reps\n",
+	printf("fftd e2e: daemon %s at %s, backend %s (%s); GPU here: %s; %s "
+	       "sizes, %d reps\n",
 	    B.info.server_version, url, B.info.backend,
 	    B.info.ndevices > 0 ? B.info.devices[0].name : "no device",
-	    B.gpu ? B.gpu_name : B.no_gpu_why, B.quick ? "quick (64 MiB)" : "full (512 MiB)",
-	    B.reps);
+	    B.gpu ? B.gpu_name : B.no_gpu_why,
+	    B.quick ? "quick (64 MiB)" : "full (512 MiB)", B.reps);
 
 	// Is the shared-memory path there at all? (the reason, for the table)
 	{
@@ -1796,8 +1922,10 @@ main(int argc, char **argv)
 			B.shm_ok = 1;
 			fftd_buffer_destroy(probe);
 		} else {
-			snprintf(B.shm_why, sizeof(B.shm_why), "fftd_buffer_create: %s", ferr(rv));
-			printf("shared-memory buffers unavailable: %s\n", B.shm_why);
+			snprintf(B.shm_why, sizeof(B.shm_why),
+			    "fftd_buffer_create: %s", ferr(rv));
+			printf("shared-memory buffers unavailable: %s\n",
+			    B.shm_why);
 		}
 	}
 
@@ -1807,11 +1935,13 @@ main(int argc, char **argv)
 			continue;
 		}
 		const bcase *c = R->c;
-		R->batch     = batch_for(c, target);
-		R->in_bytes  = case_in_per(c) * (size_t) R->batch;
-		R->out_bytes = case_out_per(c) * (size_t) R->batch;
-		printf("\n--- %s: batch %" PRId64 ", %.0f MiB in, %.1f MiB out\n", c->label,
-		    R->batch, (double) R->in_bytes / MIB, (double) R->out_bytes / MIB);
+		R->batch       = batch_for(c, target);
+		R->in_bytes    = case_in_per(c) * (size_t) R->batch;
+		R->out_bytes   = case_out_per(c) * (size_t) R->batch;
+		printf("\n--- %s: batch %" PRId64
+		       ", %.0f MiB in, %.1f MiB out\n",
+		    c->label, R->batch, (double) R->in_bytes / MIB,
+		    (double) R->out_bytes / MIB);
 		fflush(stdout);
 		char *src = xmalloc(R->in_bytes);
 		fill_input(c, src, R->batch, (uint64_t) i + 1);
@@ -1849,19 +1979,23 @@ main(int argc, char **argv)
 	// failed measurements and failed checks make the exit status 1;
 	// paths the daemon does not offer (unavailable) do not
 	for (int i = 0; i < NCASES; i++) {
-		case_result *R = &B.cr[i];
-		const meas  *all[] = { &R->a, &R->b, &R->c16, &R->d, &R->e, &R->f,
-			 &R->f_copy, &R->cl_shm, &R->cl_inline };
-		for (size_t k = 0; R->selected && k < sizeof(all) / sizeof(all[0]); k++) {
+		case_result *R     = &B.cr[i];
+		const meas  *all[] = { &R->a, &R->b, &R->c16, &R->d, &R->e,
+			 &R->f, &R->f_copy, &R->cl_shm, &R->cl_inline };
+		for (size_t k = 0;
+		     R->selected && k < sizeof(all) / sizeof(all[0]); k++) {
 			bad |= all[k]->state == -2;
 		}
-		bad |= R->selected && (R->de_same == 0 || R->f_sameplan == 0 ||
-		           R->outputs_finite == 0 ||
-		           (!isnan(R->ref_err) && !(R->ref_err < ref_tol(R->c))));
+		bad |= R->selected
+		    && (R->de_same == 0 || R->f_sameplan == 0
+		        || R->outputs_finite == 0
+		        || (!isnan(R->ref_err)
+		            && !(R->ref_err < ref_tol(R->c))));
 	}
 	bad |= B.lat_inline.state == -2 || B.lat_shm.state == -2;
 	if (bad) {
-		printf("e2e: FAILED (a measurement or a check failed; see above)\n");
+		printf("e2e: FAILED (a measurement or a check failed; see "
+		       "above)\n");
 	}
 	if (json != NULL) {
 		bad |= write_json(&B, json) != 0;
@@ -1873,7 +2007,8 @@ main(int argc, char **argv)
 	if (spawned) {
 		int st = fftd_test_daemon_stop(&dmn);
 		if (st != 0) {
-			fprintf(stderr, "e2e: daemon exited with status %d\n", st);
+			fprintf(
+			    stderr, "e2e: daemon exited with status %d\n", st);
 			bad = 1;
 		}
 	}

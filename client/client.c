@@ -58,13 +58,13 @@ struct fftd_buffer {
 
 struct fftd_client {
 	nng_socket   sock;
-	bool         ipc;    // connected over ipc://: shared memory possible
+	bool         ipc;     // connected over ipc://: shared memory possible
 	fftd_buffer *buffers; // under mtx
 	fftd_buffer *staging; // under mtx: the inline staging pool
 	bool         staging_off; // not ipc, refused once, or turned off
 	nng_duration timeout;
 	fftd_info    info;
-	_Atomic int  refs;   // 1 for the open client + 1 per plan
+	_Atomic int  refs; // 1 for the open client + 1 per plan
 	_Atomic bool closed;
 	// Executions in flight, so close can cancel them and wait for their
 	// callbacks before the socket goes (NNG must not tear a socket down
@@ -110,8 +110,8 @@ static fftd_buffer *stage_acquire(fftd_client *c, uint64_t bytes);
 static void         buffer_release(fftd_client *c, fftd_buffer *buf);
 static void         par_memcpy(void *dst, const void *src, size_t n);
 
-static int
-set_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int set_error(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static int
 set_error(int code, const char *fmt, ...)
@@ -167,7 +167,8 @@ fftd_plan_desc_init(fftd_plan_desc *desc, int rank, const int64_t *n,
     fftd_kind kind, fftd_precision precision)
 {
 	if (desc == NULL || n == NULL || rank < 1 || rank > FFTD_MAX_RANK) {
-		return set_error(FFTD_EINVAL, "rank = %d: must be 1, 2 or 3", rank);
+		return set_error(
+		    FFTD_EINVAL, "rank = %d: must be 1, 2 or 3", rank);
 	}
 	memset(desc, 0, sizeof(*desc));
 	desc->rank = rank;
@@ -192,8 +193,8 @@ fftd_default_url(char *buf, size_t len)
 	int         n;
 	if (env != NULL && env[0] != '\0') {
 		n = snprintf(buf, len, "%s", env);
-	} else if (access("/run/fftd/fftd.sock", F_OK) == 0 || xdg == NULL ||
-	    xdg[0] == '\0') {
+	} else if (access("/run/fftd/fftd.sock", F_OK) == 0 || xdg == NULL
+	    || xdg[0] == '\0') {
 		n = snprintf(buf, len, "%s", SYSTEM_URL);
 	} else {
 		n = snprintf(buf, len, "ipc://%s/fftd.sock", xdg);
@@ -204,7 +205,8 @@ fftd_default_url(char *buf, size_t len)
 	return FFTD_OK;
 }
 
-// --- one round trip ------------------------------------------------------------
+// --- one round trip
+// ------------------------------------------------------------
 
 // decode_reply parses a reply message; on success *rp is the unpacked
 // reply (status may be an error, whose message becomes the last error).
@@ -270,18 +272,20 @@ rpc(fftd_client *c, const Fftd__Wire__Request *req, Fftd__Wire__Reply **rp)
 		if (f.payload_len != 0) {
 			fftd__wire__reply__free_unpacked(*rp, NULL);
 			*rp = NULL;
-			return set_error(FFTD_EPROTO, "unexpected payload in reply");
+			return set_error(
+			    FFTD_EPROTO, "unexpected payload in reply");
 		}
 		return (*rp)->status;
 	}
 done:
 	nng_ctx_close(ctx);
 	nng_aio_free(aio);
-	return set_error(map_nng(rv), "no answer from the daemon: %s",
-	    nng_strerror(rv));
+	return set_error(
+	    map_nng(rv), "no answer from the daemon: %s", nng_strerror(rv));
 }
 
-// --- client ----------------------------------------------------------------------
+// --- client
+// ----------------------------------------------------------------------
 
 static void
 copy_str(char *dst, size_t len, const char *src)
@@ -301,10 +305,12 @@ fill_info(fftd_info *info, const Fftd__Wire__HelloReply *h)
 		fftd_device_info *d = &info->devices[info->ndevices++];
 		d->index            = (int) h->devices[i]->index;
 		copy_str(d->name, sizeof(d->name), h->devices[i]->name);
-		copy_str(d->backend, sizeof(d->backend), h->devices[i]->backend);
+		copy_str(
+		    d->backend, sizeof(d->backend), h->devices[i]->backend);
 		d->memory_bytes = h->devices[i]->memory_bytes;
 	}
-	for (size_t i = 0; i < h->n_algorithms && i < FFTD_MAX_ALGORITHMS; i++) {
+	for (size_t i = 0; i < h->n_algorithms && i < FFTD_MAX_ALGORITHMS;
+	     i++) {
 		copy_str(info->algorithms[info->nalgorithms++], 16,
 		    h->algorithms[i]);
 	}
@@ -329,7 +335,8 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 		return set_error(FFTD_EINVAL, "clientp is NULL");
 	}
 	if (url == NULL) {
-		if ((rv = fftd_default_url(defurl, sizeof(defurl))) != FFTD_OK) {
+		if ((rv = fftd_default_url(defurl, sizeof(defurl)))
+		    != FFTD_OK) {
 			return rv;
 		}
 		url = defurl;
@@ -343,16 +350,18 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	                             : timeout_ms;
 	if ((rv = nng_req0_open(&c->sock)) != 0) {
 		free(c);
-		return set_error(map_nng(rv), "cannot open a socket: %s",
-		    nng_strerror(rv));
+		return set_error(
+		    map_nng(rv), "cannot open a socket: %s", nng_strerror(rv));
 	}
 	// Never resend: an execute must not run twice unasked.
-	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	nng_socket_set_ms(
+	    c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	// Replies carry whole transforms; the daemon bounds their size.
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0);
-	c->ipc = strncmp(url, "ipc://", 6) == 0;
+	c->ipc              = strncmp(url, "ipc://", 6) == 0;
 	const char *staging = getenv("FFTD_INLINE_STAGING");
-	c->staging_off = !c->ipc || (staging != NULL && strcmp(staging, "0") == 0);
+	c->staging_off
+	    = !c->ipc || (staging != NULL && strcmp(staging, "0") == 0);
 	if ((rv = nng_dial(c->sock, url, NULL, 0)) != 0) {
 		nng_close(c->sock);
 		free(c);
@@ -362,15 +371,18 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	Fftd__Wire__Request req   = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__Hello   hello = FFTD__WIRE__HELLO__INIT;
 	hello.protocol_version    = FFTD_PROTOCOL_VERSION;
-	hello.client_name         = "libfftd " "0.1.0";
+	hello.client_name         = "libfftd "
+	                            "0.1.0";
 	hello.pid                 = (uint32_t) getpid();
 	req.body_case             = FFTD__WIRE__REQUEST__BODY_HELLO;
 	req.hello                 = &hello;
 	Fftd__Wire__Reply *r      = NULL;
 	rv                        = rpc(c, &req, &r);
-	if (rv == FFTD_OK &&
-	    (r->body_case != FFTD__WIRE__REPLY__BODY_HELLO || r->hello == NULL)) {
-		rv = set_error(FFTD_EPROTO, "daemon answered hello with no hello");
+	if (rv == FFTD_OK
+	    && (r->body_case != FFTD__WIRE__REPLY__BODY_HELLO
+	        || r->hello == NULL)) {
+		rv = set_error(
+		    FFTD_EPROTO, "daemon answered hello with no hello");
 	}
 	if (rv != FFTD_OK) {
 		if (r != NULL) {
@@ -490,8 +502,8 @@ close_socket_bounded(nng_socket sock)
 	pthread_detach(t);
 	struct timespec until = deadline_after(CLOSE_SOCKET_MAX_MS);
 	pthread_mutex_lock(&sc->mtx);
-	while (!sc->done &&
-	    pthread_cond_timedwait(&sc->cv, &sc->mtx, &until) != ETIMEDOUT) {
+	while (!sc->done
+	    && pthread_cond_timedwait(&sc->cv, &sc->mtx, &until) != ETIMEDOUT) {
 	}
 	pthread_mutex_unlock(&sc->mtx);
 	socket_closer_unref(sc);
@@ -512,11 +524,11 @@ fftd_client_close(fftd_client *client)
 	    : (long) client->timeout;
 	struct timespec until = deadline_after(drain);
 	pthread_mutex_lock(&client->mtx);
-	while (client->ninflight > 0 &&
-	    pthread_cond_timedwait(&client->idle, &client->mtx, &until) !=
-	        ETIMEDOUT) {
-	}
-	for (fftd_request *r = client->inflight; r != NULL; r = r->next_inflight) {
+	while (client->ninflight > 0
+	    && pthread_cond_timedwait(&client->idle, &client->mtx, &until)
+	        != ETIMEDOUT) { }
+	for (fftd_request *r = client->inflight; r != NULL;
+	     r               = r->next_inflight) {
 		nng_aio_cancel(r->aio); // completes it with FFTD_ECLOSED
 	}
 	while (client->ninflight > 0) {
@@ -560,16 +572,18 @@ fftd_ping(fftd_client *client, double *rtt_us)
 	Fftd__Wire__Reply *r     = NULL;
 	int                rv    = rpc(client, &req, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (rv == FFTD_OK && (r->body_case != FFTD__WIRE__REPLY__BODY_PING ||
-	                         r->ping->token != ping.token)) {
-		rv = set_error(FFTD_EPROTO, "ping answered with the wrong token");
+	if (rv == FFTD_OK
+	    && (r->body_case != FFTD__WIRE__REPLY__BODY_PING
+	        || r->ping->token != ping.token)) {
+		rv = set_error(
+		    FFTD_EPROTO, "ping answered with the wrong token");
 	}
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);
 	}
 	if (rv == FFTD_OK && rtt_us != NULL) {
-		*rtt_us = (double) (t1.tv_sec - t0.tv_sec) * 1e6 +
-		    (double) (t1.tv_nsec - t0.tv_nsec) / 1e3;
+		*rtt_us = (double) (t1.tv_sec - t0.tv_sec) * 1e6
+		    + (double) (t1.tv_nsec - t0.tv_nsec) / 1e3;
 	}
 	return rv;
 }
@@ -612,7 +626,8 @@ fftd_get_stats(fftd_client *client, fftd_stats *st)
 	return rv;
 }
 
-// --- plans ------------------------------------------------------------------------
+// --- plans
+// ------------------------------------------------------------------------
 
 int
 fftd_plan_create(
@@ -633,25 +648,27 @@ fftd_plan_create(
 		free(p);
 		return set_error(rv, "%s", msg);
 	}
-	fftd__wire_desc     wd;
-	Fftd__Wire__Request req = FFTD__WIRE__REQUEST__INIT;
-	Fftd__Wire__PlanCreate pc = FFTD__WIRE__PLAN_CREATE__INIT;
+	fftd__wire_desc        wd;
+	Fftd__Wire__Request    req = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__PlanCreate pc  = FFTD__WIRE__PLAN_CREATE__INIT;
 	fftd__desc_to_wire(&wd, desc);
-	pc.desc               = &wd.pd;
-	req.body_case         = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
-	req.plan_create       = &pc;
-	Fftd__Wire__Reply *r  = NULL;
-	rv                    = rpc(client, &req, &r);
-	if (rv == FFTD_OK && (r->body_case != FFTD__WIRE__REPLY__BODY_PLAN_CREATE ||
-	                         r->plan_create->input_bytes != p->shape.in.bytes ||
-	                         r->plan_create->output_bytes != p->shape.out.bytes)) {
+	pc.desc              = &wd.pd;
+	req.body_case        = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
+	req.plan_create      = &pc;
+	Fftd__Wire__Reply *r = NULL;
+	rv                   = rpc(client, &req, &r);
+	if (rv == FFTD_OK
+	    && (r->body_case != FFTD__WIRE__REPLY__BODY_PLAN_CREATE
+	        || r->plan_create->input_bytes != p->shape.in.bytes
+	        || r->plan_create->output_bytes != p->shape.out.bytes)) {
 		rv = set_error(FFTD_EPROTO,
-		    "daemon's plan does not match the description's byte counts");
+		    "daemon's plan does not match the description's byte "
+		    "counts");
 	}
 	if (rv == FFTD_OK) {
 		p->client = client;
 		atomic_fetch_add(&client->refs, 1);
-		p->id     = r->plan_create->plan_id;
+		p->id = r->plan_create->plan_id;
 		copy_str(p->algorithm, sizeof(p->algorithm),
 		    r->plan_create->algorithm);
 		*planp = p;
@@ -706,8 +723,8 @@ fftd_plan_algorithm(const fftd_plan *plan)
 	return plan ? plan->algorithm : "";
 }
 
-// --- execution --------------------------------------------------------------------
-
+// --- execution
+// --------------------------------------------------------------------
 
 static void
 request_free(fftd_request *req, bool from_callback)
@@ -715,7 +732,8 @@ request_free(fftd_request *req, bool from_callback)
 	stage_release(req->client, req->stage);
 	nng_ctx_close(req->ctx);
 	if (from_callback) {
-		nng_aio_reap(req->aio); // cannot free an aio inside its callback
+		nng_aio_reap(
+		    req->aio); // cannot free an aio inside its callback
 	} else {
 		nng_aio_free(req->aio);
 	}
@@ -824,7 +842,8 @@ request_cb(void *arg)
 		if (f.payload_len != want) {
 			status = FFTD_EPROTO;
 			snprintf(req->message, sizeof(req->message),
-			    "reply carries %" PRIu64 " bytes; expected %" PRIu64,
+			    "reply carries %" PRIu64
+			    " bytes; expected %" PRIu64,
 			    f.payload_len, want);
 		} else if (req->stage != NULL && s->out.dense) {
 			par_memcpy(req->out,
@@ -835,7 +854,8 @@ request_cb(void *arg)
 			    (const uint8_t *) req->stage->addr + req->stage_out,
 			    &s->out, s->rank, s->batch);
 		} else if (!req->out_shared) {
-			fftd__side_copy(req->out, f.payload, &s->out, s->rank, s->batch);
+			fftd__side_copy(
+			    req->out, f.payload, &s->out, s->rank, s->batch);
 		}
 	} else {
 		snprintf(req->message, sizeof(req->message), "%s", last_error);
@@ -859,8 +879,8 @@ find_buffer(fftd_client *c, const void *p, uint64_t len, size_t elem,
 	pthread_mutex_lock(&c->mtx);
 	for (fftd_buffer *b = c->buffers; b != NULL && !found; b = b->next) {
 		uintptr_t a = (uintptr_t) b->addr, x = (uintptr_t) p;
-		if (x >= a && len <= b->size && x - a <= b->size - len &&
-		    (x - a) % elem == 0) {
+		if (x >= a && len <= b->size && x - a <= b->size - len
+		    && (x - a) % elem == 0) {
 			*id   = b->id;
 			*off  = x - a;
 			found = true;
@@ -878,7 +898,8 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 		return set_error(FFTD_EINVAL, "plan, in or out is NULL");
 	}
 	if ((cb == NULL) == (reqp == NULL)) {
-		return set_error(FFTD_EINVAL, "give exactly one of cb and reqp");
+		return set_error(
+		    FFTD_EINVAL, "give exactly one of cb and reqp");
 	}
 	if (atomic_load(&plan->client->closed)) {
 		return set_error(FFTD_ECLOSED, "the client is closed");
@@ -905,12 +926,15 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	    plan->shape.in.elem_size, &ex.in_buffer, &ex.in_offset);
 	req->out_shared = find_buffer(plan->client, out, plan->shape.out.bytes,
 	    plan->shape.out.elem_size, &ex.out_buffer, &ex.out_offset);
-	if (!ex.in_buffer && !req->out_shared &&
-	    plan->shape.in.bytes >= STAGE_MIN_BYTES) {
-		uint64_t in_span = (plan->shape.in.bytes + 4095) & ~(uint64_t) 4095;
-		req->stage = stage_acquire(plan->client, in_span + plan->shape.out.bytes);
+	if (!ex.in_buffer && !req->out_shared
+	    && plan->shape.in.bytes >= STAGE_MIN_BYTES) {
+		uint64_t in_span
+		    = (plan->shape.in.bytes + 4095) & ~(uint64_t) 4095;
+		req->stage = stage_acquire(
+		    plan->client, in_span + plan->shape.out.bytes);
 		if (req->stage != NULL) {
-			par_memcpy(req->stage->addr, in, (size_t) plan->shape.in.bytes);
+			par_memcpy(req->stage->addr, in,
+			    (size_t) plan->shape.in.bytes);
 			ex.in_buffer    = req->stage->id;
 			ex.in_offset    = 0;
 			ex.out_buffer   = req->stage->id;
@@ -922,7 +946,7 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	uint64_t inline_bytes = ex.in_buffer ? 0 : plan->shape.in.bytes;
 	nng_msg *m;
 	void    *payload;
-	int rv = fftd__msg_build(&m, &wr.base, inline_bytes, &payload);
+	int      rv = fftd__msg_build(&m, &wr.base, inline_bytes, &payload);
 	if (rv != FFTD_OK) {
 		stage_release(plan->client, req->stage);
 		pthread_mutex_destroy(&req->mtx);
@@ -934,8 +958,8 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	if (inline_bytes) {
 		memcpy(payload, in, (size_t) inline_bytes);
 	}
-	if ((rv = nng_aio_alloc(&req->aio, request_cb, req)) != 0 ||
-	    (rv = nng_ctx_open(&req->ctx, plan->client->sock)) != 0) {
+	if ((rv = nng_aio_alloc(&req->aio, request_cb, req)) != 0
+	    || (rv = nng_ctx_open(&req->ctx, plan->client->sock)) != 0) {
 		if (req->aio != NULL) {
 			nng_aio_free(req->aio);
 		}
@@ -999,7 +1023,8 @@ fftd_execute(const fftd_plan *plan, const void *in, void *out)
 	return fftd_request_wait(req);
 }
 
-// --- shared-memory buffers --------------------------------------------------------
+// --- shared-memory buffers
+// --------------------------------------------------------
 
 // send_fd hands fd to the daemon's descriptor socket with the token and
 // reads back the buffer id (protocol in daemon/fdsock.h).
@@ -1055,9 +1080,9 @@ send_fd(const char *path, const uint8_t *token, size_t toklen, uint64_t bytes,
 		return set_error(n < 0 ? FFTD_ESYSERR + e : FFTD_EPROTO,
 		    "buffer hand-over to %s failed", path);
 	}
-	int32_t status = (int32_t) ((uint32_t) rep[0] | (uint32_t) rep[1] << 8 |
-	    (uint32_t) rep[2] << 16 | (uint32_t) rep[3] << 24);
-	*id = 0;
+	int32_t status = (int32_t) ((uint32_t) rep[0] | (uint32_t) rep[1] << 8
+	    | (uint32_t) rep[2] << 16 | (uint32_t) rep[3] << 24);
+	*id            = 0;
 	for (int i = 7; i >= 0; i--) {
 		*id = (*id << 8) | rep[8 + i];
 	}
@@ -1068,8 +1093,8 @@ send_fd(const char *path, const uint8_t *token, size_t toklen, uint64_t bytes,
 	return FFTD_OK;
 }
 
-static int buffer_make(fftd_client *client, size_t bytes, bool staging,
-    fftd_buffer **bufp);
+static int buffer_make(
+    fftd_client *client, size_t bytes, bool staging, fftd_buffer **bufp);
 
 int
 fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp)
@@ -1096,15 +1121,17 @@ buffer_make(fftd_client *client, size_t bytes, bool staging, fftd_buffer **bufp)
 	size_t size = (bytes + page - 1) / page * page;
 	// Sealed against shrinking: the daemon maps it and must never fault.
 	int fd = memfd_create("fftd-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 || ftruncate(fd, (off_t) size) != 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+	if (fd < 0 || ftruncate(fd, (off_t) size) != 0
+	    || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+	        != 0) {
 		int e = errno;
 		if (fd >= 0) {
 			close(fd);
 		}
 		return set_error(FFTD_ESYSERR + e, "memfd: %s", strerror(e));
 	}
-	void *addr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *addr
+	    = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (addr == MAP_FAILED) {
 		int e = errno;
 		close(fd);
@@ -1113,19 +1140,19 @@ buffer_make(fftd_client *client, size_t bytes, bool staging, fftd_buffer **bufp)
 	Fftd__Wire__Request        req = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__BufferRegister br  = FFTD__WIRE__BUFFER_REGISTER__INIT;
 	br.bytes                       = size;
-	req.body_case = FFTD__WIRE__REQUEST__BODY_BUFFER_REGISTER;
-	req.buffer_register            = &br;
-	Fftd__Wire__Reply *r           = NULL;
-	uint64_t           id          = 0;
-	int                rv          = rpc(client, &req, &r);
-	if (rv == FFTD_OK &&
-	    r->body_case != FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER) {
+	req.body_case         = FFTD__WIRE__REQUEST__BODY_BUFFER_REGISTER;
+	req.buffer_register   = &br;
+	Fftd__Wire__Reply *r  = NULL;
+	uint64_t           id = 0;
+	int                rv = rpc(client, &req, &r);
+	if (rv == FFTD_OK
+	    && r->body_case != FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER) {
 		rv = set_error(FFTD_EPROTO, "no registration in the reply");
 	}
 	if (rv == FFTD_OK) {
 		rv = send_fd(r->buffer_register->fd_socket,
-		    r->buffer_register->token.data, r->buffer_register->token.len,
-		    size, fd, &id);
+		    r->buffer_register->token.data,
+		    r->buffer_register->token.len, size, fd, &id);
 	}
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);
@@ -1149,8 +1176,8 @@ buffer_make(fftd_client *client, size_t bytes, bool staging, fftd_buffer **bufp)
 	}
 	atomic_fetch_add(&client->refs, 1);
 	pthread_mutex_lock(&client->mtx);
-	b->next          = client->buffers;
-	client->buffers  = b;
+	b->next         = client->buffers;
+	client->buffers = b;
 	pthread_mutex_unlock(&client->mtx);
 	*bufp = b;
 	return FFTD_OK;
@@ -1180,7 +1207,7 @@ stage_acquire(fftd_client *c, uint64_t bytes)
 	while (size < bytes) {
 		size <<= 1;
 	}
-	fftd_buffer *b    = NULL;
+	fftd_buffer *b = NULL;
 	char         keep[sizeof(last_error)];
 	memcpy(keep, last_error, sizeof(keep));
 	int rv = size > SIZE_MAX ? FFTD_EOVERFLOW
@@ -1205,8 +1232,10 @@ stage_acquire(fftd_client *c, uint64_t bytes)
 	fftd_buffer *drop = NULL;
 	if (idle > STAGE_POOL_MAX) {
 		fftd_buffer **pp = NULL;
-		for (fftd_buffer **q = &c->staging; *q != NULL; q = &(*q)->next) {
-			if (!(*q)->busy && (pp == NULL || (*q)->size < (*pp)->size)) {
+		for (fftd_buffer **q = &c->staging; *q != NULL;
+		     q               = &(*q)->next) {
+			if (!(*q)->busy
+			    && (pp == NULL || (*q)->size < (*pp)->size)) {
 				pp = q;
 			}
 		}
@@ -1267,7 +1296,9 @@ par_memcpy(void *dst, const void *src, size_t n)
 		parts[i].n   = off >= n ? 0 : (n - off < each ? n - off : each);
 	}
 	for (int i = 1; i < k; i++) {
-		started[i] = pthread_create(&t[i], NULL, copy_part_main, &parts[i]) == 0;
+		started[i]
+		    = pthread_create(&t[i], NULL, copy_part_main, &parts[i])
+		    == 0;
 		if (!started[i]) {
 			copy_part_main(&parts[i]); // no thread: copy it here
 		}
@@ -1311,11 +1342,11 @@ buffer_release(fftd_client *c, fftd_buffer *buf)
 {
 	if (!atomic_load(&c->closed)) {
 		Fftd__Wire__Request       req = FFTD__WIRE__REQUEST__INIT;
-		Fftd__Wire__BufferRelease br  = FFTD__WIRE__BUFFER_RELEASE__INIT;
-		br.buffer_id                  = buf->id;
-		req.body_case = FFTD__WIRE__REQUEST__BODY_BUFFER_RELEASE;
-		req.buffer_release            = &br;
-		Fftd__Wire__Reply *r          = NULL;
+		Fftd__Wire__BufferRelease br = FFTD__WIRE__BUFFER_RELEASE__INIT;
+		br.buffer_id                 = buf->id;
+		req.body_case        = FFTD__WIRE__REQUEST__BODY_BUFFER_RELEASE;
+		req.buffer_release   = &br;
+		Fftd__Wire__Reply *r = NULL;
 		(void) rpc(c, &req, &r); // a gone daemon released it already
 		if (r != NULL) {
 			fftd__wire__reply__free_unpacked(r, NULL);
@@ -1344,7 +1375,8 @@ fftd_buffer_destroy(fftd_buffer *buf)
 	client_unref(c);
 }
 
-// --- streams --------------------------------------------------------------------------
+// --- streams
+// --------------------------------------------------------------------------
 
 #define MAX_DEPTH 64
 
@@ -1369,8 +1401,8 @@ int
 fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp)
 {
 	if (plan == NULL || streamp == NULL || depth < 1 || depth > MAX_DEPTH) {
-		return set_error(FFTD_EINVAL, "plan, streamp or depth (1..%d) bad",
-		    MAX_DEPTH);
+		return set_error(FFTD_EINVAL,
+		    "plan, streamp or depth (1..%d) bad", MAX_DEPTH);
 	}
 	fftd_stream *st = calloc(1, sizeof(*st));
 	if (st == NULL) {
@@ -1382,7 +1414,8 @@ fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp)
 	st->slot   = st->in_off + align64((size_t) plan->shape.out.bytes);
 	if (st->slot > SIZE_MAX / (size_t) depth) {
 		free(st);
-		return set_error(FFTD_EOVERFLOW, "stream buffer size overflows");
+		return set_error(
+		    FFTD_EOVERFLOW, "stream buffer size overflows");
 	}
 	int rv = fftd_buffer_create(
 	    plan->client, st->slot * (size_t) depth, &st->buf);
@@ -1416,15 +1449,15 @@ fftd_stream_submit(fftd_stream *st, const void *in)
 		return set_error(FFTD_EINVAL, "stream is NULL");
 	}
 	if (st->pending == st->depth) {
-		return set_error(FFTD_EBUSY, "%d executions in flight already",
-		    st->depth);
+		return set_error(
+		    FFTD_EBUSY, "%d executions in flight already", st->depth);
 	}
 	char *slot = slot_at(st, st->head);
 	if (in != NULL && in != slot) {
 		memcpy(slot, in, (size_t) st->plan->shape.in.bytes);
 	}
-	int rv = fftd_execute_async(st->plan, slot, slot + st->in_off, NULL,
-	    NULL, &st->req[st->head]);
+	int rv = fftd_execute_async(
+	    st->plan, slot, slot + st->in_off, NULL, NULL, &st->req[st->head]);
 	if (rv != FFTD_OK) {
 		return rv;
 	}
@@ -1439,9 +1472,9 @@ fftd_stream_wait(fftd_stream *st, void *out, const void **outp)
 	if (st == NULL || st->pending == 0) {
 		return set_error(FFTD_EINVAL, "nothing in flight");
 	}
-	int   i   = st->tail;
-	int   rv  = fftd_request_wait(st->req[i]);
-	char *res = slot_at(st, i) + st->in_off;
+	int   i    = st->tail;
+	int   rv   = fftd_request_wait(st->req[i]);
+	char *res  = slot_at(st, i) + st->in_off;
 	st->req[i] = NULL;
 	st->tail   = (st->tail + 1) % st->depth;
 	st->pending--;

@@ -55,10 +55,10 @@ extern "C" {
 	X(OK, 0, "success")                                                    \
 	X(EINVAL, 1, "invalid argument")                                       \
 	X(ENOMEM, 2, "out of memory")                                          \
-	X(EUNSUPPORTED, 3, "transform not supported by the chosen backend")   \
+	X(EUNSUPPORTED, 3, "transform not supported by the chosen backend")    \
 	X(ELIMIT, 4, "request exceeds a configured limit")                     \
 	X(EOVERFLOW, 5, "size arithmetic overflows")                           \
-	X(ESIZE, 6, "payload length does not match the plan's layout")        \
+	X(ESIZE, 6, "payload length does not match the plan's layout")         \
 	X(ENOPLAN, 7, "no such plan on this connection")                       \
 	X(EPROTO, 8, "malformed or unexpected message")                        \
 	X(EVERSION, 9, "protocol version not supported")                       \
@@ -79,9 +79,10 @@ typedef enum fftd_error {
 #define FFTD__ENUM(name, value, msg) FFTD_##name = value,
 	FFTD_ERRNO_MAP(FFTD__ENUM)
 #undef FFTD__ENUM
-	FFTD_ESYSERR = 0x10000000, // + errno
-	FFTD_ENNGERR = 0x20000000, // + nng error
-	FFTD_ECUDAERR = 0x30000000, // + cudaError_t
+	    FFTD_ESYSERR
+	= 0x10000000,                // + errno
+	FFTD_ENNGERR   = 0x20000000, // + nng error
+	FFTD_ECUDAERR  = 0x30000000, // + cudaError_t
 	FFTD_ECUFFTERR = 0x40000000, // + cufftResult
 } fftd_error;
 
@@ -129,8 +130,8 @@ typedef enum fftd_direction {
 // fftd_norm is the scaling applied after the transform (numpy's meanings:
 // BY_N is 1/N, ORTHO is 1/sqrt(N), with N the product of the logical sizes).
 typedef enum fftd_norm {
-	FFTD_NORM_NONE = 0,
-	FFTD_NORM_BY_N = 1,
+	FFTD_NORM_NONE  = 0,
+	FFTD_NORM_BY_N  = 1,
 	FFTD_NORM_ORTHO = 2,
 } fftd_norm;
 
@@ -148,13 +149,13 @@ typedef enum fftd_norm {
 // product of that side's embedded sizes times its stride (contiguous
 // batch). Initialise with fftd_plan_desc_init() and change what you need.
 typedef struct fftd_plan_desc {
-	int rank;                      // 1 .. FFTD_MAX_RANK
-	int64_t n[FFTD_MAX_RANK];      // logical sizes, n[0] slowest varying
-	int64_t batch;                 // number of transforms, >= 1
-	fftd_kind kind;                // C2C, R2C or C2R
-	fftd_precision precision;      // F64, F32 or F16
-	fftd_direction direction;      // forced FORWARD for R2C, INVERSE for C2R
-	fftd_norm norm;                // scaling after the transform
+	int            rank;             // 1 .. FFTD_MAX_RANK
+	int64_t        n[FFTD_MAX_RANK]; // logical sizes, n[0] slowest varying
+	int64_t        batch;            // number of transforms, >= 1
+	fftd_kind      kind;             // C2C, R2C or C2R
+	fftd_precision precision;        // F64, F32 or F16
+	fftd_direction direction; // forced FORWARD for R2C, INVERSE for C2R
+	fftd_norm      norm;      // scaling after the transform
 	int64_t inembed[FFTD_MAX_RANK]; // input embedded sizes (0: default)
 	int64_t istride;                // input stride (0: 1)
 	int64_t idist;                  // input distance between transforms
@@ -186,7 +187,7 @@ typedef struct fftd_plan_desc {
 	// FFTD_EUNSUPPORTED and fftd_last_error() saying why;
 	// fftd_plan_algorithm() names the one chosen.
 	const char *algorithm;
-	int device; // device index to pin the plan to, or -1 for any
+	int         device; // device index to pin the plan to, or -1 for any
 } fftd_plan_desc;
 
 // fftd_plan_desc_init fills *desc for a contiguous, forward (inverse for
@@ -231,9 +232,9 @@ void fftd_client_close(fftd_client *client);
 
 // fftd_device_info describes one device the daemon serves.
 typedef struct fftd_device_info {
-	int index;           // device index to use in fftd_plan_desc.device
-	char name[64];       // e.g. "NVIDIA H200" or "cpu (16 threads)"
-	char backend[16];    // "cuda" or "fftw"
+	int      index;        // device index to use in fftd_plan_desc.device
+	char     name[64];     // e.g. "NVIDIA H200" or "cpu (16 threads)"
+	char     backend[16];  // "cuda" or "fftw"
 	uint64_t memory_bytes; // device memory (0 for the CPU)
 } fftd_device_info;
 
@@ -243,14 +244,15 @@ typedef struct fftd_device_info {
 // fftd_info is what the daemon reports of itself (fftd_client_info).
 typedef struct fftd_info {
 	uint32_t protocol_version;
-	char server_version[32];
-	char backend[16];            // default backend in use: "cuda" or "fftw"
-	int ndevices;
+	char     server_version[32];
+	char     backend[16]; // default backend in use: "cuda" or "fftw"
+	int      ndevices;
 	fftd_device_info devices[FFTD_MAX_DEVICES];
-	int nalgorithms;
-	char algorithms[FFTD_MAX_ALGORITHMS][16]; // "fftw"; "cufft", "tc16", ...
-	uint32_t precisions;         // bit (1 << fftd_precision) per precision
-	uint64_t max_request_bytes;  // largest payload accepted, bytes
+	int              nalgorithms;
+	char             algorithms[FFTD_MAX_ALGORITHMS]
+	               [16];        // "fftw"; "cufft", "tc16", ...
+	uint32_t precisions;        // bit (1 << fftd_precision) per precision
+	uint64_t max_request_bytes; // largest payload accepted, bytes
 	uint32_t max_rank;
 	uint64_t max_batch;
 } fftd_info;
@@ -266,18 +268,18 @@ int fftd_ping(fftd_client *client, double *rtt_us);
 // fftd_stats is a snapshot of the daemon's counters (fftd_get_stats).
 typedef struct fftd_stats {
 	uint64_t uptime_ms;
-	uint64_t sessions;          // connected clients now
-	uint64_t plans;             // client plans alive now
-	uint64_t requests;          // requests answered since start
-	uint64_t errors;            // requests answered with an error
-	uint64_t bytes_in;          // input bytes of executions (inline or shared)
-	uint64_t bytes_out;         // output bytes of executions (inline or shared)
-	uint64_t executes;          // transforms executed (requests, not batch)
-	uint64_t cache_hits;        // plan cache
+	uint64_t sessions;   // connected clients now
+	uint64_t plans;      // client plans alive now
+	uint64_t requests;   // requests answered since start
+	uint64_t errors;     // requests answered with an error
+	uint64_t bytes_in;   // input bytes of executions (inline or shared)
+	uint64_t bytes_out;  // output bytes of executions (inline or shared)
+	uint64_t executes;   // transforms executed (requests, not batch)
+	uint64_t cache_hits; // plan cache
 	uint64_t cache_misses;
 	uint64_t cache_evictions;
 	uint64_t cache_entries;
-	uint64_t cache_bytes;       // bytes held by cached plans (workspace)
+	uint64_t cache_bytes; // bytes held by cached plans (workspace)
 	uint64_t cache_budget_bytes;
 } fftd_stats;
 
@@ -354,7 +356,8 @@ int fftd_request_done(fftd_request *req);
 // returns its status. Only for requests obtained through reqp.
 int fftd_request_wait(fftd_request *req);
 
-// --- shared-memory buffers (local daemons) ---------------------------------------
+// --- shared-memory buffers (local daemons)
+// ---------------------------------------
 
 // fftd_buffer is a region of memory shared with the daemon: a memfd the
 // daemon maps and pins for DMA (cudaHostRegister), so executions whose
@@ -385,7 +388,8 @@ size_t fftd_buffer_size(const fftd_buffer *buf);
 // No execution on it may be in flight. NULL is ignored.
 void fftd_buffer_destroy(fftd_buffer *buf);
 
-// --- streaming (one plan, many transforms) -------------------------------------
+// --- streaming (one plan, many transforms)
+// -------------------------------------
 
 // fftd_stream keeps up to `depth` executions of one plan in flight through
 // shared-memory slots, for pipelines that transform the same shape forever

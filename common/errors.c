@@ -11,8 +11,8 @@ const char *
 fftd_strerror(int err)
 {
 	switch (err) {
-#define FFTD__MSG(name, value, msg) \
-	case FFTD_##name:            \
+#define FFTD__MSG(name, value, msg)                                            \
+	case FFTD_##name:                                                      \
 		return msg;
 		FFTD_ERRNO_MAP(FFTD__MSG)
 #undef FFTD__MSG
@@ -37,8 +37,8 @@ const char *
 fftd_err_name(int err)
 {
 	switch (err) {
-#define FFTD__NAME(name, value, msg) \
-	case FFTD_##name:             \
+#define FFTD__NAME(name, value, msg)                                           \
+	case FFTD_##name:                                                      \
 		return "FFTD_" #name;
 		FFTD_ERRNO_MAP(FFTD__NAME)
 #undef FFTD__NAME

@@ -50,8 +50,8 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 	for (int k = 0; k < rank; k++) {
 		if (embed[k] < 0) {
 			return fail(FFTD_EINVAL, msg, msglen,
-			    "%snembed[%d] = %lld: must not be negative", name, k,
-			    (long long) embed[k]);
+			    "%snembed[%d] = %lld: must not be negative", name,
+			    k, (long long) embed[k]);
 		}
 		any_embed |= embed[k] != 0;
 	}
@@ -76,25 +76,25 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 	int64_t span = 0, pitch = 1, vol = 1;
 	for (int k = rank - 1; k >= 0; k--) {
 		int64_t t;
-		if (__builtin_mul_overflow(sd->n[k] - 1, pitch, &t) ||
-		    __builtin_add_overflow(span, t, &span) ||
-		    __builtin_mul_overflow(pitch, sd->embed[k], &pitch) ||
-		    __builtin_mul_overflow(vol, sd->embed[k], &vol)) {
+		if (__builtin_mul_overflow(sd->n[k] - 1, pitch, &t)
+		    || __builtin_add_overflow(span, t, &span)
+		    || __builtin_mul_overflow(pitch, sd->embed[k], &pitch)
+		    || __builtin_mul_overflow(vol, sd->embed[k], &vol)) {
 			return fail(FFTD_EOVERFLOW, msg, msglen,
 			    "%sput layout size overflows", name);
 		}
 	}
 	int64_t one;
-	if (__builtin_mul_overflow(span, sd->stride, &one) ||
-	    __builtin_mul_overflow(vol, sd->stride, &vol)) {
+	if (__builtin_mul_overflow(span, sd->stride, &one)
+	    || __builtin_mul_overflow(vol, sd->stride, &vol)) {
 		return fail(FFTD_EOVERFLOW, msg, msglen,
 		    "%sput layout size overflows", name);
 	}
 	sd->dist = dist ? dist : vol;
 	int64_t last;
-	if (__builtin_mul_overflow(batch - 1, sd->dist, &last) ||
-	    __builtin_add_overflow(last, one, &sd->elems) ||
-	    __builtin_add_overflow(sd->elems, 1, &sd->elems)) {
+	if (__builtin_mul_overflow(batch - 1, sd->dist, &last)
+	    || __builtin_add_overflow(last, one, &sd->elems)
+	    || __builtin_add_overflow(sd->elems, 1, &sd->elems)) {
 		return fail(FFTD_EOVERFLOW, msg, msglen,
 		    "%sput layout size overflows", name);
 	}
@@ -103,8 +103,8 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 		return fail(FFTD_EOVERFLOW, msg, msglen,
 		    "%sput byte count overflows", name);
 	}
-	if (lim != NULL && lim->max_request_bytes &&
-	    sd->bytes > lim->max_request_bytes) {
+	if (lim != NULL && lim->max_request_bytes
+	    && sd->bytes > lim->max_request_bytes) {
 		return fail(FFTD_ELIMIT, msg, msglen,
 		    "%sput is %llu bytes, over the limit of %llu", name,
 		    (unsigned long long) sd->bytes,
@@ -116,8 +116,8 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 	}
 	// The default distance spans embed[0] rows: only embed[0] == n[0]
 	// leaves no gap between transforms.
-	sd->dense = packed &&
-	    (batch == 1 || (sd->dist == vol && sd->embed[0] == sd->n[0]));
+	sd->dense = packed
+	    && (batch == 1 || (sd->dist == vol && sd->embed[0] == sd->n[0]));
 	return FFTD_OK;
 }
 
@@ -136,7 +136,8 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 		return fail(FFTD_EINVAL, msg, msglen,
 		    "rank = %d: must be 1, 2 or 3", d->rank);
 	}
-	if (lim != NULL && lim->max_rank && (uint32_t) d->rank > lim->max_rank) {
+	if (lim != NULL && lim->max_rank
+	    && (uint32_t) d->rank > lim->max_rank) {
 		return fail(FFTD_ELIMIT, msg, msglen,
 		    "rank = %d: over the limit of %u", d->rank, lim->max_rank);
 	}
@@ -161,8 +162,8 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 		return fail(FFTD_EINVAL, msg, msglen,
 		    "C2R transforms are inverse only");
 	}
-	if (d->norm != FFTD_NORM_NONE && d->norm != FFTD_NORM_BY_N &&
-	    d->norm != FFTD_NORM_ORTHO) {
+	if (d->norm != FFTD_NORM_NONE && d->norm != FFTD_NORM_BY_N
+	    && d->norm != FFTD_NORM_ORTHO) {
 		return fail(FFTD_EINVAL, msg, msglen, "norm = %d: unknown",
 		    (int) d->norm);
 	}
@@ -170,8 +171,8 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 		return fail(FFTD_EINVAL, msg, msglen,
 		    "batch = %lld: must be at least 1", (long long) d->batch);
 	}
-	if (lim != NULL && lim->max_batch &&
-	    (uint64_t) d->batch > lim->max_batch) {
+	if (lim != NULL && lim->max_batch
+	    && (uint64_t) d->batch > lim->max_batch) {
 		return fail(FFTD_ELIMIT, msg, msglen,
 		    "batch = %lld: over the limit of %llu",
 		    (long long) d->batch, (unsigned long long) lim->max_batch);
@@ -195,8 +196,8 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 			    "product of the sizes overflows");
 		}
 	}
-	s->in.complex  = d->kind != FFTD_R2C;
-	s->out.complex = d->kind != FFTD_C2R;
+	s->in.complex    = d->kind != FFTD_R2C;
+	s->out.complex   = d->kind != FFTD_C2R;
 	s->in.elem_size  = fftd__elem_size(d->precision, s->in.complex);
 	s->out.elem_size = fftd__elem_size(d->precision, s->out.complex);
 	for (int k = 0; k < d->rank; k++) {
@@ -236,13 +237,13 @@ fftd__side_copy(
 		memcpy(dst, src, (size_t) sd->bytes);
 		return;
 	}
-	size_t         es = sd->elem_size;
-	char          *d  = dst;
-	const char    *s  = src;
-	int64_t        n[FFTD_MAX_RANK] = { 1, 1, 1 };
-	int64_t        p[FFTD_MAX_RANK] = { 0, 0, 0 }; // pitch of each axis
-	int            off = FFTD_MAX_RANK - rank; // pad to rank 3
-	int64_t        pitch = sd->stride;
+	size_t      es               = sd->elem_size;
+	char       *d                = dst;
+	const char *s                = src;
+	int64_t     n[FFTD_MAX_RANK] = { 1, 1, 1 };
+	int64_t     p[FFTD_MAX_RANK] = { 0, 0, 0 }; // pitch of each axis
+	int         off              = FFTD_MAX_RANK - rank; // pad to rank 3
+	int64_t     pitch            = sd->stride;
 	for (int k = rank - 1; k >= 0; k--) {
 		n[k + off] = sd->n[k];
 		p[k + off] = pitch;
@@ -251,7 +252,8 @@ fftd__side_copy(
 	for (int64_t b = 0; b < batch; b++) {
 		for (int64_t i0 = 0; i0 < n[0]; i0++) {
 			for (int64_t i1 = 0; i1 < n[1]; i1++) {
-				int64_t base = b * sd->dist + i0 * p[0] + i1 * p[1];
+				int64_t base
+				    = b * sd->dist + i0 * p[0] + i1 * p[1];
 				if (p[2] == 1) {
 					memcpy(d + base * es, s + base * es,
 					    (size_t) n[2] * es);

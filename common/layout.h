@@ -22,15 +22,15 @@ typedef struct fftd__limits {
 
 // fftd__side is one side (input or output) of a resolved layout.
 typedef struct fftd__side {
-	bool     complex;                // complex or real elements
-	size_t   elem_size;              // bytes per element
-	int64_t  n[FFTD_MAX_RANK];       // logical sizes on this side
-	int64_t  embed[FFTD_MAX_RANK];   // embedded sizes (defaults applied)
-	int64_t  stride;                 // >= 1
-	int64_t  dist;                   // >= 0
-	int64_t  elems;                  // extent: largest index + 1
-	uint64_t bytes;                  // elems * elem_size
-	bool     dense;                  // every element of the extent is used
+	bool     complex;              // complex or real elements
+	size_t   elem_size;            // bytes per element
+	int64_t  n[FFTD_MAX_RANK];     // logical sizes on this side
+	int64_t  embed[FFTD_MAX_RANK]; // embedded sizes (defaults applied)
+	int64_t  stride;               // >= 1
+	int64_t  dist;                 // >= 0
+	int64_t  elems;                // extent: largest index + 1
+	uint64_t bytes;                // elems * elem_size
+	bool     dense;                // every element of the extent is used
 } fftd__side;
 
 // fftd__shape is a validated plan description with defaults applied.
@@ -42,7 +42,7 @@ typedef struct fftd__shape {
 	fftd_precision precision;
 	fftd_direction direction;
 	fftd_norm      norm;
-	int64_t        total;           // product of n (the N of 1/N)
+	int64_t        total; // product of n (the N of 1/N)
 	fftd__side     in, out;
 } fftd__shape;
 

@@ -75,8 +75,8 @@ fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f)
 	if (get_u32(buf) != FFTD__WIRE_MAGIC) {
 		return FFTD_EPROTO;
 	}
-	f->version = get_u16(buf + 4);
-	f->pb_len = get_u32(buf + 8);
+	f->version     = get_u16(buf + 4);
+	f->pb_len      = get_u32(buf + 8);
 	f->payload_len = get_u64(buf + 16);
 	if (get_u16(buf + 6) != 0 || get_u32(buf + 12) != 0) {
 		return FFTD_EPROTO;
@@ -84,8 +84,8 @@ fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f)
 	if (f->version != FFTD_PROTOCOL_VERSION) {
 		return FFTD_EVERSION;
 	}
-	if (f->pb_len > FFTD__WIRE_MAX_PB ||
-	    FFTD__WIRE_HEADER_SIZE + (size_t) f->pb_len > len) {
+	if (f->pb_len > FFTD__WIRE_MAX_PB
+	    || FFTD__WIRE_HEADER_SIZE + (size_t) f->pb_len > len) {
 		return FFTD_EPROTO;
 	}
 	f->pb = buf + FFTD__WIRE_HEADER_SIZE;
@@ -106,8 +106,8 @@ fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f)
 }
 
 int
-fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
-    uint64_t payload_len, void **payload)
+fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m, uint64_t payload_len,
+    void **payload)
 {
 	size_t pb_len = protobuf_c_message_get_packed_size(m);
 	if (pb_len > FFTD__WIRE_MAX_PB) {
@@ -146,11 +146,13 @@ fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
 void
 fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d)
 {
-	Fftd__Wire__PlanDesc pd  = FFTD__WIRE__PLAN_DESC__INIT;
-	Fftd__Wire__Layout   lin = FFTD__WIRE__LAYOUT__INIT;
-	Fftd__Wire__Layout   lou = FFTD__WIRE__LAYOUT__INIT;
-	int rank = d->rank < 0 ? 0 : d->rank > FFTD_MAX_RANK ? FFTD_MAX_RANK : d->rank;
-	bool any_in = false, any_out = false;
+	Fftd__Wire__PlanDesc pd     = FFTD__WIRE__PLAN_DESC__INIT;
+	Fftd__Wire__Layout   lin    = FFTD__WIRE__LAYOUT__INIT;
+	Fftd__Wire__Layout   lou    = FFTD__WIRE__LAYOUT__INIT;
+	int                  rank   = d->rank < 0        ? 0
+	                       : d->rank > FFTD_MAX_RANK ? FFTD_MAX_RANK
+	                                                 : d->rank;
+	bool                 any_in = false, any_out = false;
 	for (int k = 0; k < rank; k++) {
 		w->n[k]       = d->n[k];
 		w->inembed[k] = d->inembed[k];
@@ -158,8 +160,8 @@ fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d)
 		any_in |= d->inembed[k] != 0;
 		any_out |= d->onembed[k] != 0;
 	}
-	w->pd = pd;
-	w->in = lin;
+	w->pd  = pd;
+	w->in  = lin;
 	w->out = lou;
 	// The rank travels as given, so the daemon judges it, not the client.
 	w->pd.rank      = (uint32_t) d->rank;
@@ -185,8 +187,8 @@ fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d)
 }
 
 int
-fftd__desc_from_wire(const Fftd__Wire__PlanDesc *pd, fftd_plan_desc *d,
-    char *msg, size_t msglen)
+fftd__desc_from_wire(
+    const Fftd__Wire__PlanDesc *pd, fftd_plan_desc *d, char *msg, size_t msglen)
 {
 	memset(d, 0, sizeof(*d));
 	if (pd == NULL) {
@@ -199,14 +201,16 @@ fftd__desc_from_wire(const Fftd__Wire__PlanDesc *pd, fftd_plan_desc *d,
 	}
 	int rank = (int) pd->rank;
 	if (pd->n_n != (size_t) rank) {
-		snprintf(msg, msglen, "%zu sizes given for rank %d", pd->n_n, rank);
+		snprintf(
+		    msg, msglen, "%zu sizes given for rank %d", pd->n_n, rank);
 		return FFTD_EINVAL;
 	}
 	const Fftd__Wire__Layout *side[2] = { pd->input, pd->output };
 	for (int i = 0; i < 2; i++) {
-		if (side[i] != NULL && side[i]->n_embed != 0 &&
-		    side[i]->n_embed != (size_t) rank) {
-			snprintf(msg, msglen, "%zu %s embedded sizes given for rank %d",
+		if (side[i] != NULL && side[i]->n_embed != 0
+		    && side[i]->n_embed != (size_t) rank) {
+			snprintf(msg, msglen,
+			    "%zu %s embedded sizes given for rank %d",
 			    side[i]->n_embed, i ? "output" : "input", rank);
 			return FFTD_EINVAL;
 		}

@@ -33,11 +33,11 @@
 
 // fftd__frame is a parsed frame header.
 typedef struct fftd__frame {
-	uint16_t version;
-	uint32_t pb_len;
-	uint64_t payload_len;
-	const uint8_t *pb;   // protobuf bytes inside the message body
-	uint8_t *payload;    // payload inside the message body, or NULL
+	uint16_t       version;
+	uint32_t       pb_len;
+	uint64_t       payload_len;
+	const uint8_t *pb;      // protobuf bytes inside the message body
+	uint8_t       *payload; // payload inside the message body, or NULL
 } fftd__frame;
 
 // fftd__wire_payload_offset returns where the payload of a frame whose

@@ -20,10 +20,11 @@ typedef struct fftd__device fftd__device;
 
 // fftd__backend_config holds the settings a backend reads at open.
 typedef struct fftd__backend_config {
-	int      fftw_threads;   // threads per FFTW execution (>= 1)
-	int      fftw_measure;   // 0: FFTW_ESTIMATE, 1: FFTW_MEASURE
-	uint64_t device_budget;  // device memory a device may use, bytes (0: 90%)
-	int      pipeline_streams;     // streams of the split-batch pipeline
+	int fftw_threads; // threads per FFTW execution (>= 1)
+	int fftw_measure; // 0: FFTW_ESTIMATE, 1: FFTW_MEASURE
+	uint64_t
+	    device_budget;    // device memory a device may use, bytes (0: 90%)
+	int pipeline_streams; // streams of the split-batch pipeline
 	uint64_t pipeline_chunk_bytes; // input bytes per pipeline chunk
 } fftd__backend_config;
 
@@ -56,12 +57,14 @@ typedef struct fftd__backend {
 	void (*close)(fftd__device *dev);
 
 	// plan creates a plan for shape s with the named algorithm (never NULL:
-	// the worker resolves "auto"), stores it in *plan and the bytes it holds
-	// (workspace, twiddles, device buffers it owns) in *bytes. Planning
-	// never touches request data. Errors: FFTD_EUNSUPPORTED (with msg
-	// saying what is unsupported), FFTD_EDEVMEM, FFTD_EBACKEND, tagged codes.
-	int (*plan)(fftd__device *dev, const fftd__shape *s, const char *algorithm,
-	    void **plan, uint64_t *bytes, char *msg, size_t msglen);
+	// the worker resolves "auto"), stores it in *plan and the bytes it
+	// holds (workspace, twiddles, device buffers it owns) in *bytes.
+	// Planning never touches request data. Errors: FFTD_EUNSUPPORTED (with
+	// msg saying what is unsupported), FFTD_EDEVMEM, FFTD_EBACKEND, tagged
+	// codes.
+	int (*plan)(fftd__device *dev, const fftd__shape *s,
+	    const char *algorithm, void **plan, uint64_t *bytes, char *msg,
+	    size_t msglen);
 
 	// execute runs plan on host memory: in holds s->in.bytes bytes (the
 	// backend may overwrite it), out has room for s->out.bytes bytes. On
@@ -86,9 +89,9 @@ typedef struct fftd__backend {
 // fftd__device is one device served by one worker thread.
 typedef struct fftd__device {
 	const fftd__backend *backend;
-	int                  index;        // daemon-wide device index
-	int                  local;        // backend's own ordinal (CUDA device)
-	char                 name[64];     // "NVIDIA H200", "cpu (16 threads)"
+	int                  index;    // daemon-wide device index
+	int                  local;    // backend's own ordinal (CUDA device)
+	char                 name[64]; // "NVIDIA H200", "cpu (16 threads)"
 	uint64_t             memory_bytes; // device memory, 0 for the CPU
 	void                *state;        // the backend's per-device state
 } fftd__device;

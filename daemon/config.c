@@ -17,15 +17,15 @@ void
 fftd__config_defaults(fftd__config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->contexts     = 64;
+	cfg->contexts = 64;
 	strcpy(cfg->backend, "auto");
 	strcpy(cfg->devices, "all");
-	cfg->fftw_threads = 0;
-	cfg->fftw_measure = 0;
-	cfg->cache_budget = 1ull << 30;
-	cfg->device_budget = 0;
-	cfg->pipeline_streams     = 8; // measured: deploy/fftd.conf
-	cfg->pipeline_chunk_bytes = 8ull << 20;
+	cfg->fftw_threads             = 0;
+	cfg->fftw_measure             = 0;
+	cfg->cache_budget             = 1ull << 30;
+	cfg->device_budget            = 0;
+	cfg->pipeline_streams         = 8; // measured: deploy/fftd.conf
+	cfg->pipeline_chunk_bytes     = 8ull << 20;
 	cfg->limits.max_request_bytes = 4ull << 30;
 	cfg->limits.max_rank          = FFTD_MAX_RANK;
 	cfg->limits.max_batch         = 1ull << 30;
@@ -86,11 +86,28 @@ parse_u64(const char *v, uint64_t *out)
 	}
 	int shift = 0;
 	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'T': case 't': shift = 40; end++; break;
-	default: break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		end++;
+		break;
+	case 'T':
+	case 't':
+		shift = 40;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end == 'i' || *end == 'B') {
 		end++;
@@ -121,8 +138,8 @@ parse_int(const char *v, int lo, int hi, int *out)
 #define IS(s, k) (strcmp(section, s) == 0 && strcmp(key, k) == 0)
 
 int
-fftd__config_set(fftd__config *cfg, const char *section, const char *key,
-    const char *value)
+fftd__config_set(
+    fftd__config *cfg, const char *section, const char *key, const char *value)
 {
 	uint64_t u;
 	int      i;
@@ -145,8 +162,8 @@ fftd__config_set(fftd__config *cfg, const char *section, const char *key,
 		return parse_int(value, 0, 3600000, &cfg->drain_timeout_ms);
 	}
 	if (IS("backend", "backend")) {
-		if (strcmp(value, "auto") != 0 && strcmp(value, "cuda") != 0 &&
-		    strcmp(value, "fftw") != 0) {
+		if (strcmp(value, "auto") != 0 && strcmp(value, "cuda") != 0
+		    && strcmp(value, "fftw") != 0) {
 			return -1;
 		}
 		snprintf(cfg->backend, sizeof(cfg->backend), "%s", value);
@@ -240,8 +257,8 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 	if (fftd__config_set(lc->cfg, section, key, value) != 0) {
 		if (!lc->failed) {
 			snprintf(lc->err, lc->errlen,
-			    "[%s] %s = %s: unknown key or bad value", section, key,
-			    value);
+			    "[%s] %s = %s: unknown key or bad value", section,
+			    key, value);
 		}
 		lc->failed = 1;
 		return 0;
@@ -255,7 +272,8 @@ fftd__config_load(fftd__config *cfg, const char *path, char *err, size_t errlen)
 	load_ctx lc = { cfg, err, errlen, 0 };
 	int      rv = ini_parse(path, on_ini, &lc);
 	if (rv == -1) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		snprintf(
+		    err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
 	if (rv == -2) {
@@ -264,7 +282,8 @@ fftd__config_load(fftd__config *cfg, const char *path, char *err, size_t errlen)
 	}
 	if (rv > 0) {
 		char first[256];
-		snprintf(first, sizeof(first), "%s", lc.failed ? err : "syntax error");
+		snprintf(first, sizeof(first), "%s",
+		    lc.failed ? err : "syntax error");
 		snprintf(err, errlen, "%s:%d: %s", path, rv, first);
 		return -1;
 	}

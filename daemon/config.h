@@ -17,21 +17,21 @@
 typedef struct fftd__config {
 	char        *listen[FFTD__MAX_LISTEN]; // NNG URLs (owned)
 	int          nlisten;
-	int          contexts;        // requests served at once
-	char         backend[16];     // "auto", "cuda" or "fftw"
-	char         devices[128];    // "all" or "0,2"
-	int          fftw_threads;    // 0: one per online CPU
-	int          fftw_measure;    // 0 estimate, 1 measure
-	uint64_t     cache_budget;    // plan cache bytes per device
-	uint64_t     device_budget;   // device memory per device (0: 90%)
+	int          contexts;         // requests served at once
+	char         backend[16];      // "auto", "cuda" or "fftw"
+	char         devices[128];     // "all" or "0,2"
+	int          fftw_threads;     // 0: one per online CPU
+	int          fftw_measure;     // 0 estimate, 1 measure
+	uint64_t     cache_budget;     // plan cache bytes per device
+	uint64_t     device_budget;    // device memory per device (0: 90%)
 	int          pipeline_streams; // split-batch pipeline streams per GPU
 	uint64_t     pipeline_chunk_bytes; // input bytes per pipeline chunk
 	fftd__limits limits;
 	uint32_t     max_plans_per_client;
-	uint64_t     max_buffer_bytes;  // shared memory per client connection
-	int          socket_mode;     // permissions of ipc sockets (octal)
+	uint64_t     max_buffer_bytes; // shared memory per client connection
+	int          socket_mode;      // permissions of ipc sockets (octal)
 	int          log_level;
-	int          drain_timeout_ms; // how long SIGTERM waits for accepted work
+	int drain_timeout_ms; // how long SIGTERM waits for accepted work
 } fftd__config;
 
 // fftd__config_defaults fills *cfg with the built-in defaults.
@@ -39,13 +39,14 @@ void fftd__config_defaults(fftd__config *cfg);
 
 // fftd__config_load reads an inih file into *cfg. Returns 0, or -1 with a
 // message (file missing or line N malformed / unknown key) in err.
-int fftd__config_load(fftd__config *cfg, const char *path, char *err, size_t errlen);
+int fftd__config_load(
+    fftd__config *cfg, const char *path, char *err, size_t errlen);
 
 // fftd__config_set applies one "section.key = value" setting (used by the
 // file parser and by the command line). Returns 0 or -1 for an unknown key
 // or bad value.
-int fftd__config_set(fftd__config *cfg, const char *section, const char *key,
-    const char *value);
+int fftd__config_set(
+    fftd__config *cfg, const char *section, const char *key, const char *value);
 
 // fftd__config_add_listen appends a listen URL (copied). Returns -1 when full.
 int fftd__config_add_listen(fftd__config *cfg, const char *url);

@@ -40,14 +40,14 @@ put_le(uint8_t *p, uint64_t v, int n)
 static void
 serve(fftd__fdsock *f, int cfd)
 {
-	uint8_t      reply[FFTD__FDSOCK_REPLY];
-	char         msg[240] = "";
-	uint64_t     id       = 0;
-	int          status   = FFTD_EPROTO;
-	int          fds[4], nfds = 0;
-	struct ucred peer;
-	socklen_t    plen = sizeof(peer);
-	struct timeval tv  = { 2, 0 };
+	uint8_t        reply[FFTD__FDSOCK_REPLY];
+	char           msg[240] = "";
+	uint64_t       id       = 0;
+	int            status   = FFTD_EPROTO;
+	int            fds[4], nfds = 0;
+	struct ucred   peer;
+	socklen_t      plen = sizeof(peer);
+	struct timeval tv   = { 2, 0 };
 	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 
@@ -64,11 +64,12 @@ serve(fftd__fdsock *f, int cfd)
 	mh.msg_controllen = sizeof(ctl.b);
 	ssize_t n         = recvmsg(cfd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
-	     c = CMSG_NXTHDR(&mh, c)) {
+	     c                 = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
 			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 			for (size_t i = 0; i < k && nfds < 4; i++) {
-				memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int),
+				memcpy(&fds[nfds++],
+				    CMSG_DATA(c) + i * sizeof(int),
 				    sizeof(int));
 			}
 		}
@@ -76,17 +77,18 @@ serve(fftd__fdsock *f, int cfd)
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0) {
 		snprintf(msg, sizeof(msg), "no peer credentials");
 	} else if (n != (ssize_t) sizeof(buf) || (mh.msg_flags & MSG_CTRUNC)) {
-		snprintf(msg, sizeof(msg), "expected a %d-byte request and one fd",
-		    FFTD__FDSOCK_REQ);
+		snprintf(msg, sizeof(msg),
+		    "expected a %d-byte request and one fd", FFTD__FDSOCK_REQ);
 	} else if (nfds != 1) {
-		snprintf(msg, sizeof(msg), "expected exactly one fd, got %d", nfds);
+		snprintf(
+		    msg, sizeof(msg), "expected exactly one fd, got %d", nfds);
 	} else {
 		uint64_t bytes = 0;
 		for (int i = 7; i >= 0; i--) {
 			bytes = (bytes << 8) | buf[FFTD__FDSOCK_TOKEN + i];
 		}
-		status = f->cb(f->arg, buf, bytes, fds[0], &peer, &id, msg,
-		    sizeof(msg));
+		status = f->cb(
+		    f->arg, buf, bytes, fds[0], &peer, &id, msg, sizeof(msg));
 	}
 	for (int i = 0; i < nfds; i++) {
 		close(fds[i]);
@@ -95,7 +97,8 @@ serve(fftd__fdsock *f, int cfd)
 	put_le(reply, (uint32_t) status, 4);
 	put_le(reply + 8, id, 8);
 	snprintf((char *) reply + 16, sizeof(reply) - 16, "%s", msg);
-	if (send(cfd, reply, sizeof(reply), MSG_NOSIGNAL) != (ssize_t) sizeof(reply)) {
+	if (send(cfd, reply, sizeof(reply), MSG_NOSIGNAL)
+	    != (ssize_t) sizeof(reply)) {
 		fftd__log(FFTD_LOG_WARN, "fd socket: reply not delivered: %s",
 		    strerror(errno));
 	}
@@ -106,7 +109,8 @@ fdsock_main(void *arg)
 {
 	fftd__fdsock *f = arg;
 	for (;;) {
-		struct pollfd p[2] = { { f->lfd, POLLIN, 0 }, { f->wake[0], POLLIN, 0 } };
+		struct pollfd p[2]
+		    = { { f->lfd, POLLIN, 0 }, { f->wake[0], POLLIN, 0 } };
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR) {
 				continue;
@@ -132,7 +136,8 @@ fftd__fdsock_start(fftd__fdsock **fp, const char *path, int mode,
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(err, errlen, "%s: path too long for a Unix socket", path);
+		snprintf(
+		    err, errlen, "%s: path too long for a Unix socket", path);
 		return FFTD_EINVAL;
 	}
 	fftd__fdsock *f = calloc(1, sizeof(*f));
@@ -149,9 +154,9 @@ fftd__fdsock_start(fftd__fdsock **fp, const char *path, int mode,
 		unlink(path); // stale, from a daemon that did not stop cleanly
 	}
 	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *) &sa, sizeof(sa)) != 0 ||
-	    chmod(path, (mode_t) mode) != 0 || listen(f->lfd, 64) != 0 ||
-	    pipe2(f->wake, O_CLOEXEC) != 0) {
+	if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *) &sa, sizeof(sa)) != 0
+	    || chmod(path, (mode_t) mode) != 0 || listen(f->lfd, 64) != 0
+	    || pipe2(f->wake, O_CLOEXEC) != 0) {
 		int e = errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		if (f->lfd >= 0) {

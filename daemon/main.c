@@ -37,7 +37,7 @@ typedef struct daemon_state {
 	int           nworkers;
 	uv_loop_t     loop;
 	uv_signal_t   sigterm, sigint, sighup;
-	uv_timer_t    notify_timer; // systemd watchdog pings and STATUS=
+	uv_timer_t    notify_timer;  // systemd watchdog pings and STATUS=
 	uint64_t      watchdog_usec; // 0: no watchdog asked for
 	int           stop_signal;
 } daemon_state;
@@ -47,14 +47,19 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "Usage: fftd [OPTION]...\n"
-	    "GPU FFT service: serves batched FFTs to local and remote clients.\n"
+	    "GPU FFT service: serves batched FFTs to local and remote "
+	    "clients.\n"
 	    "\n"
 	    "  -c, --config FILE      config file (default " DEFAULT_CONFIG
 	    " if it exists)\n"
-	    "  -l, --listen URL       listen on an NNG URL (ipc:// or tcp://);\n"
-	    "                         repeatable; default ipc:///run/fftd/fftd.sock\n"
-	    "                         for root, else ipc://$XDG_RUNTIME_DIR/fftd.sock\n"
-	    "  -b, --backend NAME     auto (CUDA when a GPU is present, else FFTW),\n"
+	    "  -l, --listen URL       listen on an NNG URL (ipc:// or "
+	    "tcp://);\n"
+	    "                         repeatable; default "
+	    "ipc:///run/fftd/fftd.sock\n"
+	    "                         for root, else "
+	    "ipc://$XDG_RUNTIME_DIR/fftd.sock\n"
+	    "  -b, --backend NAME     auto (CUDA when a GPU is present, else "
+	    "FFTW),\n"
 	    "                         cuda or fftw\n"
 	    "  -d, --devices LIST     all, or device indices such as 0,2\n"
 	    "      --log-level LEVEL  error, warn, info or debug\n"
@@ -62,7 +67,8 @@ usage(FILE *f)
 	    "  -h, --help             print this help and exit\n"
 	    "\n"
 	    "Command-line options override the config file. SIGTERM or SIGINT\n"
-	    "finish accepted requests and exit; SIGHUP reloads the config file's\n"
+	    "finish accepted requests and exit; SIGHUP reloads the config "
+	    "file's\n"
 	    "limits, cache budget and log level.\n");
 }
 
@@ -82,8 +88,8 @@ parse_devices(const char *spec, int available, int *out, int *nout)
 		char *end;
 		errno  = 0;
 		long v = strtol(p, &end, 10);
-		if (errno || end == p || v < 0 || v >= available ||
-		    *nout >= FFTD_MAX_DEVICES) {
+		if (errno || end == p || v < 0 || v >= available
+		    || *nout >= FFTD_MAX_DEVICES) {
 			return -1;
 		}
 		for (int i = 0; i < *nout; i++) {
@@ -112,13 +118,15 @@ select_backend(const char *want, int *ndev)
 	if (strcmp(want, "cuda") == 0 || strcmp(want, "auto") == 0) {
 		int n = fftd__backend_cuda.probe(why, sizeof(why));
 		if (n > 0) {
-			fftd__log(FFTD_LOG_INFO, "backend cuda: %d GPU(s) found%s", n,
+			fftd__log(FFTD_LOG_INFO,
+			    "backend cuda: %d GPU(s) found%s", n,
 			    strcmp(want, "auto") == 0 ? " (auto)" : "");
 			*ndev = n;
 			return &fftd__backend_cuda;
 		}
 		if (strcmp(want, "cuda") == 0) {
-			fftd__log(FFTD_LOG_ERROR, "backend cuda: no usable GPU: %s", why);
+			fftd__log(FFTD_LOG_ERROR,
+			    "backend cuda: no usable GPU: %s", why);
 			return NULL;
 		}
 		fftd__log(FFTD_LOG_INFO,
@@ -131,7 +139,8 @@ select_backend(const char *want, int *ndev)
 		return NULL;
 	}
 	if (strcmp(want, "auto") == 0) {
-		fftd__log(FFTD_LOG_INFO, "backend fftw (auto): built without CUDA");
+		fftd__log(
+		    FFTD_LOG_INFO, "backend fftw (auto): built without CUDA");
 	}
 #endif
 	*ndev = fftd__backend_fftw.probe(why, sizeof(why));
@@ -155,7 +164,8 @@ teardown_watchdog(void *arg)
 	int status = (int) (intptr_t) arg;
 	sleep(TEARDOWN_MAX_S);
 	fftd__log(FFTD_LOG_WARN,
-	    "teardown still blocked in NNG after %d s; exiting", TEARDOWN_MAX_S);
+	    "teardown still blocked in NNG after %d s; exiting",
+	    TEARDOWN_MAX_S);
 	_exit(status);
 	return NULL;
 }
@@ -164,8 +174,9 @@ static void
 start_teardown_watchdog(int status)
 {
 	pthread_t t;
-	if (pthread_create(&t, NULL, teardown_watchdog,
-	        (void *) (intptr_t) status) == 0) {
+	if (pthread_create(
+	        &t, NULL, teardown_watchdog, (void *) (intptr_t) status)
+	    == 0) {
 		pthread_detach(t);
 	}
 }
@@ -207,13 +218,15 @@ on_sighup(uv_signal_t *h, int signum)
 	char         err[512];
 	fftd__config_defaults(&fresh);
 	if (fftd__config_load(&fresh, d->config_path, err, sizeof(err)) != 0) {
-		fftd__log(FFTD_LOG_ERROR, "SIGHUP: config not reloaded: %s", err);
+		fftd__log(
+		    FFTD_LOG_ERROR, "SIGHUP: config not reloaded: %s", err);
 		fftd__config_free(&fresh);
 		return;
 	}
 	// Listeners, backend and devices stay as they are: changing them
 	// needs a restart. Limits, cache budget and log level apply now.
-	fftd__server_set_limits(d->server, &fresh.limits, fresh.max_plans_per_client);
+	fftd__server_set_limits(
+	    d->server, &fresh.limits, fresh.max_plans_per_client);
 	fftd__log_set_level((fftd__log_level) fresh.log_level);
 	fftd__log(FFTD_LOG_INFO, "SIGHUP: reloaded %s", d->config_path);
 	fftd__config_free(&fresh);
@@ -257,7 +270,8 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "fftd: unexpected argument '%s'\n", argv[optind]);
+		fprintf(
+		    stderr, "fftd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return 2;
 	}
@@ -265,8 +279,9 @@ main(int argc, char **argv)
 	if (d.config_path == NULL && access(DEFAULT_CONFIG, R_OK) == 0) {
 		d.config_path = DEFAULT_CONFIG;
 	}
-	if (d.config_path != NULL &&
-	    fftd__config_load(&d.cfg, d.config_path, err, sizeof(err)) != 0) {
+	if (d.config_path != NULL
+	    && fftd__config_load(&d.cfg, d.config_path, err, sizeof(err))
+	        != 0) {
 		fprintf(stderr, "fftd: %s\n", err);
 		return 2;
 	}
@@ -321,29 +336,32 @@ main(int argc, char **argv)
 		return 2;
 	}
 	fftd__backend_config bc = {
-		.fftw_threads  = d.cfg.fftw_threads > 0
-		     ? d.cfg.fftw_threads
-		     : (int) sysconf(_SC_NPROCESSORS_ONLN),
-		.fftw_measure  = d.cfg.fftw_measure,
-		.device_budget = d.cfg.device_budget,
+		.fftw_threads         = d.cfg.fftw_threads > 0
+		            ? d.cfg.fftw_threads
+		            : (int) sysconf(_SC_NPROCESSORS_ONLN),
+		.fftw_measure         = d.cfg.fftw_measure,
+		.device_budget        = d.cfg.device_budget,
 		.pipeline_streams     = d.cfg.pipeline_streams,
 		.pipeline_chunk_bytes = d.cfg.pipeline_chunk_bytes,
 	};
 	int status = 1;
 	for (int i = 0; i < nords; i++) {
-		if (fftd__worker_start(&d.workers[d.nworkers], be, ords[i], i, &bc,
-		        d.cfg.cache_budget, err, sizeof(err)) != FFTD_OK) {
+		if (fftd__worker_start(&d.workers[d.nworkers], be, ords[i], i,
+		        &bc, d.cfg.cache_budget, err, sizeof(err))
+		    != FFTD_OK) {
 			fftd__log(FFTD_LOG_ERROR, "%s", err);
 			goto out;
 		}
-		const fftd__device *dev = fftd__worker_device(d.workers[d.nworkers]);
-		fftd__log(FFTD_LOG_INFO, "device %d: %s (%s)", dev->index, dev->name,
-		    be->name);
+		const fftd__device *dev
+		    = fftd__worker_device(d.workers[d.nworkers]);
+		fftd__log(FFTD_LOG_INFO, "device %d: %s (%s)", dev->index,
+		    dev->name, be->name);
 		d.nworkers++;
 	}
-	if (fftd__server_create(&d.server, &d.cfg, d.workers, d.nworkers,
-	        be->name) != FFTD_OK ||
-	    fftd__server_start(d.server, err, sizeof(err)) != FFTD_OK) {
+	if (fftd__server_create(
+	        &d.server, &d.cfg, d.workers, d.nworkers, be->name)
+	        != FFTD_OK
+	    || fftd__server_start(d.server, err, sizeof(err)) != FFTD_OK) {
 		fftd__log(FFTD_LOG_ERROR, "%s", err);
 		goto out;
 	}
@@ -369,15 +387,15 @@ main(int argc, char **argv)
 	if (sd_watchdog_enabled(0, &wd_usec) <= 0) {
 		wd_usec = 0;
 	}
-	d.watchdog_usec = wd_usec;
+	d.watchdog_usec   = wd_usec;
 	uint64_t every_ms = 5000;
 	if (wd_usec != 0 && wd_usec / 2000 < every_ms) {
 		every_ms = wd_usec / 2000 ? wd_usec / 2000 : 1;
 	}
 	uv_timer_init(&d.loop, &d.notify_timer);
 	d.notify_timer.data = &d;
-	uv_timer_start(&d.notify_timer, on_notify_timer, wd_usec ? 0 : every_ms,
-	    every_ms);
+	uv_timer_start(
+	    &d.notify_timer, on_notify_timer, wd_usec ? 0 : every_ms, every_ms);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
 

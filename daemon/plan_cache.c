@@ -134,11 +134,13 @@ static void
 evict_for(fftd__cache *c, uint64_t extra)
 {
 	fftd__cache_entry *e = c->tail;
-	while (e != NULL && atomic_load(&c->bytes) + extra > atomic_load(&c->budget)) {
+	while (e != NULL
+	    && atomic_load(&c->bytes) + extra > atomic_load(&c->budget)) {
 		fftd__cache_entry *prev = e->prev;
 		if (e->refs == 0) {
-			fftd__log(FFTD_LOG_DEBUG, "plan cache %s: evict %llu bytes",
-			    c->dev->name, (unsigned long long) e->bytes);
+			fftd__log(FFTD_LOG_DEBUG,
+			    "plan cache %s: evict %llu bytes", c->dev->name,
+			    (unsigned long long) e->bytes);
 			drop_entry(c, e);
 			atomic_fetch_add(&c->evictions, 1);
 		}
@@ -177,8 +179,8 @@ fftd__cache_destroy(fftd__cache *c)
 }
 
 int
-fftd__cache_acquire(fftd__cache *c, const fftd__shape *s,
-    const char *algorithm, fftd__cache_entry **ep, char *msg, size_t msglen)
+fftd__cache_acquire(fftd__cache *c, const fftd__shape *s, const char *algorithm,
+    fftd__cache_entry **ep, char *msg, size_t msglen)
 {
 	cache_key key;
 	key_from_shape(&key, s, algorithm);
@@ -203,16 +205,17 @@ fftd__cache_acquire(fftd__cache *c, const fftd__shape *s,
 	// once, so plans nobody uses must go first.
 	evict_for(c, 0);
 	uint64_t bytes = 0;
-	int rv = c->dev->backend->plan(c->dev, s, algorithm, &e->plan, &bytes,
-	    msg, msglen);
+	int      rv    = c->dev->backend->plan(
+	            c->dev, s, algorithm, &e->plan, &bytes, msg, msglen);
 	if (rv == FFTD_EDEVMEM && c->tail != NULL) {
-		// Device memory is short: drop every unused plan and try once more.
+		// Device memory is short: drop every unused plan and try once
+		// more.
 		uint64_t budget = atomic_load(&c->budget);
 		atomic_store(&c->budget, 0);
 		evict_for(c, 0);
 		atomic_store(&c->budget, budget);
-		rv = c->dev->backend->plan(c->dev, s, algorithm, &e->plan,
-		    &bytes, msg, msglen);
+		rv = c->dev->backend->plan(
+		    c->dev, s, algorithm, &e->plan, &bytes, msg, msglen);
 	}
 	if (rv != FFTD_OK) {
 		free(e);
@@ -259,10 +262,10 @@ void
 fftd__cache_get_stats(const fftd__cache *c, fftd__cache_stats *st)
 {
 	fftd__cache *m = (fftd__cache *) c; // atomics are read-only here
-	st->hits      = atomic_load(&m->hits);
-	st->misses    = atomic_load(&m->misses);
-	st->evictions = atomic_load(&m->evictions);
-	st->entries   = atomic_load(&m->entries);
-	st->bytes     = atomic_load(&m->bytes);
-	st->budget    = atomic_load(&m->budget);
+	st->hits       = atomic_load(&m->hits);
+	st->misses     = atomic_load(&m->misses);
+	st->evictions  = atomic_load(&m->evictions);
+	st->entries    = atomic_load(&m->entries);
+	st->bytes      = atomic_load(&m->bytes);
+	st->budget     = atomic_load(&m->budget);
 }

@@ -70,13 +70,13 @@ struct fftd__ctx {
 struct fftd__handle {
 	fftd__job          release_job; // must be first
 	uint64_t           id;
-	uint32_t           pipe;        // owning session's pipe id
+	uint32_t           pipe; // owning session's pipe id
 	fftd__worker      *worker;
 	fftd__shape        shape;
 	char               algorithm[16];
-	fftd__cache_entry *entry;       // set on the worker once planned
+	fftd__cache_entry *entry; // set on the worker once planned
 	_Atomic int        refs;
-	fftd__handle      *next;        // in the session's list
+	fftd__handle      *next; // in the session's list
 };
 
 // A client's shared-memory buffer, mapped here and pinned for DMA.
@@ -98,13 +98,13 @@ struct fftd__shbuf {
 #define MAX_PENDING_TOKENS 4
 
 struct fftd__session {
-	uint32_t       pipe;
-	uint32_t       nplans; // alive and being created
-	uint64_t       uid, pid;
-	bool           ipc;    // peer credentials known: shared memory allowed
-	fftd__handle  *plans;
-	fftd__shbuf   *bufs;
-	uint64_t       buf_bytes; // mapped and promised to pending tokens
+	uint32_t      pipe;
+	uint32_t      nplans; // alive and being created
+	uint64_t      uid, pid;
+	bool          ipc; // peer credentials known: shared memory allowed
+	fftd__handle *plans;
+	fftd__shbuf  *bufs;
+	uint64_t      buf_bytes; // mapped and promised to pending tokens
 	struct {
 		uint8_t  token[FFTD__FDSOCK_TOKEN];
 		uint64_t bytes;
@@ -114,7 +114,7 @@ struct fftd__session {
 };
 
 struct fftd__server {
-	fftd__config     cfg;        // copy; listen URLs borrowed from caller
+	fftd__config     cfg; // copy; listen URLs borrowed from caller
 	fftd__worker   **workers;
 	int              nworkers;
 	char             backend[16];
@@ -124,7 +124,7 @@ struct fftd__server {
 	int              nlisteners;
 	fftd__ctx       *ctxs;
 	int              nctxs;
-	pthread_mutex_t  mtx;        // sessions, handles, limits
+	pthread_mutex_t  mtx; // sessions, handles, limits
 	pthread_cond_t   drained;
 	fftd__session   *sessions;
 	fftd__fdsock    *fdsock;
@@ -134,7 +134,7 @@ struct fftd__server {
 	uint32_t         max_plans;
 	uint64_t         max_buffer_bytes;
 	_Atomic bool     stopping;
-	_Atomic int      busy;       // contexts in WORK or SEND
+	_Atomic int      busy; // contexts in WORK or SEND
 	_Atomic uint64_t next_plan_id;
 	struct timespec  started;
 	// counters
@@ -153,7 +153,7 @@ typedef struct exec_job {
 	fftd__ctx    *ctx;
 	fftd__handle *h;
 	nng_msg      *req;
-	void         *payload;  // inline input, or NULL
+	void         *payload;    // inline input, or NULL
 	fftd__shbuf  *inb, *outb; // shared buffers, or NULL
 	uint64_t      in_off, out_off;
 } exec_job;
@@ -163,8 +163,8 @@ typedef struct exec_job {
 static void ctx_send(fftd__ctx *c, nng_msg *m);
 
 static void
-ctx_reply(fftd__ctx *c, Fftd__Wire__Reply *r, uint64_t payload_len,
-    void **payload)
+ctx_reply(
+    fftd__ctx *c, Fftd__Wire__Reply *r, uint64_t payload_len, void **payload)
 {
 	nng_msg *m;
 	atomic_fetch_add(&c->srv->n_requests, 1);
@@ -175,8 +175,8 @@ ctx_reply(fftd__ctx *c, Fftd__Wire__Reply *r, uint64_t payload_len,
 		// Out of memory even for the reply: answer without the body so
 		// the client learns why instead of timing out.
 		Fftd__Wire__Reply e = FFTD__WIRE__REPLY__INIT;
-		e.status  = FFTD_ENOMEM;
-		e.message = "daemon out of memory for the reply";
+		e.status            = FFTD_ENOMEM;
+		e.message           = "daemon out of memory for the reply";
 		if (fftd__msg_build(&m, &e.base, 0, NULL) != FFTD_OK) {
 			m = NULL;
 		}
@@ -187,8 +187,7 @@ ctx_reply(fftd__ctx *c, Fftd__Wire__Reply *r, uint64_t payload_len,
 	ctx_send(c, m);
 }
 
-static void
-ctx_reply_error(fftd__ctx *c, int status, const char *fmt, ...)
+static void ctx_reply_error(fftd__ctx *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
@@ -202,8 +201,8 @@ ctx_reply_error(fftd__ctx *c, int status, const char *fmt, ...)
 	fftd__log(FFTD_LOG_DEBUG, "request refused: %s: %s",
 	    fftd_err_name(status), msg);
 	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
-	r.status  = status;
-	r.message = msg;
+	r.status            = status;
+	r.message           = msg;
 	ctx_reply(c, &r, 0, NULL);
 }
 
@@ -316,7 +315,8 @@ session_close(fftd__server *s, uint32_t pipe)
 		nb++;
 	}
 	fftd__log(FFTD_LOG_INFO,
-	    "client %u (pid %" PRIu64 ") disconnected; %d plan(s), %d buffer(s) "
+	    "client %u (pid %" PRIu64
+	    ") disconnected; %d plan(s), %d buffer(s) "
 	    "released",
 	    pipe, ss->pid, n, nb);
 	free(ss);
@@ -339,23 +339,25 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 		// ADD_PRE in every case, so the session is always closed.
 		fftd__session *ss = calloc(1, sizeof(*ss));
 		if (ss == NULL) {
-			fftd__log(FFTD_LOG_ERROR, "out of memory for a session");
+			fftd__log(
+			    FFTD_LOG_ERROR, "out of memory for a session");
 			nng_pipe_close(p);
 			return;
 		}
 		ss->pipe = id;
 		// Peer credentials exist for ipc:// pipes only.
-		ss->ipc =
-		    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &ss->pid) == 0 &&
-		    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &ss->uid) == 0;
+		ss->ipc = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &ss->pid)
+		        == 0
+		    && nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &ss->uid)
+		        == 0;
 		pthread_mutex_lock(&s->mtx);
 		ss->next    = s->sessions;
 		s->sessions = ss;
 		pthread_mutex_unlock(&s->mtx);
 		atomic_fetch_add(&s->n_sessions, 1);
 		fftd__log(FFTD_LOG_INFO,
-		    "client %u connected (pid %" PRIu64 ", uid %" PRIu64 ")", id,
-		    ss->pid, ss->uid);
+		    "client %u connected (pid %" PRIu64 ", uid %" PRIu64 ")",
+		    id, ss->pid, ss->uid);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		session_close(s, id);
 	}
@@ -378,10 +380,12 @@ pick_algorithm(const fftd__backend *be, const char *want, const fftd__shape *sh,
 			return FFTD_OK;
 		}
 	}
-	int n = snprintf(msg, msglen, "algorithm \"%.32s\" is not served by the %s "
-	    "backend (served:", want, be->name);
-	for (const char *const *a = be->algorithms; *a != NULL && n > 0 &&
-	     (size_t) n < msglen; a++) {
+	int n = snprintf(msg, msglen,
+	    "algorithm \"%.32s\" is not served by the %s "
+	    "backend (served:",
+	    want, be->name);
+	for (const char *const *a = be->algorithms;
+	     *a != NULL && n > 0 && (size_t) n < msglen; a++) {
 		n += snprintf(msg + n, msglen - (size_t) n, " %s", *a);
 	}
 	if (n > 0 && (size_t) n < msglen) {
@@ -393,10 +397,10 @@ pick_algorithm(const fftd__backend *be, const char *want, const fftd__shape *sh,
 static void
 plan_job_run(fftd__worker *w, fftd__job *job)
 {
-	plan_job     *pj = (plan_job *) job;
-	fftd__handle *h  = pj->h;
-	fftd__ctx    *c  = pj->ctx;
-	fftd__server *s  = c->srv;
+	plan_job     *pj       = (plan_job *) job;
+	fftd__handle *h        = pj->h;
+	fftd__ctx    *c        = pj->ctx;
+	fftd__server *s        = c->srv;
 	char          msg[512] = "";
 	free(pj);
 
@@ -423,10 +427,12 @@ plan_job_run(fftd__worker *w, fftd__job *job)
 	if (rv != FFTD_OK) {
 		ctx_reply_error(c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
 	} else if (ss == NULL) {
-		ctx_reply_error(c, FFTD_ECLOSED, "client went away while planning");
+		ctx_reply_error(
+		    c, FFTD_ECLOSED, "client went away while planning");
 	} else {
-		Fftd__Wire__Reply           r  = FFTD__WIRE__REPLY__INIT;
-		Fftd__Wire__PlanCreateReply pr = FFTD__WIRE__PLAN_CREATE_REPLY__INIT;
+		Fftd__Wire__Reply           r = FFTD__WIRE__REPLY__INIT;
+		Fftd__Wire__PlanCreateReply pr
+		    = FFTD__WIRE__PLAN_CREATE_REPLY__INIT;
 		pr.plan_id      = id;
 		pr.input_bytes  = in_bytes;
 		pr.output_bytes = out_bytes;
@@ -439,7 +445,8 @@ plan_job_run(fftd__worker *w, fftd__job *job)
 }
 
 static void
-handle_plan_create(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanCreate *pc)
+handle_plan_create(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanCreate *pc)
 {
 	fftd__server  *s = c->srv;
 	fftd_plan_desc d;
@@ -463,7 +470,8 @@ handle_plan_create(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanCreate *pc
 	fftd__worker *w = NULL;
 	if (d.device >= 0) {
 		for (int i = 0; i < s->nworkers; i++) {
-			if (fftd__worker_device(s->workers[i])->index == d.device) {
+			if (fftd__worker_device(s->workers[i])->index
+			    == d.device) {
 				w = s->workers[i];
 			}
 		}
@@ -480,14 +488,15 @@ handle_plan_create(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanCreate *pc
 	} else {
 		w = s->workers[0];
 		for (int i = 1; i < s->nworkers; i++) {
-			if (fftd__worker_load(s->workers[i]) < fftd__worker_load(w)) {
+			if (fftd__worker_load(s->workers[i])
+			    < fftd__worker_load(w)) {
 				w = s->workers[i];
 			}
 		}
 	}
 	char alg[16];
-	rv = pick_algorithm(fftd__worker_device(w)->backend, d.algorithm, &sh, alg,
-	    msg, sizeof(msg));
+	rv = pick_algorithm(fftd__worker_device(w)->backend, d.algorithm, &sh,
+	    alg, msg, sizeof(msg));
 	if (rv != FFTD_OK) {
 		ctx_reply_error(c, rv, "%s", msg);
 		return;
@@ -511,7 +520,8 @@ handle_plan_create(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanCreate *pc
 		free(h);
 		free(pj);
 		if (ss == NULL) {
-			ctx_reply_error(c, FFTD_ECLOSED, "no session for this connection");
+			ctx_reply_error(
+			    c, FFTD_ECLOSED, "no session for this connection");
 		} else {
 			ctx_reply_error(c, FFTD_ELIMIT,
 			    "this connection already holds %u plans, the limit",
@@ -542,21 +552,21 @@ overlaps(const void *a, uint64_t alen, const void *b, uint64_t blen)
 static void
 exec_job_run(fftd__worker *w, fftd__job *job)
 {
-	exec_job     *ej  = (exec_job *) job;
-	fftd__handle *h   = ej->h;
-	fftd__ctx    *c   = ej->ctx;
-	fftd__server *s   = c->srv;
-	nng_msg      *req = ej->req;
-	fftd__shbuf  *inb = ej->inb, *outb = ej->outb;
+	exec_job           *ej  = (exec_job *) job;
+	fftd__handle       *h   = ej->h;
+	fftd__ctx          *c   = ej->ctx;
+	fftd__server       *s   = c->srv;
+	nng_msg            *req = ej->req;
+	fftd__shbuf        *inb = ej->inb, *outb = ej->outb;
 	const fftd__shape  *sh  = &h->shape;
 	const fftd__device *dev = fftd__worker_device(w);
-	void *in   = inb ? (char *) inb->addr + ej->in_off : ej->payload;
-	void *dst  = outb ? (char *) outb->addr + ej->out_off : NULL;
-	void *tmp_in = NULL, *tmp_out = NULL;
-	nng_msg *m = NULL;
-	void    *out = NULL;
+	void    *in     = inb ? (char *) inb->addr + ej->in_off : ej->payload;
+	void    *dst    = outb ? (char *) outb->addr + ej->out_off : NULL;
+	void    *tmp_in = NULL, *tmp_out = NULL;
+	nng_msg *m        = NULL;
+	void    *out      = NULL;
 	char     msg[512] = "";
-	int      rv = FFTD_OK;
+	int      rv       = FFTD_OK;
 	free(ej);
 
 	pthread_mutex_lock(&s->mtx);
@@ -568,24 +578,28 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		snprintf(msg, sizeof(msg), "client went away");
 		goto done;
 	}
-	if (inb != NULL && (dev->backend->aligned_input || (dst != NULL &&
-	        overlaps(in, sh->in.bytes, dst, sh->out.bytes)))) {
+	if (inb != NULL
+	    && (dev->backend->aligned_input
+	        || (dst != NULL
+	            && overlaps(in, sh->in.bytes, dst, sh->out.bytes)))) {
 		// The client's input must survive: FFTW's C2R overwrites its
 		// input, and an output that overlaps it would be written while
 		// it is still read. One copy keeps both safe.
 		tmp_in = aligned_alloc(FFTD__WIRE_ALIGN,
-		    (sh->in.bytes + FFTD__WIRE_ALIGN - 1) & ~(uint64_t) (FFTD__WIRE_ALIGN - 1));
+		    (sh->in.bytes + FFTD__WIRE_ALIGN - 1)
+		        & ~(uint64_t) (FFTD__WIRE_ALIGN - 1));
 		if (tmp_in == NULL) {
 			rv = FFTD_ENOMEM;
 			goto done;
 		}
 		memcpy(tmp_in, in, (size_t) sh->in.bytes);
 		in = tmp_in;
-	} else if (inb == NULL && dev->backend->aligned_input &&
-	    ((uintptr_t) in % FFTD__WIRE_ALIGN)) {
+	} else if (inb == NULL && dev->backend->aligned_input
+	    && ((uintptr_t) in % FFTD__WIRE_ALIGN)) {
 		// The frame keeps at least 64 bytes before the payload, so an
 		// aligned place always exists in front of it.
-		void *to = (void *) ((uintptr_t) in & ~(uintptr_t) (FFTD__WIRE_ALIGN - 1));
+		void *to = (void *) ((uintptr_t) in
+		    & ~(uintptr_t) (FFTD__WIRE_ALIGN - 1));
 		memmove(to, in, (size_t) sh->in.bytes);
 		in = to;
 	}
@@ -593,13 +607,14 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	if (dst == NULL) {
 		rv = fftd__msg_build(&m, &r.base, sh->out.bytes, &out);
 	} else if (sh->out.dense) {
-		rv = fftd__msg_build(&m, &r.base, 0, NULL);
+		rv  = fftd__msg_build(&m, &r.base, 0, NULL);
 		out = dst; // straight into the client's pages
 	} else {
 		// Only the layout's elements may change in the client's buffer.
-		rv = fftd__msg_build(&m, &r.base, 0, NULL);
+		rv  = fftd__msg_build(&m, &r.base, 0, NULL);
 		out = tmp_out = aligned_alloc(FFTD__WIRE_ALIGN,
-		    (sh->out.bytes + FFTD__WIRE_ALIGN - 1) & ~(uint64_t) (FFTD__WIRE_ALIGN - 1));
+		    (sh->out.bytes + FFTD__WIRE_ALIGN - 1)
+		        & ~(uint64_t) (FFTD__WIRE_ALIGN - 1));
 	}
 	if (rv != FFTD_OK || out == NULL) {
 		rv = FFTD_ENOMEM;
@@ -614,8 +629,8 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		fftd__side_copy(dst, tmp_out, &sh->out, sh->rank, sh->batch);
 	}
 	if (rv != FFTD_OK) {
-		fftd__log(FFTD_LOG_WARN, "execute on %s failed: %s: %s", dev->name,
-		    fftd_err_name(rv), msg);
+		fftd__log(FFTD_LOG_WARN, "execute on %s failed: %s: %s",
+		    dev->name, fftd_err_name(rv), msg);
 	}
 done:
 	nng_msg_free(req);
@@ -682,12 +697,13 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 {
 	fftd__server *s   = c->srv;
 	fftd__shbuf  *inb = NULL, *outb = NULL;
-	int           rv  = FFTD_OK;
+	int           rv = FFTD_OK;
 	char          msg[512];
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = find_session(s, pipe);
 	fftd__handle  *h  = NULL;
-	for (fftd__handle *it = ss ? ss->plans : NULL; it != NULL; it = it->next) {
+	for (fftd__handle *it = ss ? ss->plans : NULL; it != NULL;
+	     it               = it->next) {
 		if (it->id == ex->plan_id) {
 			h = it;
 			break;
@@ -695,16 +711,20 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 	}
 	if (h != NULL) {
 		atomic_fetch_add(&h->refs, 1);
-		if (ex->in_buffer != 0 && (inb = find_shbuf(ss, ex->in_buffer)) == NULL) {
+		if (ex->in_buffer != 0
+		    && (inb = find_shbuf(ss, ex->in_buffer)) == NULL) {
 			rv = FFTD_EINVAL;
 			snprintf(msg, sizeof(msg),
-			    "buffer %" PRIu64 " does not exist on this connection",
+			    "buffer %" PRIu64
+			    " does not exist on this connection",
 			    ex->in_buffer);
 		}
-		if (ex->out_buffer != 0 && (outb = find_shbuf(ss, ex->out_buffer)) == NULL) {
+		if (ex->out_buffer != 0
+		    && (outb = find_shbuf(ss, ex->out_buffer)) == NULL) {
 			rv = FFTD_EINVAL;
 			snprintf(msg, sizeof(msg),
-			    "buffer %" PRIu64 " does not exist on this connection",
+			    "buffer %" PRIu64
+			    " does not exist on this connection",
 			    ex->out_buffer);
 		}
 	}
@@ -727,7 +747,8 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 	} else if (rv == FFTD_OK && f->payload_len != sh->in.bytes) {
 		rv = FFTD_ESIZE;
 		snprintf(msg, sizeof(msg),
-		    "payload is %" PRIu64 " bytes; the plan's input is %" PRIu64,
+		    "payload is %" PRIu64
+		    " bytes; the plan's input is %" PRIu64,
 		    f->payload_len, sh->in.bytes);
 	}
 	if (rv == FFTD_OK && outb != NULL) {
@@ -789,16 +810,18 @@ handle_buffer_register(
 		rv = FFTD_EUNSUPPORTED;
 		snprintf(msg, sizeof(msg),
 		    "shared memory needs an ipc:// connection");
-	} else if (br->bytes == 0 || br->bytes > limit ||
-	    ss->buf_bytes > limit - br->bytes) {
+	} else if (br->bytes == 0 || br->bytes > limit
+	    || ss->buf_bytes > limit - br->bytes) {
 		rv = br->bytes == 0 ? FFTD_EINVAL : FFTD_ELIMIT;
 		snprintf(msg, sizeof(msg),
-		    "%" PRIu64 " more buffer bytes; this connection has %" PRIu64
+		    "%" PRIu64
+		    " more buffer bytes; this connection has %" PRIu64
 		    " of its limit %" PRIu64,
 		    br->bytes, ss->buf_bytes, limit);
 	} else if (ss->npending >= MAX_PENDING_TOKENS) {
 		rv = FFTD_ELIMIT;
-		snprintf(msg, sizeof(msg), "too many buffer registrations pending");
+		snprintf(
+		    msg, sizeof(msg), "too many buffer registrations pending");
 	} else {
 		memcpy(ss->pending[ss->npending].token, token, sizeof(token));
 		ss->pending[ss->npending].bytes = br->bytes;
@@ -810,12 +833,13 @@ handle_buffer_register(
 		ctx_reply_error(c, rv, "%s", msg);
 		return;
 	}
-	Fftd__Wire__Reply               r  = FFTD__WIRE__REPLY__INIT;
-	Fftd__Wire__BufferRegisterReply rr = FFTD__WIRE__BUFFER_REGISTER_REPLY__INIT;
-	rr.token.data   = token;
-	rr.token.len    = sizeof(token);
-	rr.fd_socket    = s->fd_path;
-	r.body_case     = FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER;
+	Fftd__Wire__Reply               r = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__BufferRegisterReply rr
+	    = FFTD__WIRE__BUFFER_REGISTER_REPLY__INIT;
+	rr.token.data     = token;
+	rr.token.len      = sizeof(token);
+	rr.fd_socket      = s->fd_path;
+	r.body_case       = FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER;
 	r.buffer_register = &rr;
 	ctx_reply(c, &r, 0, NULL);
 }
@@ -829,7 +853,7 @@ handle_buffer_release(
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = find_session(s, pipe);
 	for (fftd__shbuf **pp = ss ? &ss->bufs : NULL; pp && *pp;
-	     pp = &(*pp)->next) {
+	     pp               = &(*pp)->next) {
 		if ((*pp)->id == br->buffer_id) {
 			b   = *pp;
 			*pp = b->next;
@@ -855,8 +879,8 @@ pin_call(fftd__worker *w, void *arg)
 	void              **a   = arg;
 	fftd__shbuf        *b   = a[0];
 	const fftd__device *dev = fftd__worker_device(w);
-	return dev->backend->host_register((fftd__device *) dev, b->addr,
-	    b->size, a[1], 256);
+	return dev->backend->host_register(
+	    (fftd__device *) dev, b->addr, b->size, a[1], 256);
 }
 
 // on_fd runs on the fd socket's thread: it checks the token and the
@@ -865,32 +889,37 @@ static int
 on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
     const struct ucred *peer, uint64_t *id, char *msg, size_t msglen)
 {
-	fftd__server *s    = arg;
-	uint32_t      pipe = 0;
+	fftd__server *s     = arg;
+	uint32_t      pipe  = 0;
 	bool          found = false, cred_ok = false;
 	pthread_mutex_lock(&s->mtx);
-	for (fftd__session *ss = s->sessions; ss != NULL && !found; ss = ss->next) {
+	for (fftd__session *ss = s->sessions; ss != NULL && !found;
+	     ss                = ss->next) {
 		for (int i = 0; i < ss->npending; i++) {
-			if (memcmp(ss->pending[i].token, token, FFTD__FDSOCK_TOKEN) != 0) {
+			if (memcmp(
+			        ss->pending[i].token, token, FFTD__FDSOCK_TOKEN)
+			    != 0) {
 				continue;
 			}
 			found   = true;
-			cred_ok = ss->pid == (uint64_t) peer->pid &&
-			    ss->uid == (uint64_t) peer->uid &&
-			    ss->pending[i].bytes == bytes;
+			cred_ok = ss->pid == (uint64_t) peer->pid
+			    && ss->uid == (uint64_t) peer->uid
+			    && ss->pending[i].bytes == bytes;
 			if (cred_ok) {
 				// The token is spent; its bytes stay promised
 				// until the buffer exists or fails below.
 				ss->pending[i] = ss->pending[--ss->npending];
-				pipe = ss->pipe;
+				pipe           = ss->pipe;
 			}
 			break;
 		}
 	}
 	pthread_mutex_unlock(&s->mtx);
 	if (!found || !cred_ok) {
-		snprintf(msg, msglen, "%s", !found ? "unknown token"
-		    : "sender or size does not match the token's connection");
+		snprintf(msg, msglen, "%s",
+		    !found ? "unknown token"
+		           : "sender or size does not match the token's "
+		             "connection");
 		return FFTD_EINVAL;
 	}
 	int          rv = FFTD_OK;
@@ -899,22 +928,23 @@ on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
 	fftd__shbuf *b     = NULL;
 	// A buffer that could shrink under our mapping would fault the
 	// daemon (SIGBUS): only memfds sealed against shrinking are taken.
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t) st.st_size < bytes) {
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+	    || (uint64_t) st.st_size < bytes) {
 		rv = FFTD_EINVAL;
-		snprintf(msg, msglen, "descriptor is not a file of %" PRIu64 " bytes",
-		    bytes);
+		snprintf(msg, msglen,
+		    "descriptor is not a file of %" PRIu64 " bytes", bytes);
 	} else if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
 		rv = FFTD_EINVAL;
-		snprintf(msg, msglen, "buffer must be a memfd sealed against "
-		                      "shrinking (F_SEAL_SHRINK)");
+		snprintf(msg, msglen,
+		    "buffer must be a memfd sealed against "
+		    "shrinking (F_SEAL_SHRINK)");
 	} else if ((b = calloc(1, sizeof(*b))) == NULL) {
 		rv = FFTD_ENOMEM;
 		snprintf(msg, msglen, "daemon out of memory");
 	} else {
 		b->size = (size_t) bytes;
-		b->addr = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    fd, 0);
+		b->addr = mmap(
+		    NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (b->addr == MAP_FAILED) {
 			rv = FFTD_ESYSERR + errno;
 			snprintf(msg, msglen, "mmap: %s", strerror(errno));
@@ -922,12 +952,13 @@ on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
 			b = NULL;
 		}
 	}
-	if (rv == FFTD_OK && fftd__worker_device(s->workers[0])->backend->host_register) {
+	if (rv == FFTD_OK
+	    && fftd__worker_device(s->workers[0])->backend->host_register) {
 		char  pmsg[256] = "";
 		void *a[2]      = { b, pmsg };
 		b->worker       = s->workers[0];
-		rv = fftd__worker_call(b->worker, pin_call, a);
-		b->pinned = rv == FFTD_OK;
+		rv              = fftd__worker_call(b->worker, pin_call, a);
+		b->pinned       = rv == FFTD_OK;
 		if (rv != FFTD_OK) {
 			snprintf(msg, msglen, "%s", pmsg);
 		}
@@ -956,14 +987,15 @@ on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
 }
 
 static void
-handle_plan_destroy(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanDestroy *pd)
+handle_plan_destroy(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanDestroy *pd)
 {
 	fftd__server *s = c->srv;
 	fftd__handle *h = NULL;
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = find_session(s, pipe);
 	for (fftd__handle **pp = ss ? &ss->plans : NULL; pp && *pp;
-	     pp = &(*pp)->next) {
+	     pp                = &(*pp)->next) {
 		if ((*pp)->id == pd->plan_id) {
 			h   = *pp;
 			*pp = h->next;
@@ -1000,18 +1032,18 @@ handle_hello(fftd__ctx *c, const Fftd__Wire__Hello *hello)
 	Fftd__Wire__Device    *pdevs[FFTD_MAX_DEVICES];
 	const char            *algs[FFTD_MAX_ALGORITHMS];
 	Fftd__Wire__Precision  precs[3] = { FFTD__WIRE__PRECISION__F64,
-                FFTD__WIRE__PRECISION__F32, FFTD__WIRE__PRECISION__F16 };
-	size_t nd = 0, na = 0;
-	bool   f16 = false;
+		 FFTD__WIRE__PRECISION__F32, FFTD__WIRE__PRECISION__F16 };
+	size_t                 nd = 0, na = 0;
+	bool                   f16 = false;
 	for (int i = 0; i < s->nworkers && nd < FFTD_MAX_DEVICES; i++) {
 		const fftd__device *dv = fftd__worker_device(s->workers[i]);
 		Fftd__Wire__Device  d0 = FFTD__WIRE__DEVICE__INIT;
-		devs[nd]              = d0;
-		devs[nd].index        = (uint32_t) dv->index;
-		devs[nd].name         = (char *) dv->name;
-		devs[nd].backend      = (char *) dv->backend->name;
-		devs[nd].memory_bytes = dv->memory_bytes;
-		pdevs[nd]             = &devs[nd];
+		devs[nd]               = d0;
+		devs[nd].index         = (uint32_t) dv->index;
+		devs[nd].name          = (char *) dv->name;
+		devs[nd].backend       = (char *) dv->backend->name;
+		devs[nd].memory_bytes  = dv->memory_bytes;
+		pdevs[nd]              = &devs[nd];
 		nd++;
 		f16 |= strcmp(dv->backend->name, "fftw") != 0;
 		for (const char *const *a = dv->backend->algorithms; *a; a++) {
@@ -1050,8 +1082,8 @@ handle_stats(fftd__ctx *c)
 {
 	fftd_stats st;
 	fftd__server_get_stats(c->srv, &st);
-	Fftd__Wire__Reply r  = FFTD__WIRE__REPLY__INIT;
-	Fftd__Wire__Stats ws = FFTD__WIRE__STATS__INIT;
+	Fftd__Wire__Reply r   = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__Stats ws  = FFTD__WIRE__STATS__INIT;
 	ws.uptime_ms          = st.uptime_ms;
 	ws.sessions           = st.sessions;
 	ws.plans              = st.plans;
@@ -1076,27 +1108,31 @@ handle_request(fftd__ctx *c, nng_msg *m)
 {
 	fftd__frame f;
 	uint32_t    pipe = (uint32_t) nng_pipe_id(nng_msg_get_pipe(m));
-	int rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f);
+	int         rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f);
 	if (rv != FFTD_OK) {
 		nng_msg_free(m);
-		ctx_reply_error(c, rv, rv == FFTD_EVERSION
-		        ? "frame of another protocol version; this daemon speaks %d"
+		ctx_reply_error(c, rv,
+		    rv == FFTD_EVERSION
+		        ? "frame of another protocol version; this daemon "
+		          "speaks %d"
 		        : "malformed frame header (protocol %d)",
 		    FFTD_PROTOCOL_VERSION);
 		return;
 	}
-	Fftd__Wire__Request *req =
-	    fftd__wire__request__unpack(NULL, f.pb_len, f.pb);
+	Fftd__Wire__Request *req
+	    = fftd__wire__request__unpack(NULL, f.pb_len, f.pb);
 	if (req == NULL) {
 		nng_msg_free(m);
-		ctx_reply_error(c, FFTD_EPROTO, "request message does not decode");
+		ctx_reply_error(
+		    c, FFTD_EPROTO, "request message does not decode");
 		return;
 	}
-	if (f.payload_len != 0 &&
-	    req->body_case != FFTD__WIRE__REQUEST__BODY_EXECUTE) {
+	if (f.payload_len != 0
+	    && req->body_case != FFTD__WIRE__REQUEST__BODY_EXECUTE) {
 		fftd__wire__request__free_unpacked(req, NULL);
 		nng_msg_free(m);
-		ctx_reply_error(c, FFTD_EPROTO, "only execute requests carry a payload");
+		ctx_reply_error(
+		    c, FFTD_EPROTO, "only execute requests carry a payload");
 		return;
 	}
 	switch (req->body_case) {
@@ -1195,8 +1231,8 @@ ctx_cb(void *arg)
 		return;
 	}
 	if (rv != 0) {
-		if (rv == NNG_ECLOSED || rv == NNG_ECANCELED ||
-		    atomic_load(&s->stopping)) {
+		if (rv == NNG_ECLOSED || rv == NNG_ECANCELED
+		    || atomic_load(&s->stopping)) {
 			c->state = CTX_DONE;
 		} else {
 			nng_ctx_recv(c->ctx, c->aio);
@@ -1221,11 +1257,11 @@ fftd__server_create(fftd__server **sp, const fftd__config *cfg,
 	if (s == NULL) {
 		return FFTD_ENOMEM;
 	}
-	s->cfg       = *cfg;
-	s->workers   = workers;
-	s->nworkers  = nworkers;
-	s->limits    = cfg->limits;
-	s->max_plans = cfg->max_plans_per_client;
+	s->cfg              = *cfg;
+	s->workers          = workers;
+	s->nworkers         = nworkers;
+	s->limits           = cfg->limits;
+	s->max_plans        = cfg->max_plans_per_client;
 	s->max_buffer_bytes = cfg->max_buffer_bytes;
 	atomic_store(&s->next_buf_id, 1);
 	snprintf(s->backend, sizeof(s->backend), "%s", backend_name);
@@ -1242,7 +1278,8 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 {
 	int rv;
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
-		snprintf(err, errlen, "cannot open the socket: %s", nng_strerror(rv));
+		snprintf(err, errlen, "cannot open the socket: %s",
+		    nng_strerror(rv));
 		return FFTD_ENNGERR + rv;
 	}
 	s->sock_open = true;
@@ -1261,8 +1298,8 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 			return FFTD_ENNGERR + rv;
 		}
 		if (strncmp(url, "ipc://", 6) == 0) {
-			nng_listener_set_int(*l, NNG_OPT_IPC_PERMISSIONS,
-			    s->cfg.socket_mode);
+			nng_listener_set_int(
+			    *l, NNG_OPT_IPC_PERMISSIONS, s->cfg.socket_mode);
 		}
 		if ((rv = nng_listener_start(*l, 0)) != 0) {
 			snprintf(err, errlen, "cannot listen on %s: %s", url,
@@ -1274,17 +1311,23 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 		fftd__log(FFTD_LOG_INFO, "listening on %s", url);
 		// Shared-memory buffers arrive beside the first ipc socket.
 		if (strncmp(url, "ipc://", 6) == 0 && s->fdsock == NULL) {
-			int n = snprintf(s->fd_path, sizeof(s->fd_path), "%s.fd", url + 6);
+			int n = snprintf(
+			    s->fd_path, sizeof(s->fd_path), "%s.fd", url + 6);
 			if (n < 0 || (size_t) n >= sizeof(s->fd_path)) {
-				fftd__log(FFTD_LOG_WARN, "%s: path too long for the "
-				    "buffer socket; no shared memory", url);
+				fftd__log(FFTD_LOG_WARN,
+				    "%s: path too long for the "
+				    "buffer socket; no shared memory",
+				    url);
 			} else if (fftd__fdsock_start(&s->fdsock, s->fd_path,
-			               s->cfg.socket_mode, on_fd, s, err, errlen) != FFTD_OK) {
-				fftd__log(FFTD_LOG_WARN, "no shared memory: %s", err);
+			               s->cfg.socket_mode, on_fd, s, err,
+			               errlen)
+			    != FFTD_OK) {
+				fftd__log(
+				    FFTD_LOG_WARN, "no shared memory: %s", err);
 				s->fdsock = NULL;
 			} else {
-				fftd__log(FFTD_LOG_INFO, "shared-memory buffers via %s",
-				    s->fd_path);
+				fftd__log(FFTD_LOG_INFO,
+				    "shared-memory buffers via %s", s->fd_path);
 			}
 		}
 	}
@@ -1297,8 +1340,8 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 		fftd__ctx *c = &s->ctxs[i];
 		c->srv       = s;
 		pthread_mutex_init(&c->mtx, NULL);
-		if ((rv = nng_aio_alloc(&c->aio, ctx_cb, c)) != 0 ||
-		    (rv = nng_ctx_open(&c->ctx, s->sock)) != 0) {
+		if ((rv = nng_aio_alloc(&c->aio, ctx_cb, c)) != 0
+		    || (rv = nng_ctx_open(&c->ctx, s->sock)) != 0) {
 			snprintf(err, errlen, "cannot open a context: %s",
 			    nng_strerror(rv));
 			return FFTD_ENNGERR + rv;
@@ -1405,8 +1448,8 @@ fftd__server_get_stats(fftd__server *s, fftd_stats *st)
 	memset(st, 0, sizeof(*st));
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	st->uptime_ms = (uint64_t) (now.tv_sec - s->started.tv_sec) * 1000 +
-	    (uint64_t) ((now.tv_nsec - s->started.tv_nsec) / 1000000);
+	st->uptime_ms = (uint64_t) (now.tv_sec - s->started.tv_sec) * 1000
+	    + (uint64_t) ((now.tv_nsec - s->started.tv_nsec) / 1000000);
 	st->sessions  = atomic_load(&s->n_sessions);
 	st->plans     = atomic_load(&s->n_plans);
 	st->requests  = atomic_load(&s->n_requests);

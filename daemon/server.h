@@ -27,8 +27,8 @@ int fftd__server_create(fftd__server **sp, const fftd__config *cfg,
 int fftd__server_start(fftd__server *s, char *err, size_t errlen);
 
 // fftd__server_drain stops accepting (refuses new connections, stops
-// waiting for new requests) and waits up to timeout_ms for every accepted request
-// to be answered. Returns the number of requests still unanswered.
+// waiting for new requests) and waits up to timeout_ms for every accepted
+// request to be answered. Returns the number of requests still unanswered.
 int fftd__server_drain(fftd__server *s, int timeout_ms);
 
 // fftd__server_destroy closes the socket, ends every session (their plans

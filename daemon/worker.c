@@ -34,14 +34,15 @@ struct fftd__worker {
 static void *
 worker_main(void *arg)
 {
-	fftd__worker *w = arg;
+	fftd__worker *w        = arg;
 	char          msg[256] = "";
 	int rv = w->dev.backend->open(&w->dev, &w->cfg, msg, sizeof(msg));
 	if (rv == FFTD_OK) {
 		rv = fftd__cache_create(&w->cache, &w->dev, w->cache_budget);
 		if (rv != FFTD_OK) {
 			w->dev.backend->close(&w->dev);
-			snprintf(msg, sizeof(msg), "cannot create the plan cache");
+			snprintf(
+			    msg, sizeof(msg), "cannot create the plan cache");
 		}
 	}
 	pthread_mutex_lock(&w->mtx);

@@ -13,15 +13,19 @@
 
 #include "fftd_kernels.h"
 
-namespace {
+namespace
+{
 
 constexpr int kThreads = 256;
 
 // Each op scales one value of its type; T is the type moved per thread.
 
 struct ScaleF64 {
-	double f;
-	__device__ double operator()(double v) const { return v * f; }
+	double            f;
+	__device__ double operator()(double v) const
+	{
+		return v * f;
+	}
 	__device__ double2 operator()(double2 v) const
 	{
 		return make_double2(v.x * f, v.y * f);
@@ -31,8 +35,11 @@ struct ScaleF64 {
 // f32 is scaled in double and rounded once, as the CPU backend does: a
 // float factor would add a systematic half-ulp scale error.
 struct ScaleF32 {
-	double f;
-	__device__ float operator()(float v) const { return (float) (v * f); }
+	double           f;
+	__device__ float operator()(float v) const
+	{
+		return (float) (v * f);
+	}
 	__device__ float4 operator()(float4 v) const
 	{
 		return make_float4((float) (v.x * f), (float) (v.y * f),
@@ -43,7 +50,7 @@ struct ScaleF32 {
 // f16 is scaled in float: the factor's float rounding (2^-24) is far below
 // binary16's 2^-11.
 struct ScaleF16 {
-	float f;
+	float             f;
 	__device__ __half operator()(__half v) const
 	{
 		return __float2half_rn(__half2float(v) * f);
@@ -87,7 +94,7 @@ launch(T *p, size_t n, Op op, cudaStream_t stream)
 	if (n == 0) {
 		return cudaSuccess;
 	}
-	int dev = 0, sms = 0;
+	int         dev = 0, sms = 0;
 	cudaError_t e = cudaGetDevice(&dev);
 	if (e == cudaSuccess) {
 		e = cudaDeviceGetAttribute(
@@ -96,8 +103,8 @@ launch(T *p, size_t n, Op op, cudaStream_t stream)
 	if (e != cudaSuccess) {
 		return e;
 	}
-	size_t want   = (n + kThreads - 1) / kThreads;
-	size_t cap    = (size_t) sms * 8;
+	size_t   want = (n + kThreads - 1) / kThreads;
+	size_t   cap  = (size_t) sms * 8;
 	unsigned grid = (unsigned) (want < cap ? want : cap);
 	scale_kernel<<<grid, kThreads, 0, stream>>>(p, n, op);
 	return cudaGetLastError();
@@ -110,7 +117,7 @@ template <typename V, typename S, typename Op>
 cudaError_t
 scale_split(S *p, size_t n, Op op, cudaStream_t stream)
 {
-	constexpr size_t w = sizeof(V) / sizeof(S);
+	constexpr size_t w  = sizeof(V) / sizeof(S);
 	size_t           nv = (uintptr_t) p % sizeof(V) == 0 ? n / w : 0;
 	cudaError_t      e  = launch(reinterpret_cast<V *>(p), nv, op, stream);
 	if (e != cudaSuccess) {
@@ -128,8 +135,8 @@ fftd_kern_scale(
 	cudaStream_t st = static_cast<cudaStream_t>(stream);
 	switch (precision) {
 	case FFTD_KERN_F64:
-		return (int) scale_split<double2>(
-		    static_cast<double *>(data), nreal, ScaleF64 { factor }, st);
+		return (int) scale_split<double2>(static_cast<double *>(data),
+		    nreal, ScaleF64 { factor }, st);
 	case FFTD_KERN_F32:
 		return (int) scale_split<float4>(
 		    static_cast<float *>(data), nreal, ScaleF32 { factor }, st);

@@ -49,19 +49,20 @@ extern "C" {
 // fftd_tc_strerror come from it. Codes are 0 or negative. A CUDA runtime error
 // e is returned as FFTD_TC_ECUDA_BASE - e (a tagged range, so no information
 // is lost); fftd_tc_cuda_error() recovers e.
-#define FFTD_TC_ERRORS(X)                                                   \
-	X(OK, 0, "success")                                                 \
-	X(EINVAL, -1, "invalid argument")                                   \
-	X(EUNSUPPORTED, -2, "size, rank or algorithm not supported")        \
-	X(ENOMEM, -3, "out of host memory")                                 \
-	X(EDEVMEM, -4, "out of device memory")                              \
+#define FFTD_TC_ERRORS(X)                                                      \
+	X(OK, 0, "success")                                                    \
+	X(EINVAL, -1, "invalid argument")                                      \
+	X(EUNSUPPORTED, -2, "size, rank or algorithm not supported")           \
+	X(ENOMEM, -3, "out of host memory")                                    \
+	X(EDEVMEM, -4, "out of device memory")                                 \
 	X(ENODEV, -5, "no CUDA device")
 
 enum {
 #define FFTD_TC_ENUM(name, value, text) FFTD_TC_##name = value,
 	FFTD_TC_ERRORS(FFTD_TC_ENUM)
 #undef FFTD_TC_ENUM
-	FFTD_TC_ECUDA_BASE = -1000
+	    FFTD_TC_ECUDA_BASE
+	= -1000
 };
 
 // fftd_tc_strerror returns a static string for any code this file defines
@@ -98,8 +99,8 @@ int fftd_tc_plan_create(fftd_tc_plan **plan, fftd_tc_algo algo, int rank,
 
 // fftd_tc_plan_supported says (FFTD_TC_OK or FFTD_TC_EUNSUPPORTED/EINVAL)
 // whether fftd_tc_plan_create would accept the shape; it needs no GPU.
-int fftd_tc_plan_supported(fftd_tc_algo algo, int rank, const int64_t *dims,
-    int64_t batch);
+int fftd_tc_plan_supported(
+    fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch);
 
 // fftd_tc_workspace_size stores in *bytes the device workspace execute needs:
 // one copy of the batch (batch * prod(dims) points, 4 or 8 bytes each) for 1D
@@ -173,11 +174,12 @@ enum { FFTD__TC_BUF_IN = 0, FFTD__TC_BUF_OUT = 1, FFTD__TC_BUF_WS = 2 };
 // cheapest); 2 the general kind (s_in != s_out or tw_n > 2^24: exponent
 // (q % s_in) k, four levels; the first two passes of three-pass transforms,
 // compiled for column lengths 256 and 512 only).
-FFTD_TC_HD int fftd__tc_tw_kind(const fftd__tc_pass *p)
+FFTD_TC_HD int
+fftd__tc_tw_kind(const fftd__tc_pass *p)
 {
 	if (p->tw_n <= 0)
 		return 0;
-	return p->s_in == p->s_out && p->tw_n <= ((int64_t)1 << 24) ? 1 : 2;
+	return p->s_in == p->s_out && p->tw_n <= ((int64_t) 1 << 24) ? 1 : 2;
 }
 
 typedef struct fftd__tc_layout {
@@ -189,14 +191,15 @@ typedef struct fftd__tc_layout {
 
 // fftd__tc_plan_layout fills *lay with the passes for the shape, or returns
 // FFTD_TC_EUNSUPPORTED / FFTD_TC_EINVAL.
-int fftd__tc_plan_layout(int rank, const int64_t *dims, int64_t batch,
-    fftd__tc_layout *lay);
+int fftd__tc_plan_layout(
+    int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay);
 
 // fftd__tc_layout_factors fills *lay with the passes of a 1D transform of
 // N = f[0] * ... * f[npass - 1] points (npass 1 .. 3, the schemes of
 // fftd__tc_plan_layout, which calls it with the factors it chose), without
 // checking any limit: for tests of the index algebra on small sizes.
-void fftd__tc_layout_factors(int npass, const int64_t *f, int64_t batch, fftd__tc_layout *lay);
+void fftd__tc_layout_factors(
+    int npass, const int64_t *f, int64_t batch, fftd__tc_layout *lay);
 
 // fftd__tc_twiddles writes W_n^j = exp(-2 pi i j / n), j in [0, count), as
 // float pairs (re, im) rounded from long double, exact at the quarter points.
@@ -220,14 +223,16 @@ void fftd__tc_split(float x, int e, uint16_t *hi, uint16_t *lo);
 // max * 2^e lies in [2^13, 2^14), so hi parts stay below fp16's 65504 even
 // after a 16-term sum, and lo parts (about 2^-11 of hi) stay normal.
 // Returns e, clamped so that 2^e and 2^-e are normal floats.
-FFTD_TC_HD int fftd__tc_scale_exp(uint32_t maxbits)
+FFTD_TC_HD int
+fftd__tc_scale_exp(uint32_t maxbits)
 {
-	int ex = (int)((maxbits >> 23) & 0xffu); // biased exponent of max
+	int ex = (int) ((maxbits >> 23) & 0xffu); // biased exponent of max
 	if (ex < 14)
 		ex = 14;
 	if (ex > 240)
 		ex = 240;
-	return 140 - ex; // max in [2^(ex-127), 2^(ex-126)) -> max*2^e in [2^13, 2^14)
+	return 140
+	    - ex; // max in [2^(ex-127), 2^(ex-126)) -> max*2^e in [2^13, 2^14)
 }
 
 // Fragment element e (0..7) of a thread in the m16n8k16 A layout (PTX ISA,
@@ -237,11 +242,13 @@ FFTD_TC_HD int fftd__tc_scale_exp(uint32_t maxbits)
 // element c (row groupID + 8 * (c >> 1), col 8j + 2 * threadID + (c & 1)),
 // is the same element e = 4j + c: that is why a product's result can be packed
 // straight into the next product's A operand.
-FFTD_TC_HD int fftd__tc_frag_row(int lane, int e)
+FFTD_TC_HD int
+fftd__tc_frag_row(int lane, int e)
 {
 	return (lane >> 2) + 8 * ((e >> 1) & 1);
 }
-FFTD_TC_HD int fftd__tc_frag_col(int lane, int e)
+FFTD_TC_HD int
+fftd__tc_frag_col(int lane, int e)
 {
 	return 2 * (lane & 3) + (e & 1) + 8 * (e >> 2);
 }
@@ -254,7 +261,8 @@ FFTD_TC_HD int fftd__tc_frag_col(int lane, int e)
 // them) so that every warp-wide access pattern of the kernels hits 32
 // distinct banks: 4-byte words (tc16, whole warp) and 8-byte words (split16,
 // each half-warp over 16 bank pairs).
-FFTD_TC_HD uint32_t fftd__tc_swz4(uint32_t p)
+FFTD_TC_HD uint32_t
+fftd__tc_swz4(uint32_t p)
 {
 	uint32_t s = 0;
 	s ^= (0u - ((p >> 5) & 1u)) & 23u;
@@ -270,7 +278,8 @@ FFTD_TC_HD uint32_t fftd__tc_swz4(uint32_t p)
 	s ^= (0u - ((p >> 15) & 1u)) & 15u;
 	return p ^ s;
 }
-FFTD_TC_HD uint32_t fftd__tc_swz8(uint32_t p)
+FFTD_TC_HD uint32_t
+fftd__tc_swz8(uint32_t p)
 {
 	uint32_t s = 0;
 	s ^= (0u - ((p >> 4) & 1u)) & 14u;
@@ -294,18 +303,19 @@ FFTD_TC_HD uint32_t fftd__tc_swz8(uint32_t p)
 // split16 points), halved while a block's buffer would exceed 64 KiB; "wide"
 // column passes take runs of up to 128 bytes while the buffer stays within
 // 32 KiB (more columns for short columns).
-FFTD_TC_HD int fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
+FFTD_TC_HD int
+fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 {
 	int c, w;
 	if (!strided)
 		return len >= 4096 ? 1 : 4096 / len;
 	c = 32 / elem_bytes;
-	while (c > 2 && (long)c * len * elem_bytes > 65536L)
+	while (c > 2 && (long) c * len * elem_bytes > 65536L)
 		c /= 2;
 	if (!wide)
 		return c;
 	w = 128 / elem_bytes;
-	while (w > 1 && (long)w * len * elem_bytes > 32768L)
+	while (w > 1 && (long) w * len * elem_bytes > 32768L)
 		w /= 2;
 	return w > c ? w : c;
 }

@@ -10,27 +10,33 @@
 
 #include "tc16_fft.cuh"
 
-namespace fftd_tc {
+namespace fftd_tc
+{
 
 // G: the general four-step twiddle (tc.h, fftd__tc_tw_kind 2), only for the
 // column lengths of three-pass transforms (256, 512).
-#define FFTD_TC16_CASE(LEN, S, I, T, G)                                              \
-	if (len == LEN && strided == S && inverse == I && tw == T) {             \
-		*k = wide ? make_kernel_info<Tc16, LEN, S, I, (T > 0), true, G>()      \
-		          : make_kernel_info<Tc16, LEN, S, I, (T > 0), false, G>();    \
-		return true;                                                     \
+#define FFTD_TC16_CASE(LEN, S, I, T, G)                                        \
+	if (len == LEN && strided == S && inverse == I && tw == T) {           \
+		*k = wide                                                      \
+		    ? make_kernel_info<Tc16, LEN, S, I, (T > 0), true, G>()    \
+		    : make_kernel_info<Tc16, LEN, S, I, (T > 0), false, G>();  \
+		return true;                                                   \
 	}
-#define FFTD_TC16_CONTIG(LEN) FFTD_TC16_CASE(LEN, false, false, 0, false) FFTD_TC16_CASE(LEN, false, true, 0, false)
-#define FFTD_TC16_STRIDED(LEN)                                                  \
-	FFTD_TC16_CASE(LEN, true, false, 0, false)                              \
-	FFTD_TC16_CASE(LEN, true, true, 0, false)                               \
-	FFTD_TC16_CASE(LEN, true, false, 1, false)                              \
+#define FFTD_TC16_CONTIG(LEN)                                                  \
+	FFTD_TC16_CASE(LEN, false, false, 0, false)                            \
+	FFTD_TC16_CASE(LEN, false, true, 0, false)
+#define FFTD_TC16_STRIDED(LEN)                                                 \
+	FFTD_TC16_CASE(LEN, true, false, 0, false)                             \
+	FFTD_TC16_CASE(LEN, true, true, 0, false)                              \
+	FFTD_TC16_CASE(LEN, true, false, 1, false)                             \
 	FFTD_TC16_CASE(LEN, true, true, 1, false)
-#define FFTD_TC16_STRIDED_G(LEN)                                                \
-	FFTD_TC16_CASE(LEN, true, false, 2, true)                               \
+#define FFTD_TC16_STRIDED_G(LEN)                                               \
+	FFTD_TC16_CASE(LEN, true, false, 2, true)                              \
 	FFTD_TC16_CASE(LEN, true, true, 2, true)
 
-bool tc16_kernel(int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k)
+bool
+tc16_kernel(
+    int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k)
 {
 	if (len <= FFTD__TC_MAX_RADIX)
 		return radix_kernel_info<Tc16>(len, inverse, tw, k);

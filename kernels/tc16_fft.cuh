@@ -62,21 +62,23 @@
 
 #include "tc.h"
 
-namespace fftd_tc {
+namespace fftd_tc
+{
 
 // PassArgs is one pass (tc.h, fftd__tc_pass) with device pointers.
 struct PassArgs {
 	const void   *in;
 	void         *out;
-	long long     q_total;   // FFTs in this pass
-	long long     s_in;      // 1: contiguous FFTs, else column stride
+	long long     q_total; // FFTs in this pass
+	long long     s_in;    // 1: contiguous FFTs, else column stride
 	long long     s_out;
-	int           s_in_log2;  // log2 of the strides
+	int           s_in_log2; // log2 of the strides
 	int           s_out_log2;
-	const float2 *tab;       // W_L^j, j < L (forward sign)
-	const float2 *tw3;       // four-step: W_N^m, W_N^(256 m), W_N^(65536 m), m < 256,
-	                         // then W_N^(2^24 m), m < 8 (FFTD__TC_TW_ENTRIES):
-	                         // W_N^m = product of three (four when m >= 2^24) lookups
+	const float2 *tab; // W_L^j, j < L (forward sign)
+	const float2
+	    *tw3; // four-step: W_N^m, W_N^(256 m), W_N^(65536 m), m < 256,
+	          // then W_N^(2^24 m), m < 8 (FFTD__TC_TW_ENTRIES):
+	          // W_N^m = product of three (four when m >= 2^24) lookups
 };
 
 // KernelInfo describes one compiled pass kernel.
@@ -89,8 +91,10 @@ struct KernelInfo {
 // Lookups made by tc16.cu / split16.cu: the kernel for (len, strided,
 // inverse, four-step twiddle kind tw: 0, 1 or 2, tc.h fftd__tc_tw_kind), or
 // false when none is compiled.
-bool tc16_kernel(int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
-bool split16_kernel(int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
+bool tc16_kernel(
+    int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
+bool split16_kernel(
+    int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
 
 #define FFTD_DEV __device__ __forceinline__
 
@@ -99,9 +103,12 @@ bool split16_kernel(int len, bool strided, bool inverse, int tw, bool wide, Kern
 
 struct Tc16 {
 	static constexpr bool kSplit = false;
-	using Word                   = uint32_t; // __half2 bits: re low, im high
-	static constexpr int kBytes  = 4;
-	static FFTD_DEV uint32_t swz(uint32_t p) { return fftd__tc_swz4(p); }
+	using Word = uint32_t; // __half2 bits: re low, im high
+	static constexpr int     kBytes = 4;
+	static FFTD_DEV uint32_t swz(uint32_t p)
+	{
+		return fftd__tc_swz4(p);
+	}
 	static FFTD_DEV float2 load(Word w)
 	{
 		__half2 h = *reinterpret_cast<__half2 *>(&w);
@@ -115,24 +122,35 @@ struct Tc16 {
 };
 
 struct Split16 {
-	static constexpr bool kSplit = true;
-	using Word                   = float2;
-	static constexpr int kBytes  = 8;
-	static FFTD_DEV uint32_t swz(uint32_t p) { return fftd__tc_swz8(p); }
-	static FFTD_DEV float2 load(Word w) { return w; }
-	static FFTD_DEV Word store(float re, float im) { return make_float2(re, im); }
+	static constexpr bool kSplit    = true;
+	using Word                      = float2;
+	static constexpr int     kBytes = 8;
+	static FFTD_DEV uint32_t swz(uint32_t p)
+	{
+		return fftd__tc_swz8(p);
+	}
+	static FFTD_DEV float2 load(Word w)
+	{
+		return w;
+	}
+	static FFTD_DEV Word store(float re, float im)
+	{
+		return make_float2(re, im);
+	}
 };
 
 // ---------------------------------------------------------------------------
 // Small helpers.
 
-FFTD_DEV float2 cmul(float2 a, float2 b)
+FFTD_DEV float2
+cmul(float2 a, float2 b)
 {
 	return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
 
 template <bool INV>
-FFTD_DEV float2 twiddle(const float2 *tab, int j)
+FFTD_DEV float2
+twiddle(const float2 *tab, int j)
 {
 	float2 w = __ldg(tab + j);
 	if (INV)
@@ -140,20 +158,23 @@ FFTD_DEV float2 twiddle(const float2 *tab, int j)
 	return w;
 }
 
-FFTD_DEV uint32_t pack_half2(float lo, float hi)
+FFTD_DEV uint32_t
+pack_half2(float lo, float hi)
 {
 	__half2 h = __floats2half2_rn(lo, hi);
 	return *reinterpret_cast<uint32_t *>(&h);
 }
 
-FFTD_DEV float2 unpack_half2(uint32_t w)
+FFTD_DEV float2
+unpack_half2(uint32_t w)
 {
 	__half2 h = *reinterpret_cast<__half2 *>(&w);
 	return __half22float2(h);
 }
 
 // D += A * B, m16n8k16, fp16 inputs, fp32 accumulators (PTX ISA layouts).
-FFTD_DEV void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+FFTD_DEV void
+mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
 {
 	asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
 	    "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -162,7 +183,8 @@ FFTD_DEV void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b
 }
 
 // Transpose of an 8x8 b16 matrix held one row-pair per thread.
-FFTD_DEV uint32_t movt(uint32_t x)
+FFTD_DEV uint32_t
+movt(uint32_t x)
 {
 	uint32_t y;
 	asm("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(y) : "r"(x));
@@ -171,94 +193,119 @@ FFTD_DEV uint32_t movt(uint32_t x)
 
 // A 16x16 A-operand: blocks (rows 0-7 | 8-15) x (cols 0-7 | 8-15) in
 // registers 0, 1, 2, 3; its transpose swaps the off-diagonal blocks.
-FFTD_DEV void transpose(uint32_t (&a)[4])
+FFTD_DEV void
+transpose(uint32_t (&a)[4])
 {
-	uint32_t t0 = movt(a[0]), t1 = movt(a[2]), t2 = movt(a[1]), t3 = movt(a[3]);
-	a[0] = t0;
-	a[1] = t1;
-	a[2] = t2;
-	a[3] = t3;
+	uint32_t t0 = movt(a[0]), t1 = movt(a[2]), t2 = movt(a[1]),
+	         t3 = movt(a[3]);
+	a[0]        = t0;
+	a[1]        = t1;
+	a[2]        = t2;
+	a[3]        = t3;
 }
 
 template <int BYTES>
-FFTD_DEV void cp_async_n(uint32_t saddr, const void *g)
+FFTD_DEV void
+cp_async_n(uint32_t saddr, const void *g)
 {
 	if (BYTES == 4)
-		asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(saddr), "l"(g) : "memory");
+		asm volatile(
+		    "cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(saddr),
+		    "l"(g)
+		    : "memory");
 	else
-		asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(saddr), "l"(g) : "memory");
+		asm volatile(
+		    "cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(saddr),
+		    "l"(g)
+		    : "memory");
 }
 // A copy the compiler cannot see through: used once per block iteration on
 // the per-lane index bases, so that the many addresses derived from them are
 // recomputed (one LOP3 each) where they are used instead of being hoisted out
 // of the iteration loop and held in registers (which spilled).
-FFTD_DEV uint32_t opaque(uint32_t x)
+FFTD_DEV uint32_t
+opaque(uint32_t x)
 {
 	asm volatile("mov.b32 %0, %0;" : "+r"(x));
 	return x;
 }
 
-FFTD_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+FFTD_DEV void
+cp_async_commit()
+{
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
 template <int N>
-FFTD_DEV void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+FFTD_DEV void
+cp_async_wait()
+{
+	asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
 
 // ---------------------------------------------------------------------------
 // Small DFTs on the CUDA cores, natural order in and out, fp32.
 
 template <bool INV>
-FFTD_DEV float2 mul_mi(float2 x) // x * (-i) forward, x * (+i) inverse
+FFTD_DEV float2
+mul_mi(float2 x) // x * (-i) forward, x * (+i) inverse
 {
 	return INV ? make_float2(-x.y, x.x) : make_float2(x.y, -x.x);
 }
-FFTD_DEV float2 add2(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
-FFTD_DEV float2 sub2(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
+FFTD_DEV float2
+add2(float2 a, float2 b)
+{
+	return make_float2(a.x + b.x, a.y + b.y);
+}
+FFTD_DEV float2
+sub2(float2 a, float2 b)
+{
+	return make_float2(a.x - b.x, a.y - b.y);
+}
 
-template <int N, bool INV>
-struct SmallDft;
+template <int N, bool INV> struct SmallDft;
 
-template <bool INV>
-struct SmallDft<1, INV> {
-	static FFTD_DEV void run(float2 *) {}
+template <bool INV> struct SmallDft<1, INV> {
+	static FFTD_DEV void run(float2 *)
+	{
+	}
 };
 
-template <bool INV>
-struct SmallDft<2, INV> {
+template <bool INV> struct SmallDft<2, INV> {
 	static FFTD_DEV void run(float2 *x)
 	{
 		float2 a = x[0], b = x[1];
-		x[0]     = add2(a, b);
-		x[1]     = sub2(a, b);
+		x[0] = add2(a, b);
+		x[1] = sub2(a, b);
 	}
 };
 
-template <bool INV>
-struct SmallDft<4, INV> {
+template <bool INV> struct SmallDft<4, INV> {
 	static FFTD_DEV void run(float2 *x)
 	{
 		float2 s02 = add2(x[0], x[2]), d02 = sub2(x[0], x[2]);
-		float2 s13 = add2(x[1], x[3]), d13 = mul_mi<INV>(sub2(x[1], x[3]));
-		x[0] = add2(s02, s13);
-		x[2] = sub2(s02, s13);
-		x[1] = add2(d02, d13);
-		x[3] = sub2(d02, d13);
+		float2 s13 = add2(x[1], x[3]),
+		       d13 = mul_mi<INV>(sub2(x[1], x[3]));
+		x[0]       = add2(s02, s13);
+		x[2]       = sub2(s02, s13);
+		x[1]       = add2(d02, d13);
+		x[3]       = sub2(d02, d13);
 	}
 };
 
-template <bool INV>
-struct SmallDft<8, INV> {
+template <bool INV> struct SmallDft<8, INV> {
 	static FFTD_DEV void run(float2 *x)
 	{
-		const float r = 0.70710678118654752440f;
-		float2 e[4] = {x[0], x[2], x[4], x[6]};
-		float2 o[4] = {x[1], x[3], x[5], x[7]};
+		const float r    = 0.70710678118654752440f;
+		float2      e[4] = { x[0], x[2], x[4], x[6] };
+		float2      o[4] = { x[1], x[3], x[5], x[7] };
 		SmallDft<4, INV>::run(e);
 		SmallDft<4, INV>::run(o);
 		// o[k] *= W_8^k
 		float2 w1 = INV ? make_float2(r, r) : make_float2(r, -r);
 		float2 w3 = INV ? make_float2(-r, r) : make_float2(-r, -r);
-		o[1] = cmul(o[1], w1);
-		o[2] = mul_mi<INV>(o[2]);
-		o[3] = cmul(o[3], w3);
+		o[1]      = cmul(o[1], w1);
+		o[2]      = mul_mi<INV>(o[2]);
+		o[3]      = cmul(o[3], w3);
 		for (int k = 0; k < 4; k++) {
 			x[k]     = add2(e[k], o[k]);
 			x[k + 4] = sub2(e[k], o[k]);
@@ -271,27 +318,21 @@ struct SmallDft<8, INV> {
 
 // Frag: a 16x16 complex tile as A operands; split16 keeps hi and lo parts and
 // the scale to undo.
-template <bool SPLIT>
-struct Frag;
-template <>
-struct Frag<false> {
+template <bool SPLIT> struct Frag;
+template <> struct Frag<false> {
 	uint32_t r[4], i[4];
 };
-template <>
-struct Frag<true> {
+template <> struct Frag<true> {
 	uint32_t rh[4], rl[4], ih[4], il[4];
 	float    inv; // 2^-e
 };
 
 // DftB: F16 (or its conjugate) as B operands of the two n8 halves.
-template <bool SPLIT>
-struct DftB;
-template <>
-struct DftB<false> {
+template <bool SPLIT> struct DftB;
+template <> struct DftB<false> {
 	uint32_t r[2][2], i[2][2];
 };
-template <>
-struct DftB<true> {
+template <> struct DftB<true> {
 	uint32_t rh[2][2], rl[2][2], ih[2][2], il[2][2];
 };
 
@@ -299,7 +340,8 @@ struct DftB<true> {
 // B[k = 2 t + h + 8 b][n = g]; for the n8 half j, n = 8 j + g. F16[k][n] =
 // W_16^(k n) = tab[((k n) & 15) * L / 16].
 template <bool INV, int L>
-FFTD_DEV void load_dft(const float2 *tab, int lane, DftB<false> &F)
+FFTD_DEV void
+load_dft(const float2 *tab, int lane, DftB<false> &F)
 {
 	int g = lane >> 2, t = lane & 3;
 	for (int j = 0; j < 2; j++)
@@ -307,7 +349,8 @@ FFTD_DEV void load_dft(const float2 *tab, int lane, DftB<false> &F)
 			float2 w[2];
 			for (int h = 0; h < 2; h++) {
 				int k = 2 * t + h + 8 * b, n = 8 * j + g;
-				w[h]  = twiddle<INV>(tab, ((k * n) & 15) * (L / 16));
+				w[h] = twiddle<INV>(
+				    tab, ((k * n) & 15) * (L / 16));
 			}
 			F.r[j][b] = pack_half2(w[0].x, w[1].x);
 			F.i[j][b] = pack_half2(w[0].y, w[1].y);
@@ -315,7 +358,8 @@ FFTD_DEV void load_dft(const float2 *tab, int lane, DftB<false> &F)
 }
 
 template <bool INV, int L>
-FFTD_DEV void load_dft(const float2 *tab, int lane, DftB<true> &F)
+FFTD_DEV void
+load_dft(const float2 *tab, int lane, DftB<true> &F)
 {
 	int g = lane >> 2, t = lane & 3;
 	for (int j = 0; j < 2; j++)
@@ -323,7 +367,8 @@ FFTD_DEV void load_dft(const float2 *tab, int lane, DftB<true> &F)
 			float2 w[2];
 			for (int h = 0; h < 2; h++) {
 				int k = 2 * t + h + 8 * b, n = 8 * j + g;
-				w[h]  = twiddle<INV>(tab, ((k * n) & 15) * (L / 16));
+				w[h] = twiddle<INV>(
+				    tab, ((k * n) & 15) * (L / 16));
 			}
 			F.rh[j][b] = pack_half2(w[0].x, w[1].x);
 			F.ih[j][b] = pack_half2(w[0].y, w[1].y);
@@ -337,7 +382,8 @@ FFTD_DEV void load_dft(const float2 *tab, int lane, DftB<true> &F)
 // Packs 8 complex fp32 values (A element order) into a fragment. split16
 // scales by the power of two that brings the tile's largest magnitude into
 // [2^13, 2^14) (the same for the whole warp: one scale per tile).
-FFTD_DEV void to_frag(const float (&re)[8], const float (&im)[8], Frag<false> &x)
+FFTD_DEV void
+to_frag(const float (&re)[8], const float (&im)[8], Frag<false> &x)
 {
 	for (int k = 0; k < 4; k++) {
 		x.r[k] = pack_half2(re[2 * k], re[2 * k + 1]);
@@ -345,7 +391,8 @@ FFTD_DEV void to_frag(const float (&re)[8], const float (&im)[8], Frag<false> &x
 	}
 }
 
-FFTD_DEV void to_frag(const float (&re)[8], const float (&im)[8], Frag<true> &x)
+FFTD_DEV void
+to_frag(const float (&re)[8], const float (&im)[8], Frag<true> &x)
 {
 	uint32_t m = 0;
 	for (int e = 0; e < 8; e++) {
@@ -354,8 +401,8 @@ FFTD_DEV void to_frag(const float (&re)[8], const float (&im)[8], Frag<true> &x)
 	}
 	m       = __reduce_max_sync(0xffffffffu, m);
 	int   e = fftd__tc_scale_exp(m);
-	float s = __uint_as_float((uint32_t)(127 + e) << 23);
-	x.inv   = __uint_as_float((uint32_t)(127 - e) << 23);
+	float s = __uint_as_float((uint32_t) (127 + e) << 23);
+	x.inv   = __uint_as_float((uint32_t) (127 - e) << 23);
 	for (int k = 0; k < 4; k++) {
 		float a = re[2 * k] * s, b = re[2 * k + 1] * s;
 		x.rh[k]  = pack_half2(a, b);
@@ -369,12 +416,14 @@ FFTD_DEV void to_frag(const float (&re)[8], const float (&im)[8], Frag<true> &x)
 	}
 }
 
-FFTD_DEV void transpose(Frag<false> &x)
+FFTD_DEV void
+transpose(Frag<false> &x)
 {
 	transpose(x.r);
 	transpose(x.i);
 }
-FFTD_DEV void transpose(Frag<true> &x)
+FFTD_DEV void
+transpose(Frag<true> &x)
 {
 	transpose(x.rh);
 	transpose(x.rl);
@@ -382,7 +431,8 @@ FFTD_DEV void transpose(Frag<true> &x)
 	transpose(x.il);
 }
 
-FFTD_DEV void neg(const uint32_t (&a)[4], uint32_t (&n)[4])
+FFTD_DEV void
+neg(const uint32_t (&a)[4], uint32_t (&n)[4])
 {
 	for (int k = 0; k < 4; k++)
 		n[k] = a[k] ^ 0x80008000u;
@@ -390,12 +440,15 @@ FFTD_DEV void neg(const uint32_t (&a)[4], uint32_t (&n)[4])
 
 // Y = X * F16 (a DFT along every row of the tile); y[4 j + c] is accumulator
 // element c of n8 half j, which is A element 4 j + c.
-FFTD_DEV void row_dft(const Frag<false> &x, const DftB<false> &F, float (&yr)[8], float (&yi)[8])
+FFTD_DEV void
+row_dft(
+    const Frag<false> &x, const DftB<false> &F, float (&yr)[8], float (&yi)[8])
 {
 	uint32_t ni[4];
 	neg(x.i, ni);
 	for (int j = 0; j < 2; j++) {
-		float dr[4] = {0.f, 0.f, 0.f, 0.f}, di[4] = {0.f, 0.f, 0.f, 0.f};
+		float dr[4] = { 0.f, 0.f, 0.f, 0.f },
+		      di[4] = { 0.f, 0.f, 0.f, 0.f };
 		mma(dr, x.r, F.r[j][0], F.r[j][1]);
 		mma(dr, ni, F.i[j][0], F.i[j][1]);
 		mma(di, x.r, F.i[j][0], F.i[j][1]);
@@ -407,13 +460,16 @@ FFTD_DEV void row_dft(const Frag<false> &x, const DftB<false> &F, float (&yr)[8]
 	}
 }
 
-FFTD_DEV void row_dft(const Frag<true> &x, const DftB<true> &F, float (&yr)[8], float (&yi)[8])
+FFTD_DEV void
+row_dft(
+    const Frag<true> &x, const DftB<true> &F, float (&yr)[8], float (&yi)[8])
 {
 	uint32_t nih[4], nil[4];
 	neg(x.ih, nih);
 	neg(x.il, nil);
 	for (int j = 0; j < 2; j++) {
-		float dr[4] = {0.f, 0.f, 0.f, 0.f}, di[4] = {0.f, 0.f, 0.f, 0.f};
+		float dr[4] = { 0.f, 0.f, 0.f, 0.f },
+		      di[4] = { 0.f, 0.f, 0.f, 0.f };
 		// small terms first, the hi*hi products last
 		mma(dr, x.rl, F.rh[j][0], F.rh[j][1]);
 		mma(dr, x.rh, F.rl[j][0], F.rl[j][1]);
@@ -436,14 +492,16 @@ FFTD_DEV void row_dft(const Frag<true> &x, const DftB<true> &F, float (&yr)[8], 
 
 // Fragment from 8 shared-memory words. tc16 regroups the (re, im) half pairs
 // into re and im operands with two byte permutes per register, no cvt.
-FFTD_DEV void words_to_frag(const uint32_t (&w)[8], Frag<false> &x)
+FFTD_DEV void
+words_to_frag(const uint32_t (&w)[8], Frag<false> &x)
 {
 	for (int k = 0; k < 4; k++) {
 		x.r[k] = __byte_perm(w[2 * k], w[2 * k + 1], 0x5410);
 		x.i[k] = __byte_perm(w[2 * k], w[2 * k + 1], 0x7632);
 	}
 }
-FFTD_DEV void words_to_frag(const float2 (&w)[8], Frag<true> &x)
+FFTD_DEV void
+words_to_frag(const float2 (&w)[8], Frag<true> &x)
 {
 	float re[8], im[8];
 	for (int e = 0; e < 8; e++) {
@@ -456,7 +514,8 @@ FFTD_DEV void words_to_frag(const float2 (&w)[8], Frag<true> &x)
 // Offsets of A element e relative to element 0 in a tile whose rows are
 // `rs` apart and columns `cs` apart: row + 8 (e bit 1), col + 1 (bit 0),
 // col + 8 (bit 2).
-FFTD_DEV constexpr uint32_t elem_off(int e, uint32_t rs, uint32_t cs)
+FFTD_DEV constexpr uint32_t
+elem_off(int e, uint32_t rs, uint32_t cs)
 {
 	return 8u * rs * ((e >> 1) & 1) + cs * (e & 1) + 8u * cs * (e >> 2);
 }
@@ -477,24 +536,27 @@ FFTD_DEV constexpr uint32_t elem_off(int e, uint32_t rs, uint32_t cs)
 // level 1 writes into when it fits (SCR; not needed by contiguous 256-point
 // passes, which store from registers), the twiddle tables (W_256 per lane,
 // the quarter of W_L, and the four-step tables when TW).
-template <class P, int L, int C, bool TW, bool STRIDED>
-struct Smem {
-	static constexpr int    PTS   = C * L;
-	static constexpr bool   SCR   = 2 * PTS * P::kBytes <= 160 * 1024;
-	static constexpr int    NBUFS = SCR && !(L == 256 && !STRIDED) ? 2 : 1;
-	static constexpr size_t kBytes =
-	    (size_t)NBUFS * PTS * P::kBytes + (8 * 32 + L / 4 + (TW ? FFTD__TC_TW_ENTRIES : 0)) * sizeof(float2);
+template <class P, int L, int C, bool TW, bool STRIDED> struct Smem {
+	static constexpr int    PTS    = C * L;
+	static constexpr bool   SCR    = 2 * PTS * P::kBytes <= 160 * 1024;
+	static constexpr int    NBUFS  = SCR && !(L == 256 && !STRIDED) ? 2 : 1;
+	static constexpr size_t kBytes = (size_t) NBUFS * PTS * P::kBytes
+	    + (8 * 32 + L / 4 + (TW ? FFTD__TC_TW_ENTRIES : 0))
+	        * sizeof(float2);
 };
 
 // Register cap: as many resident blocks as shared memory allows, up to 1024
 // threads per SM, so that several blocks overlap their load, compute and
 // store phases (228 KiB of shared memory per SM, 1 KiB reserved per block).
 template <class P, int L, int C, int W, bool TW, bool STRIDED>
-constexpr int min_blocks()
+constexpr int
+min_blocks()
 {
-	int by_smem = (int)((228 * 1024) / (Smem<P, L, C, TW, STRIDED>::kBytes + 1024));
-	int by_thr  = (P::kSplit ? 768 : 1024) / (W * 32); // split16 needs ~80 registers
-	int b       = by_smem < by_thr ? by_smem : by_thr;
+	int by_smem = (int) ((228 * 1024)
+	    / (Smem<P, L, C, TW, STRIDED>::kBytes + 1024));
+	int by_thr  = (P::kSplit ? 768 : 1024)
+	    / (W * 32); // split16 needs ~80 registers
+	int b = by_smem < by_thr ? by_smem : by_thr;
 	return b < 1 ? 1 : b;
 }
 
@@ -503,28 +565,53 @@ constexpr int min_blocks()
 // disjoint bits: with the linear swizzle, a lane's part is computed once and
 // the unrolled loop's part is a compile-time constant.
 template <int L, int R>
-FFTD_DEV constexpr uint32_t l1_in(uint32_t tau) { return (tau / R) * L + tau % R; }        // (f, a) -> f L + a
+FFTD_DEV constexpr uint32_t
+l1_in(uint32_t tau)
+{
+	return (tau / R) * L + tau % R;
+} // (f, a) -> f L + a
 template <int L, int R>
-FFTD_DEV constexpr uint32_t l1_out(uint32_t tau) { return (tau / R) * L + 256 * (tau % R); } // -> f L + 256 a
+FFTD_DEV constexpr uint32_t
+l1_out(uint32_t tau)
+{
+	return (tau / R) * L + 256 * (tau % R);
+} // -> f L + 256 a
 template <int L>
-FFTD_DEV constexpr uint32_t l2_pair(uint32_t p) { return (p / 256) * L + p % 256; }         // (f, kb) -> f L + kb
+FFTD_DEV constexpr uint32_t
+l2_pair(uint32_t p)
+{
+	return (p / 256) * L + p % 256;
+} // (f, kb) -> f L + kb
 template <int L>
-FFTD_DEV constexpr uint32_t l2_unit(uint32_t u) { return (u / 16) * L + (u % 16) * 16; }    // (f, kb0) -> f L + kb0
+FFTD_DEV constexpr uint32_t
+l2_unit(uint32_t u)
+{
+	return (u / 16) * L + (u % 16) * 16;
+} // (f, kb0) -> f L + kb0
 template <int L>
-FFTD_DEV constexpr uint32_t l2a_item(uint32_t i) { return (i / 4096) * L + i % 4096; }      // (f, al, kb)
+FFTD_DEV constexpr uint32_t
+l2a_item(uint32_t i)
+{
+	return (i / 4096) * L + i % 4096;
+} // (f, al, kb)
 template <int L, int RR>
-FFTD_DEV constexpr uint32_t l2b_in(uint32_t t) // (f, b, kb0) -> f L + kb0 + 4096 b
+FFTD_DEV constexpr uint32_t
+l2b_in(uint32_t t) // (f, b, kb0) -> f L + kb0 + 4096 b
 {
 	return (t / (16 * RR)) * L + (t % 16) * 16 + 4096 * ((t / 16) % RR);
 }
 template <int L, int RR>
-FFTD_DEV constexpr uint32_t l2b_out(uint32_t t) // -> f L + kb0 + 256 b
+FFTD_DEV constexpr uint32_t
+l2b_out(uint32_t t) // -> f L + kb0 + 256 b
 {
 	return (t / (16 * RR)) * L + (t % 16) * 16 + 256 * ((t / 16) % RR);
 }
 
-template <class P, int L, int C, int W, bool STRIDED, bool INV, bool TW, bool SCR, bool TWG>
-__global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>())) pass_kernel(PassArgs args)
+template <class P, int L, int C, int W, bool STRIDED, bool INV, bool TW,
+    bool SCR, bool TWG>
+__global__ void
+__launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
+    pass_kernel(PassArgs args)
 {
 	using Word            = typename P::Word;
 	constexpr bool SPLIT  = P::kSplit;
@@ -542,12 +629,15 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 	constexpr bool DIRECT = !STRIDED;
 	// The next block's input streams into buf as soon as level 1 has read
 	// it, unless a later stage still writes or reads buf.
-	constexpr bool EARLY = (SCR && (R < 32 || DIRECT)) || (DIRECT && R == 1);
-	constexpr uint32_t SCR_OFF = (uint32_t)PTS * B; // byte offset of the scratch buffer
+	constexpr bool EARLY
+	    = (SCR && (R < 32 || DIRECT)) || (DIRECT && R == 1);
+	constexpr uint32_t SCR_OFF
+	    = (uint32_t) PTS * B; // byte offset of the scratch buffer
 	static_assert(L >= 256 && L <= 16384 && (L & (L - 1)) == 0, "L");
 	static_assert(TPW >= 1 && TPW * W == C * R, "tiles per warp");
 	static_assert(COPIES * NT == PTS, "copy steps");
-	static_assert(DIRECT || SCR, "column passes go through the scratch buffer");
+	static_assert(
+	    DIRECT || SCR, "column passes go through the scratch buffer");
 
 	// Shared memory: the input buffer (buf); when SCR a scratch buffer that
 	// level 1 writes into (so its results need not wait in registers for a
@@ -557,18 +647,23 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 	// tables. Buffer accesses use byte offsets: swizzle(x) * B, which is
 	// linear too, so each access is one LOP3 on a per-thread base.
 	extern __shared__ __align__(16) unsigned char smem_raw[];
-	float2 *const t256 = reinterpret_cast<float2 *>(smem_raw + (size_t)(Smem<P, L, C, TW, STRIDED>::NBUFS) * PTS * B);
+	float2 *const t256 = reinterpret_cast<float2 *>(
+	    smem_raw + (size_t) (Smem<P, L, C, TW, STRIDED>::NBUFS) * PTS * B);
 	float2 *const tq   = t256 + 8 * 32;
 	float2 *const tw3  = tq + Q;
-	auto bref = [&](uint32_t off) -> Word & { return *reinterpret_cast<Word *>(smem_raw + off); };
-	auto sref = [&](uint32_t off) -> Word & { return *reinterpret_cast<Word *>(smem_raw + SCR_OFF + off); };
-	auto SB   = [](uint32_t x) -> uint32_t { return P::swz(x) * B; };
+	auto          bref = [&](uint32_t off) -> Word          &{
+                return *reinterpret_cast<Word *>(smem_raw + off);
+	};
+	auto sref = [&](uint32_t off) -> Word & {
+		return *reinterpret_cast<Word *>(smem_raw + SCR_OFF + off);
+	};
+	auto SB = [](uint32_t x) -> uint32_t { return P::swz(x) * B; };
 
 	const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 	const int g = lane >> 2, t = lane & 3;
 
-	const long long nit     = (args.q_total + C - 1) / C;
-	const bool      s_in_1  = !STRIDED || args.s_in == 1;
+	const long long nit    = (args.q_total + C - 1) / C;
+	const bool      s_in_1 = !STRIDED || args.s_in == 1;
 
 	// Constants: the F16 fragments (registers), the twiddle tables (shared
 	// memory; the first barrier of the loop publishes them).
@@ -576,26 +671,30 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 	load_dft<INV, L>(args.tab, lane, F);
 	if (warp == 0)
 		for (int e = 0; e < 8; e++)
-			t256[e * 32 + lane] =
-			    twiddle<INV>(args.tab, fftd__tc_frag_row(lane, e) * fftd__tc_frag_col(lane, e) * R);
+			t256[e * 32 + lane] = twiddle<INV>(args.tab,
+			    fftd__tc_frag_row(lane, e)
+			        * fftd__tc_frag_col(lane, e) * R);
 	for (int j = tid; j < Q; j += NT)
 		tq[j] = __ldg(args.tab + j);
 	if (TW)
-		for (int j = tid; j < (TWG ? FFTD__TC_TW_ENTRIES : 3 * FFTD__TC_TW_TABLE); j += NT)
+		for (int j = tid;
+		     j < (TWG ? FFTD__TC_TW_ENTRIES : 3 * FFTD__TC_TW_TABLE);
+		     j += NT)
 			tw3[j] = __ldg(args.tw3 + j);
 
 	// Contiguous passes with R <= 8 apply the level-1 DIT twiddles
 	// W_L^(a kb) in level 2 instead, where a thread always sees the same kb
-	// (NKB of them when a block has fewer than 256 threads): R - 1 constants
-	// per kb, in registers (column passes have no registers to spare for
-	// them and use the quarter table in level 1).
+	// (NKB of them when a block has fewer than 256 threads): R - 1
+	// constants per kb, in registers (column passes have no registers to
+	// spare for them and use the quarter table in level 1).
 	constexpr bool MOVE_TW = DIRECT && R > 1 && R <= 8;
 	constexpr int  NKB     = NT >= 256 ? 1 : 256 / NT;
 	constexpr int  RT      = MOVE_TW ? R - 1 : 1;
 	float2         tw1[NKB][RT];
 	for (int jk = 0; jk < NKB; jk++)
 		for (int x = 0; x < RT; x++)
-			tw1[jk][x] = MOVE_TW ? twiddle<INV>(args.tab, (x + 1) * ((tid + jk * NT) % 256))
+			tw1[jk][x] = MOVE_TW ? twiddle<INV>(args.tab,
+			                 (x + 1) * ((tid + jk * NT) % 256))
 			                     : make_float2(1.f, 0.f);
 
 	// W_L^j for 0 <= j < L from the quarter table: W_L^(r + qL/4) =
@@ -613,43 +712,61 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 	};
 
 	// Per-lane parts of the swizzled byte offsets (see l1_in and friends).
-	const uint32_t sw_c1_0 = SB((uint32_t)tid);
-	const uint32_t sw_cs_0 = SB((uint32_t)((tid % C) * L + tid / C));
-	const uint32_t sw_g1_0 = SB(l1_in<L, R>(warp)) ^ SB((uint32_t)R * (g + 32 * t));
-	const uint32_t sw_w1_0 = SB(l1_out<L, R>(warp)) ^ SB((uint32_t)(g + 32 * t));
+	const uint32_t sw_c1_0 = SB((uint32_t) tid);
+	const uint32_t sw_cs_0 = SB((uint32_t) ((tid % C) * L + tid / C));
+	const uint32_t sw_g1_0
+	    = SB(l1_in<L, R>(warp)) ^ SB((uint32_t) R * (g + 32 * t));
+	const uint32_t sw_w1_0
+	    = SB(l1_out<L, R>(warp)) ^ SB((uint32_t) (g + 32 * t));
 	const uint32_t sw_p2_0 = SB(l2_pair<L>(tid));
-	const uint32_t sw_g2_0 = SB(l2_unit<L>(warp)) ^ SB((uint32_t)(g + 512 * t));
+	const uint32_t sw_g2_0
+	    = SB(l2_unit<L>(warp)) ^ SB((uint32_t) (g + 512 * t));
 	const uint32_t sw_a2_0 = SB(l2a_item<L>(tid));
-	const uint32_t sw_bi_0 = SB(l2b_in<L, RR>(warp)) ^ SB((uint32_t)(g + 512 * t));
-	uint32_t       sw_c1 = sw_c1_0, sw_cs = sw_cs_0;
+	const uint32_t sw_bi_0
+	    = SB(l2b_in<L, RR>(warp)) ^ SB((uint32_t) (g + 512 * t));
+	uint32_t sw_c1 = sw_c1_0, sw_cs = sw_cs_0;
 
 	auto copy_in = [&](long long it) {
 		const Word    *in = static_cast<const Word *>(args.in);
-		const uint32_t sb = (uint32_t)__cvta_generic_to_shared(smem_raw);
+		const uint32_t sb
+		    = (uint32_t) __cvta_generic_to_shared(smem_raw);
 		if (s_in_1) {
-			const long long base = it * C * (long long)L;
+			const long long base = it * C * (long long) L;
 			const Word     *src  = in + base + tid;
 			if ((it + 1) * C <= args.q_total) {
 #pragma unroll
 				for (int j = 0; j < COPIES; j++)
-					cp_async_n<B>(sb + (sw_c1 ^ SB((uint32_t)(j * NT))), src + j * NT);
+					cp_async_n<B>(sb
+					        + (sw_c1
+					            ^ SB((uint32_t) (j * NT))),
+					    src + j * NT);
 			} else {
-				const long long limit = args.q_total * (long long)L - base;
+				const long long limit
+				    = args.q_total * (long long) L - base;
 #pragma unroll
 				for (int j = 0; j < COPIES; j++)
 					if (tid + j * NT < limit)
-						cp_async_n<B>(sb + (sw_c1 ^ SB((uint32_t)(j * NT))), src + j * NT);
+						cp_async_n<B>(sb
+						        + (sw_c1
+						            ^ SB((uint32_t) (j
+						                * NT))),
+						    src + j * NT);
 			}
 		} else {
-			long long   q0  = it * C, s = args.s_in;
-			long long   qh  = q0 >> args.s_in_log2, ql = q0 & (s - 1);
-			const Word *src = in + qh * (long long)L * s + ql + (tid % C) + (long long)(tid / C) * s;
-			// the step is opaque so that the 64-bit offsets are not all
-			// precomputed and held across the iteration loop
-			const long long step = (long long)opaque((uint32_t)(NT / C)) * s;
+			long long q0 = it * C, s = args.s_in;
+			long long qh = q0 >> args.s_in_log2, ql = q0 & (s - 1);
+			const Word *src = in + qh * (long long) L * s + ql
+			    + (tid % C) + (long long) (tid / C) * s;
+			// the step is opaque so that the 64-bit offsets are not
+			// all precomputed and held across the iteration loop
+			const long long step
+			    = (long long) opaque((uint32_t) (NT / C)) * s;
 #pragma unroll
 			for (int j = 0; j < COPIES; j++) {
-				cp_async_n<B>(sb + (sw_cs ^ SB((uint32_t)(j * (NT / C)))), src);
+				cp_async_n<B>(sb
+				        + (sw_cs
+				            ^ SB((uint32_t) (j * (NT / C)))),
+				    src);
 				src += step;
 			}
 		}
@@ -660,11 +777,13 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 		Word     *out = static_cast<Word *>(args.out);
 		long long q0 = it * C, s = args.s_out;
 		long long qh = q0 >> args.s_out_log2, ql = q0 & (s - 1);
-		Word     *dst  = out + qh * (long long)L * s + ql + (tid % C) + (long long)(tid / C) * s;
-		const long long step = (long long)opaque((uint32_t)(NT / C)) * s;
+		Word     *dst = out + qh * (long long) L * s + ql + (tid % C)
+		    + (long long) (tid / C) * s;
+		const long long step
+		    = (long long) opaque((uint32_t) (NT / C)) * s;
 #pragma unroll
 		for (int j = 0; j < COPIES; j++) {
-			*dst = sref(sw_cs ^ SB((uint32_t)(j * (NT / C))));
+			*dst = sref(sw_cs ^ SB((uint32_t) (j * (NT / C))));
 			dst += step;
 		}
 	};
@@ -680,13 +799,17 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 		float2    w;
 		if constexpr (TWG) {
 			long long ql = q & (args.s_in - 1);
-			uint32_t  m  = (uint32_t)(ql * k);
-			w = cmul(cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]), tw3[512 + ((m >> 16) & 255)]);
+			uint32_t  m  = (uint32_t) (ql * k);
+			w            = cmul(
+			               cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]),
+			               tw3[512 + ((m >> 16) & 255)]);
 			w = cmul(w, tw3[3 * FFTD__TC_TW_TABLE + (m >> 24)]);
 		} else {
 			long long ql = q & (args.s_out - 1);
-			uint32_t  m  = (uint32_t)(ql * k);
-			w            = cmul(cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]), tw3[512 + (m >> 16)]);
+			uint32_t  m  = (uint32_t) (ql * k);
+			w            = cmul(
+			               cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]),
+			               tw3[512 + (m >> 16)]);
 		}
 		if (INV)
 			w.y = -w.y;
@@ -707,23 +830,24 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 	for (; it < nit; it += gridDim.x) {
 		const long long nxt = it + gridDim.x;
 		// fresh, opaque copies each iteration (see opaque())
-		const int      ln    = (int)opaque((uint32_t)lane);
+		const int      ln    = (int) opaque((uint32_t) lane);
 		const uint32_t sw_g1 = opaque(sw_g1_0), sw_w1 = opaque(sw_w1_0);
-		sw_c1 = opaque(sw_c1_0);
-		sw_cs = opaque(sw_cs_0);
-		const float2 *t256l = t256 + opaque((uint32_t)lane);
+		sw_c1               = opaque(sw_c1_0);
+		sw_cs               = opaque(sw_cs_0);
+		const float2 *t256l = t256 + opaque((uint32_t) lane);
 		Word *const   out   = static_cast<Word *>(args.out);
 		cp_async_wait<0>();
 		__syncthreads();
 
-		// ---- level 1: 256-point FFTs in registers, one tile per warp step.
-		// without a scratch buffer, results wait in registers for a barrier
+		// ---- level 1: 256-point FFTs in registers, one tile per warp
+		// step. without a scratch buffer, results wait in registers for
+		// a barrier
 		constexpr bool STASH = !SCR && !(R == 1 && DIRECT);
 		Word           stash[STASH ? TPW : 1][8];
 #pragma unroll
 		for (int i = 0; i < TPW; i++) {
-			const int      tau = warp + W * i, f = tau / R, a = tau % R;
-			const uint32_t sb  = sw_g1 ^ SB(l1_in<L, R>(W * i));
+			const int tau = warp + W * i, f = tau / R, a = tau % R;
+			const uint32_t sb = sw_g1 ^ SB(l1_in<L, R>(W * i));
 			Word           w[8];
 #pragma unroll
 			for (int e = 0; e < 8; e++)
@@ -734,34 +858,41 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 			row_dft(x, F, yr, yi);
 #pragma unroll
 			for (int e = 0; e < 8; e++) {
-				float2 v = cmul(make_float2(yr[e], yi[e]), t256l[32 * e]); // W_256^(row col)
+				float2 v = cmul(make_float2(yr[e], yi[e]),
+				    t256l[32 * e]); // W_256^(row col)
 				yr[e]    = v.x;
 				yi[e]    = v.y;
 			}
 			to_frag(yr, yi, x);
 			transpose(x);
 			row_dft(x, F, yr, yi);
-			const uint32_t so   = sw_w1 ^ SB(l1_out<L, R>(W * i));
-			const int      kb0  = (ln >> 2) + 32 * (ln & 3); // kb of element 0
-			const long long q   = it * C + f;
-			Word *const     dst = out + q * L + kb0; // R == 1 && DIRECT
+			const uint32_t so = sw_w1 ^ SB(l1_out<L, R>(W * i));
+			const int      kb0
+			    = (ln >> 2) + 32 * (ln & 3); // kb of element 0
+			const long long q = it * C + f;
+			Word *const dst = out + q * L + kb0; // R == 1 && DIRECT
 #pragma unroll
 			for (int e = 0; e < 8; e++) {
-				const int kb = fftd__tc_frag_row(ln, e) + 16 * fftd__tc_frag_col(ln, e);
-				float2    v  = make_float2(yr[e], yi[e]);
+				const int kb = fftd__tc_frag_row(ln, e)
+				    + 16 * fftd__tc_frag_col(ln, e);
+				float2 v = make_float2(yr[e], yi[e]);
 				if (R > 1 && !MOVE_TW) {
 					if (a != 0)
-						v = cmul(v, twl((uint32_t)(a * kb)));
+						v = cmul(v,
+						    twl((uint32_t) (a * kb)));
 				} else if (R == 1 && TW) {
 					v = cmul(v, tw4(it, f, kb));
 				}
 				if (R == 1 && DIRECT) {
 					if (q < args.q_total)
-						dst[elem_off(e, 1, 16)] = P::store(v.x, v.y);
+						dst[elem_off(e, 1, 16)]
+						    = P::store(v.x, v.y);
 				} else if (SCR) {
-					sref(so ^ SB(elem_off(e, 1, 16))) = P::store(v.x, v.y);
+					sref(so ^ SB(elem_off(e, 1, 16)))
+					    = P::store(v.x, v.y);
 				} else {
-					stash[STASH ? i : 0][e] = P::store(v.x, v.y);
+					stash[STASH ? i : 0][e]
+					    = P::store(v.x, v.y);
 				}
 			}
 		}
@@ -769,16 +900,21 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 			__syncthreads();
 #pragma unroll
 			for (int i = 0; i < TPW; i++) {
-				const uint32_t so = sw_w1 ^ SB(l1_out<L, R>(W * i));
+				const uint32_t so
+				    = sw_w1 ^ SB(l1_out<L, R>(W * i));
 #pragma unroll
 				for (int e = 0; e < 8; e++)
-					bref(so ^ SB(elem_off(e, 1, 16))) = stash[STASH ? i : 0][e];
+					bref(so ^ SB(elem_off(e, 1, 16)))
+					    = stash[STASH ? i : 0][e];
 			}
 		}
 		// level 2 works in the scratch buffer, or in buf without one
-		auto wref = [&](uint32_t off) -> Word & { return SCR ? sref(off) : bref(off); };
+		auto wref = [&](uint32_t off) -> Word & {
+			return SCR ? sref(off) : bref(off);
+		};
 
-		// ---- level 2: R-point DFTs over a (stride 256), natural order out.
+		// ---- level 2: R-point DFTs over a (stride 256), natural order
+		// out.
 		if constexpr (R == 1) {
 			__syncthreads();
 			if (EARLY)
@@ -793,33 +929,45 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 				prefetch(nxt);
 #pragma unroll
 			for (int j = 0; j < PAIRS; j++) {
-				const int      pidx = tid + j * NT, f = pidx / 256, kb = pidx % 256;
-				const uint32_t sb   = sw_p2 ^ SB(l2_pair<L>(j * NT));
-				float2         v[R];
+				const int pidx = tid + j * NT, f = pidx / 256,
+				          kb = pidx % 256;
+				const uint32_t sb
+				    = sw_p2 ^ SB(l2_pair<L>(j * NT));
+				float2 v[R];
 #pragma unroll
 				for (int x = 0; x < R; x++)
-					v[x] = P::load(wref(sb ^ SB((uint32_t)(256 * x))));
+					v[x] = P::load(wref(
+					    sb ^ SB((uint32_t) (256 * x))));
 				if (MOVE_TW)
 #pragma unroll
 					for (int x = 1; x < R; x++)
-						v[x] = cmul(v[x], tw1[j % NKB][x - 1]); // W_L^(a kb)
+						v[x] = cmul(v[x],
+						    tw1[j % NKB]
+						       [x - 1]); // W_L^(a kb)
 				SmallDft<R, INV>::run(v);
 				const long long q = it * C + f;
 #pragma unroll
 				for (int x = 0; x < R; x++) {
 					if (TW)
-						v[x] = cmul(v[x], tw4(it, f, kb + 256 * x));
+						v[x] = cmul(v[x],
+						    tw4(it, f, kb + 256 * x));
 					if (DIRECT) {
 						if (q < args.q_total)
-							out[q * L + kb + 256 * x] = P::store(v[x].x, v[x].y);
+							out[q * L + kb
+							    + 256 * x]
+							    = P::store(
+							        v[x].x, v[x].y);
 					} else {
-						wref(sb ^ SB((uint32_t)(256 * x))) = P::store(v[x].x, v[x].y);
+						wref(sb
+						    ^ SB((uint32_t) (256 * x)))
+						    = P::store(v[x].x, v[x].y);
 					}
 				}
 			}
 		} else if constexpr (R == 16) {
-			// One tensor-core product per (f, 16 consecutive kb): rows kb,
-			// columns a -> ka; in place, so no block barrier between.
+			// One tensor-core product per (f, 16 consecutive kb):
+			// rows kb, columns a -> ka; in place, so no block
+			// barrier between.
 			constexpr int UNITS = C * 16 / W;
 			static_assert(UNITS * W == C * 16, "level-2 units");
 			const uint32_t sw_g2 = opaque(sw_g2_0);
@@ -828,85 +976,112 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 				prefetch(nxt);
 #pragma unroll
 			for (int u0 = 0; u0 < UNITS; u0++) {
-				const int      u = warp + W * u0, f = u / 16, kb0 = (u % 16) * 16;
-				const uint32_t sb = sw_g2 ^ SB(l2_unit<L>(W * u0));
-				Word           z[8];
+				const int u = warp + W * u0, f = u / 16,
+				          kb0 = (u % 16) * 16;
+				const uint32_t sb
+				    = sw_g2 ^ SB(l2_unit<L>(W * u0));
+				Word z[8];
 #pragma unroll
 				for (int e = 0; e < 8; e++)
-					z[e] = wref(sb ^ SB(elem_off(e, 1, 256)));
+					z[e] = wref(
+					    sb ^ SB(elem_off(e, 1, 256)));
 				Frag<SPLIT> x;
 				words_to_frag(z, x);
 				float yr[8], yi[8];
 				row_dft(x, F, yr, yi);
-				const long long q   = it * C + f;
-				Word *const     dst = out + q * L + kb0 + (ln >> 2) + 512 * (ln & 3);
+				const long long q = it * C + f;
+				Word *const dst = out + q * L + kb0 + (ln >> 2)
+				    + 512 * (ln & 3);
 #pragma unroll
 				for (int e = 0; e < 8; e++) {
 					float2 v = make_float2(yr[e], yi[e]);
 					if (TW) {
-						const int k = kb0 + fftd__tc_frag_row(ln, e) + 256 * fftd__tc_frag_col(ln, e);
-						v           = cmul(v, tw4(it, f, k));
+						const int k = kb0
+						    + fftd__tc_frag_row(ln, e)
+						    + 256
+						        * fftd__tc_frag_col(
+						            ln, e);
+						v = cmul(v, tw4(it, f, k));
 					}
 					if (DIRECT) {
 						if (q < args.q_total)
-							dst[elem_off(e, 1, 256)] = P::store(v.x, v.y);
+							dst[elem_off(e, 1, 256)]
+							    = P::store(
+							        v.x, v.y);
 					} else {
-						wref(sb ^ SB(elem_off(e, 1, 256))) = P::store(v.x, v.y);
+						wref(sb
+						    ^ SB(elem_off(e, 1, 256)))
+						    = P::store(v.x, v.y);
 					}
 				}
 			}
 		} else {
-			// R = 16 RR, a = alpha + 16 beta, ka = RR kappa + beta':
-			// (2a) radix-RR over beta on the CUDA cores, times
-			// W_R^(alpha beta'), in place; (2b) the radix-16 product over
-			// alpha per (f, kb0, beta'), results to kb + 256 (RR kappa +
-			// beta') in device memory (contiguous passes only: L > 4096).
-			static_assert(DIRECT, "L > 4096 only for contiguous passes");
+			// R = 16 RR, a = alpha + 16 beta, ka = RR kappa +
+			// beta': (2a) radix-RR over beta on the CUDA cores,
+			// times W_R^(alpha beta'), in place; (2b) the radix-16
+			// product over alpha per (f, kb0, beta'), results to kb
+			// + 256 (RR kappa + beta') in device memory (contiguous
+			// passes only: L > 4096).
+			static_assert(
+			    DIRECT, "L > 4096 only for contiguous passes");
 			constexpr int ITEMS = C * 4096 / NT;
 			static_assert(ITEMS * NT == C * 4096, "level-2a items");
 			constexpr int TPW2 = C * 16 * RR / W;
-			static_assert(TPW2 * W == C * 16 * RR, "level-2b tiles per warp");
+			static_assert(
+			    TPW2 * W == C * 16 * RR, "level-2b tiles per warp");
 			const uint32_t sw_a2 = opaque(sw_a2_0);
 			__syncthreads();
 			if (EARLY)
 				prefetch(nxt);
 #pragma unroll
 			for (int j = 0; j < ITEMS; j++) {
-				const int      i  = tid + j * NT, al = (i % 4096) / 256;
-				const uint32_t sb = sw_a2 ^ SB(l2a_item<L>(j * NT));
-				float2         v[RR];
+				const int i  = tid + j * NT,
+				          al = (i % 4096) / 256;
+				const uint32_t sb
+				    = sw_a2 ^ SB(l2a_item<L>(j * NT));
+				float2 v[RR];
 #pragma unroll
 				for (int b = 0; b < RR; b++)
-					v[b] = P::load(wref(sb ^ SB((uint32_t)(4096 * b))));
+					v[b] = P::load(wref(
+					    sb ^ SB((uint32_t) (4096 * b))));
 				SmallDft<RR, INV>::run(v);
 #pragma unroll
 				for (int b = 0; b < RR; b++) {
 					if (b > 0 && al > 0)
-						v[b] = cmul(v[b], twl((uint32_t)(256 * al * b)));
-					wref(sb ^ SB((uint32_t)(4096 * b))) = P::store(v[b].x, v[b].y);
+						v[b] = cmul(v[b],
+						    twl((uint32_t) (256 * al
+						        * b)));
+					wref(sb ^ SB((uint32_t) (4096 * b)))
+					    = P::store(v[b].x, v[b].y);
 				}
 			}
 			__syncthreads();
 			const uint32_t sw_bi = opaque(sw_bi_0);
 #pragma unroll
 			for (int i = 0; i < TPW2; i++) {
-				const int tau = warp + W * i, f = tau / (16 * RR), kb0 = (tau % 16) * 16,
-				          b = (tau / 16) % RR;
-				const uint32_t sb = sw_bi ^ SB(l2b_in<L, RR>(W * i));
-				Word           z[8];
+				const int tau = warp + W * i,
+				          f   = tau / (16 * RR),
+				          kb0 = (tau % 16) * 16,
+				          b   = (tau / 16) % RR;
+				const uint32_t sb
+				    = sw_bi ^ SB(l2b_in<L, RR>(W * i));
+				Word z[8];
 #pragma unroll
 				for (int e = 0; e < 8; e++)
-					z[e] = wref(sb ^ SB(elem_off(e, 1, 256)));
+					z[e] = wref(
+					    sb ^ SB(elem_off(e, 1, 256)));
 				Frag<SPLIT> x;
 				words_to_frag(z, x);
 				float yr[8], yi[8];
 				row_dft(x, F, yr, yi);
-				const long long q   = it * C + f;
-				Word *const     dst = out + q * L + kb0 + 256 * b + (ln >> 2) + 512 * RR * (ln & 3);
+				const long long q = it * C + f;
+				Word *const dst   = out + q * L + kb0 + 256 * b
+				    + (ln >> 2) + 512 * RR * (ln & 3);
 #pragma unroll
 				for (int e = 0; e < 8; e++)
 					if (q < args.q_total)
-						dst[elem_off(e, 1, 256 * RR)] = P::store(yr[e], yi[e]);
+						dst[elem_off(e, 1, 256 * RR)]
+						    = P::store(yr[e], yi[e]);
 			}
 		}
 		if (!DIRECT) {
@@ -925,34 +1100,41 @@ __global__ void __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()
 // Block shape of a pass kernel: C FFTs per block iteration (tc.h,
 // fftd__tc_block_ffts), W warps (two level-1 tiles per warp where possible).
 template <class P>
-constexpr int block_ffts(int L, bool strided, bool wide)
+constexpr int
+block_ffts(int L, bool strided, bool wide)
 {
 	if (!strided)
 		return L >= 4096 ? 1 : 4096 / L;
 	int c = 32 / P::kBytes;
-	while (c > 2 && (long)c * L * P::kBytes > 65536L)
+	while (c > 2 && (long) c * L * P::kBytes > 65536L)
 		c /= 2;
 	if (!wide)
 		return c;
 	int w = 128 / P::kBytes;
-	while (w > 1 && (long)w * L * P::kBytes > 32768L)
+	while (w > 1 && (long) w * L * P::kBytes > 32768L)
 		w /= 2;
 	return w > c ? w : c;
 }
-constexpr int block_warps(int cr)
+constexpr int
+block_warps(int cr)
 {
-	return cr >= 128 ? 32 : (cr / 2 < 4 ? (cr < 4 ? cr : 4) : (cr / 2 > 16 ? 16 : cr / 2));
+	return cr >= 128
+	    ? 32
+	    : (cr / 2 < 4 ? (cr < 4 ? cr : 4) : (cr / 2 > 16 ? 16 : cr / 2));
 }
 
 // Registration helper used by tc16*.cu and split16*.cu.
-template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false, bool TWG = false>
-KernelInfo make_kernel_info()
+template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false,
+    bool TWG = false>
+KernelInfo
+make_kernel_info()
 {
-	constexpr int C    = block_ffts<P>(L, STRIDED, WIDE);
-	constexpr int W    = block_warps(C * (L / 256));
+	constexpr int  C   = block_ffts<P>(L, STRIDED, WIDE);
+	constexpr int  W   = block_warps(C * (L / 256));
 	constexpr bool SCR = Smem<P, L, C, TW, STRIDED>::SCR;
-	KernelInfo    k;
-	static_assert(!TWG || (TW && STRIDED), "the general twiddle is a column-pass twiddle");
+	KernelInfo     k;
+	static_assert(!TWG || (TW && STRIDED),
+	    "the general twiddle is a column-pass twiddle");
 	k.fn    = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG>;
 	k.len   = L;
 	k.ffts  = C;
@@ -973,7 +1155,8 @@ KernelInfo make_kernel_info()
 // A row of R points from device memory, vector loads; p aligned to 16
 // bytes (8 for tc16 R = 2).
 template <class P, int R>
-FFTD_DEV void load_row(const typename P::Word *p, float2 (&v)[R])
+FFTD_DEV void
+load_row(const typename P::Word *p, float2 (&v)[R])
 {
 	constexpr int BYTES = R * P::kBytes;
 	if constexpr (BYTES % 16 == 0) {
@@ -982,8 +1165,10 @@ FFTD_DEV void load_row(const typename P::Word *p, float2 (&v)[R])
 		for (int i = 0; i < BYTES / 16; i++) {
 			const uint4 x = u[i];
 			if constexpr (P::kSplit) {
-				v[2 * i]     = make_float2(__uint_as_float(x.x), __uint_as_float(x.y));
-				v[2 * i + 1] = make_float2(__uint_as_float(x.z), __uint_as_float(x.w));
+				v[2 * i] = make_float2(
+				    __uint_as_float(x.x), __uint_as_float(x.y));
+				v[2 * i + 1] = make_float2(
+				    __uint_as_float(x.z), __uint_as_float(x.w));
 			} else {
 				v[4 * i]     = unpack_half2(x.x);
 				v[4 * i + 1] = unpack_half2(x.y);
@@ -992,7 +1177,8 @@ FFTD_DEV void load_row(const typename P::Word *p, float2 (&v)[R])
 			}
 		}
 	} else {
-		static_assert(!P::kSplit && R == 2, "8-byte rows: tc16 R = 2 only");
+		static_assert(
+		    !P::kSplit && R == 2, "8-byte rows: tc16 R = 2 only");
 		const uint2 x = *reinterpret_cast<const uint2 *>(p);
 		v[0]          = unpack_half2(x.x);
 		v[1]          = unpack_half2(x.y);
@@ -1006,12 +1192,16 @@ __global__ void __launch_bounds__(256) radix_kernel(PassArgs a)
 	static_assert(R == 2 || R == 4 || R == 8, "radix");
 	const Word *in  = static_cast<const Word *>(a.in);
 	Word       *out = static_cast<Word *>(a.out);
-	const bool  vec = a.s_in == 1 && (reinterpret_cast<uintptr_t>(a.in) & 15) == 0;
-	const long long step = (long long)gridDim.x * blockDim.x;
-	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < a.q_total; q += step) {
-		const long long qi = (((q >> a.s_in_log2) * R) << a.s_in_log2) + (q & (a.s_in - 1));
-		const long long qo = (((q >> a.s_out_log2) * R) << a.s_out_log2) + (q & (a.s_out - 1));
-		float2          v[R];
+	const bool  vec
+	    = a.s_in == 1 && (reinterpret_cast<uintptr_t>(a.in) & 15) == 0;
+	const long long step = (long long) gridDim.x * blockDim.x;
+	for (long long q = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+	     q < a.q_total; q += step) {
+		const long long qi = (((q >> a.s_in_log2) * R) << a.s_in_log2)
+		    + (q & (a.s_in - 1));
+		const long long qo = (((q >> a.s_out_log2) * R) << a.s_out_log2)
+		    + (q & (a.s_out - 1));
+		float2 v[R];
 		if (vec) {
 			load_row<P, R>(in + qi, v);
 		} else {
@@ -1027,7 +1217,8 @@ __global__ void __launch_bounds__(256) radix_kernel(PassArgs a)
 }
 
 template <class P, int R, bool INV>
-KernelInfo make_radix_info()
+KernelInfo
+make_radix_info()
 {
 	KernelInfo k;
 	k.fn    = radix_kernel<P, R, INV>;
@@ -1040,19 +1231,23 @@ KernelInfo make_radix_info()
 
 // The radix kernel for len = 2, 4, 8 (no four-step twiddle), or false.
 template <class P>
-bool radix_kernel_info(int len, bool inverse, int tw, KernelInfo *k)
+bool
+radix_kernel_info(int len, bool inverse, int tw, KernelInfo *k)
 {
 	if (tw)
 		return false;
 	switch (len) {
 	case 2:
-		*k = inverse ? make_radix_info<P, 2, true>() : make_radix_info<P, 2, false>();
+		*k = inverse ? make_radix_info<P, 2, true>()
+		             : make_radix_info<P, 2, false>();
 		return true;
 	case 4:
-		*k = inverse ? make_radix_info<P, 4, true>() : make_radix_info<P, 4, false>();
+		*k = inverse ? make_radix_info<P, 4, true>()
+		             : make_radix_info<P, 4, false>();
 		return true;
 	case 8:
-		*k = inverse ? make_radix_info<P, 8, true>() : make_radix_info<P, 8, false>();
+		*k = inverse ? make_radix_info<P, 8, true>()
+		             : make_radix_info<P, 8, false>();
 		return true;
 	default:
 		return false;

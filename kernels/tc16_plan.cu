@@ -15,23 +15,29 @@
 #include "tc16_fft.cuh"
 
 struct fftd_tc_plan {
-	fftd_tc_algo         algo;
-	int                  direction;
-	int                  rank;
-	int64_t              dims[2];
-	int64_t              batch;
-	fftd__tc_layout      lay;
-	fftd_tc::KernelInfo  kern[FFTD__TC_MAX_PASSES];
-	int                  grid[FFTD__TC_MAX_PASSES];
-	const float2        *tab[FFTD__TC_MAX_PASSES]; // W_len^j (tensor-core passes)
-	const float2        *tw3[FFTD__TC_MAX_PASSES]; // four-step W_tw_n (FFTD__TC_TW_ENTRIES)
-	void                *dmem;                     // all tables, one allocation
-	size_t               elem_bytes;
+	fftd_tc_algo        algo;
+	int                 direction;
+	int                 rank;
+	int64_t             dims[2];
+	int64_t             batch;
+	fftd__tc_layout     lay;
+	fftd_tc::KernelInfo kern[FFTD__TC_MAX_PASSES];
+	int                 grid[FFTD__TC_MAX_PASSES];
+	const float2 *tab[FFTD__TC_MAX_PASSES]; // W_len^j (tensor-core passes)
+	const float2
+	    *tw3[FFTD__TC_MAX_PASSES]; // four-step W_tw_n (FFTD__TC_TW_ENTRIES)
+	void  *dmem;                   // all tables, one allocation
+	size_t elem_bytes;
 };
 
-static int cuda_code(cudaError_t e) { return e == cudaSuccess ? FFTD_TC_OK : FFTD_TC_ECUDA_BASE - (int)e; }
+static int
+cuda_code(cudaError_t e)
+{
+	return e == cudaSuccess ? FFTD_TC_OK : FFTD_TC_ECUDA_BASE - (int) e;
+}
 
-static int log2ll(long long v)
+static int
+log2ll(long long v)
 {
 	int l = 0;
 	while ((1LL << l) < v)
@@ -39,14 +45,15 @@ static int log2ll(long long v)
 	return l;
 }
 
-extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
+extern "C" int
+fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
     const int64_t *dims, int64_t batch, int direction)
 {
 	if (out == NULL)
 		return FFTD_TC_EINVAL;
 	*out = NULL;
-	if ((algo != FFTD_TC_TC16 && algo != FFTD_TC_SPLIT16) ||
-	    (direction != FFTD_TC_FORWARD && direction != FFTD_TC_INVERSE))
+	if ((algo != FFTD_TC_TC16 && algo != FFTD_TC_SPLIT16)
+	    || (direction != FFTD_TC_FORWARD && direction != FFTD_TC_INVERSE))
 		return FFTD_TC_EINVAL;
 	fftd__tc_layout lay;
 	int             rc = fftd__tc_plan_layout(rank, dims, batch, &lay);
@@ -60,21 +67,23 @@ extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int ra
 		return FFTD_TC_ENODEV;
 	}
 	int dev = 0, sms = 0;
-	if ((ce = cudaGetDevice(&dev)) != cudaSuccess ||
-	    (ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+	if ((ce = cudaGetDevice(&dev)) != cudaSuccess
+	    || (ce = cudaDeviceGetAttribute(
+	            &sms, cudaDevAttrMultiProcessorCount, dev))
+	        != cudaSuccess)
 		return cuda_code(ce);
 
-	fftd_tc_plan *p = (fftd_tc_plan *)calloc(1, sizeof *p);
+	fftd_tc_plan *p = (fftd_tc_plan *) calloc(1, sizeof *p);
 	if (p == NULL)
 		return FFTD_TC_ENOMEM;
-	p->algo       = algo;
-	p->direction  = direction;
-	p->rank       = rank;
-	p->dims[0]    = dims[0];
-	p->dims[1]    = rank > 1 ? dims[1] : 1;
-	p->batch      = batch;
-	p->lay        = lay;
-	p->elem_bytes = algo == FFTD_TC_TC16 ? 4 : 8;
+	p->algo        = algo;
+	p->direction   = direction;
+	p->rank        = rank;
+	p->dims[0]     = dims[0];
+	p->dims[1]     = rank > 1 ? dims[1] : 1;
+	p->batch       = batch;
+	p->lay         = lay;
+	p->elem_bytes  = algo == FFTD_TC_TC16 ? 4 : 8;
 	const bool inv = direction == FFTD_TC_INVERSE;
 	// Column passes: runs of up to 128 bytes per column group ("wide", the
 	// default: measured faster for 256- and 512-point columns on the H200),
@@ -88,8 +97,10 @@ extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int ra
 		bool                 strided = ps->s_in > 1 || ps->s_out > 1;
 		const int            twk     = fftd__tc_tw_kind(ps);
 		bool                 ok      = algo == FFTD_TC_TC16
-		                     ? fftd_tc::tc16_kernel(ps->len, strided, inv, twk, wide, &p->kern[i])
-		                     : fftd_tc::split16_kernel(ps->len, strided, inv, twk, wide, &p->kern[i]);
+		                         ? fftd_tc::tc16_kernel(
+		                             ps->len, strided, inv, twk, wide, &p->kern[i])
+		                         : fftd_tc::split16_kernel(
+		                             ps->len, strided, inv, twk, wide, &p->kern[i]);
 		if (!ok) {
 			free(p);
 			return FFTD_TC_EUNSUPPORTED;
@@ -97,64 +108,84 @@ extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int ra
 		const fftd_tc::KernelInfo *k = &p->kern[i];
 		// a column pass moves k->ffts neighbouring columns at once: its
 		// strides must be multiples of that (the planner sees to it)
-		if (strided && ps->len >= FFTD__TC_MIN_LEN &&
-		    ((ps->s_in > 1 && ps->s_in % k->ffts != 0) || (ps->s_out > 1 && ps->s_out % k->ffts != 0) ||
-		        ps->q_total % k->ffts != 0)) {
+		if (strided && ps->len >= FFTD__TC_MIN_LEN
+		    && ((ps->s_in > 1 && ps->s_in % k->ffts != 0)
+		        || (ps->s_out > 1 && ps->s_out % k->ffts != 0)
+		        || ps->q_total % k->ffts != 0)) {
 			free(p);
 			return FFTD_TC_EUNSUPPORTED;
 		}
-		int                        nb = 0;
-		if ((ce = cudaFuncSetAttribute((const void *)k->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-		         (int)k->smem)) != cudaSuccess ||
-		    (ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, (const void *)k->fn, k->warps * 32,
-		         k->smem)) != cudaSuccess) {
+		int nb = 0;
+		if ((ce = cudaFuncSetAttribute((const void *) k->fn,
+		         cudaFuncAttributeMaxDynamicSharedMemorySize,
+		         (int) k->smem))
+		        != cudaSuccess
+		    || (ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+		            &nb, (const void *) k->fn, k->warps * 32, k->smem))
+		        != cudaSuccess) {
 			free(p);
 			return cuda_code(ce);
 		}
 		if (nb < 1)
 			nb = 1;
 		long long iters = (ps->q_total + k->ffts - 1) / k->ffts;
-		long long grid  = (long long)nb * sms;
-		p->grid[i]      = (int)(iters < grid ? iters : grid);
+		long long grid  = (long long) nb * sms;
+		p->grid[i]      = (int) (iters < grid ? iters : grid);
 	}
 
 	// Tables: W_len for each tensor-core pass, the four-step tables of each
 	// pass with a twiddle (tc.h, FFTD__TC_TW_ENTRIES).
-	size_t n_tab[FFTD__TC_MAX_PASSES] = {0}, n_tw[FFTD__TC_MAX_PASSES] = {0}, total = 0;
+	size_t n_tab[FFTD__TC_MAX_PASSES] = { 0 },
+	       n_tw[FFTD__TC_MAX_PASSES] = { 0 }, total = 0;
 	for (int i = 0; i < lay.npass; i++) {
-		n_tab[i] = lay.pass[i].len >= FFTD__TC_MIN_LEN ? (size_t)lay.pass[i].len : 0;
+		n_tab[i] = lay.pass[i].len >= FFTD__TC_MIN_LEN
+		    ? (size_t) lay.pass[i].len
+		    : 0;
 		n_tw[i]  = lay.pass[i].tw_n > 0 ? FFTD__TC_TW_ENTRIES : 0;
 		total += n_tab[i] + n_tw[i];
 	}
-	float *host = (float *)malloc((total > 0 ? total : 1) * 2 * sizeof(float));
+	float *host
+	    = (float *) malloc((total > 0 ? total : 1) * 2 * sizeof(float));
 	if (host == NULL) {
 		free(p);
 		return FFTD_TC_ENOMEM;
 	}
-	size_t off = 0, offs[FFTD__TC_MAX_PASSES] = {0}, offs_tw[FFTD__TC_MAX_PASSES] = {0};
+	size_t off = 0, offs[FFTD__TC_MAX_PASSES] = { 0 },
+	       offs_tw[FFTD__TC_MAX_PASSES] = { 0 };
 	for (int i = 0; i < lay.npass; i++) {
 		offs[i] = off;
-		fftd__tc_twiddles(lay.pass[i].len, (int64_t)n_tab[i], 1, host + 2 * off);
+		fftd__tc_twiddles(
+		    lay.pass[i].len, (int64_t) n_tab[i], 1, host + 2 * off);
 		off += n_tab[i];
 		offs_tw[i] = off;
-		if (n_tw[i] > 0) { // W_N^m, W_N^(256 m), W_N^(65536 m) for m < 256; W_N^(2^24 m), m < 8
+		if (n_tw[i] > 0) { // W_N^m, W_N^(256 m), W_N^(65536 m) for m <
+			           // 256; W_N^(2^24 m), m < 8
 			const int64_t tw_n = lay.pass[i].tw_n;
 			for (int lvl = 0; lvl < 3; lvl++)
-				fftd__tc_twiddles(tw_n, FFTD__TC_TW_TABLE, (int64_t)1 << (8 * lvl),
-				    host + 2 * (off + (size_t)lvl * FFTD__TC_TW_TABLE));
-			fftd__tc_twiddles(tw_n, FFTD__TC_TW_TOP, (int64_t)1 << 24,
-			    host + 2 * (off + 3 * (size_t)FFTD__TC_TW_TABLE));
+				fftd__tc_twiddles(tw_n, FFTD__TC_TW_TABLE,
+				    (int64_t) 1 << (8 * lvl),
+				    host
+				        + 2
+				            * (off
+				                + (size_t) lvl
+				                    * FFTD__TC_TW_TABLE));
+			fftd__tc_twiddles(tw_n, FFTD__TC_TW_TOP,
+			    (int64_t) 1 << 24,
+			    host + 2 * (off + 3 * (size_t) FFTD__TC_TW_TABLE));
 			off += n_tw[i];
 		}
 	}
 	if (total > 0) {
-		if ((ce = cudaMalloc(&p->dmem, total * sizeof(float2))) != cudaSuccess) {
+		if ((ce = cudaMalloc(&p->dmem, total * sizeof(float2)))
+		    != cudaSuccess) {
 			free(host);
 			free(p);
 			cudaGetLastError();
-			return ce == cudaErrorMemoryAllocation ? FFTD_TC_EDEVMEM : cuda_code(ce);
+			return ce == cudaErrorMemoryAllocation ? FFTD_TC_EDEVMEM
+			                                       : cuda_code(ce);
 		}
-		ce = cudaMemcpy(p->dmem, host, total * sizeof(float2), cudaMemcpyHostToDevice);
+		ce = cudaMemcpy(p->dmem, host, total * sizeof(float2),
+		    cudaMemcpyHostToDevice);
 	}
 	free(host);
 	if (ce != cudaSuccess) {
@@ -162,43 +193,48 @@ extern "C" int fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int ra
 		free(p);
 		return cuda_code(ce);
 	}
-	const float2 *d = (const float2 *)p->dmem;
+	const float2 *d = (const float2 *) p->dmem;
 	for (int i = 0; i < lay.npass; i++) {
 		p->tab[i] = n_tab[i] > 0 ? d + offs[i] : NULL;
 		p->tw3[i] = n_tw[i] > 0 ? d + offs_tw[i] : NULL;
 	}
-	*out     = p;
+	*out = p;
 	return FFTD_TC_OK;
 }
 
-extern "C" int fftd_tc_workspace_size(const fftd_tc_plan *p, size_t *bytes)
+extern "C" int
+fftd_tc_workspace_size(const fftd_tc_plan *p, size_t *bytes)
 {
 	if (p == NULL || bytes == NULL)
 		return FFTD_TC_EINVAL;
-	*bytes = (size_t)p->lay.ws_points * p->elem_bytes;
+	*bytes = (size_t) p->lay.ws_points * p->elem_bytes;
 	return FFTD_TC_OK;
 }
 
-extern "C" int fftd_tc_execute(const fftd_tc_plan *p, const void *in, void *out, void *ws, void *stream)
+extern "C" int
+fftd_tc_execute(
+    const fftd_tc_plan *p, const void *in, void *out, void *ws, void *stream)
 {
-	if (p == NULL || in == NULL || out == NULL || (p->lay.ws_points > 0 && ws == NULL))
+	if (p == NULL || in == NULL || out == NULL
+	    || (p->lay.ws_points > 0 && ws == NULL))
 		return FFTD_TC_EINVAL;
-	if (((uintptr_t)in | (uintptr_t)out | (uintptr_t)ws) & (p->elem_bytes - 1))
+	if (((uintptr_t) in | (uintptr_t) out | (uintptr_t) ws)
+	    & (p->elem_bytes - 1))
 		return FFTD_TC_EINVAL;
-	cudaStream_t st = (cudaStream_t)stream;
+	cudaStream_t st = (cudaStream_t) stream;
 	for (int i = 0; i < p->lay.npass; i++) {
-		const fftd__tc_pass *ps = &p->lay.pass[i];
-		const void *bufs[3] = {in, out, ws};
-		fftd_tc::PassArgs a;
-		a.in         = bufs[ps->src];
-		a.out        = (void *)bufs[ps->dst];
-		a.q_total    = ps->q_total;
-		a.s_in       = ps->s_in;
-		a.s_out      = ps->s_out;
-		a.s_in_log2  = log2ll(ps->s_in);
-		a.s_out_log2 = log2ll(ps->s_out);
-		a.tab        = p->tab[i];
-		a.tw3        = p->tw3[i];
+		const fftd__tc_pass *ps      = &p->lay.pass[i];
+		const void          *bufs[3] = { in, out, ws };
+		fftd_tc::PassArgs    a;
+		a.in                         = bufs[ps->src];
+		a.out                        = (void *) bufs[ps->dst];
+		a.q_total                    = ps->q_total;
+		a.s_in                       = ps->s_in;
+		a.s_out                      = ps->s_out;
+		a.s_in_log2                  = log2ll(ps->s_in);
+		a.s_out_log2                 = log2ll(ps->s_out);
+		a.tab                        = p->tab[i];
+		a.tw3                        = p->tw3[i];
 		const fftd_tc::KernelInfo *k = &p->kern[i];
 		k->fn<<<p->grid[i], k->warps * 32, k->smem, st>>>(a);
 		cudaError_t ce = cudaGetLastError();
@@ -208,7 +244,8 @@ extern "C" int fftd_tc_execute(const fftd_tc_plan *p, const void *in, void *out,
 	return FFTD_TC_OK;
 }
 
-extern "C" void fftd_tc_plan_destroy(fftd_tc_plan *p)
+extern "C" void
+fftd_tc_plan_destroy(fftd_tc_plan *p)
 {
 	if (p == NULL)
 		return;
@@ -217,7 +254,8 @@ extern "C" void fftd_tc_plan_destroy(fftd_tc_plan *p)
 	free(p);
 }
 
-extern "C" void fftd_tc_plan_describe(const fftd_tc_plan *p, char *buf, size_t len)
+extern "C" void
+fftd_tc_plan_describe(const fftd_tc_plan *p, char *buf, size_t len)
 {
 	if (buf == NULL || len == 0)
 		return;
@@ -225,15 +263,20 @@ extern "C" void fftd_tc_plan_describe(const fftd_tc_plan *p, char *buf, size_t l
 		snprintf(buf, len, "(null)");
 		return;
 	}
-	int n = snprintf(buf, len, "%s %s", p->algo == FFTD_TC_TC16 ? "tc16" : "split16",
+	int n = snprintf(buf, len, "%s %s",
+	    p->algo == FFTD_TC_TC16 ? "tc16" : "split16",
 	    p->direction == FFTD_TC_FORWARD ? "fwd" : "inv");
-	for (int i = 0; i < p->lay.npass && n > 0 && (size_t)n < len; i++) {
-		const fftd__tc_pass       *ps = &p->lay.pass[i];
-		const fftd_tc::KernelInfo *k  = &p->kern[i];
-		static const char *const twk[3] = {"", " tw", " tw4"};
-		n += snprintf(buf + n, len - (size_t)n, " | pass %d: len %d%s q %lld s %lld/%lld%s, %d ffts x %d warps, %zu B smem, grid %d",
-		    i, ps->len, ps->len < FFTD__TC_MIN_LEN ? " (CUDA cores)" : "", (long long)ps->q_total,
-		    (long long)ps->s_in, (long long)ps->s_out, twk[fftd__tc_tw_kind(ps)], k->ffts, k->warps, k->smem,
-		    p->grid[i]);
+	for (int i = 0; i < p->lay.npass && n > 0 && (size_t) n < len; i++) {
+		const fftd__tc_pass       *ps     = &p->lay.pass[i];
+		const fftd_tc::KernelInfo *k      = &p->kern[i];
+		static const char *const   twk[3] = { "", " tw", " tw4" };
+		n += snprintf(buf + n, len - (size_t) n,
+		    " | pass %d: len %d%s q %lld s %lld/%lld%s, %d ffts x %d "
+		    "warps, %zu B smem, grid %d",
+		    i, ps->len,
+		    ps->len < FFTD__TC_MIN_LEN ? " (CUDA cores)" : "",
+		    (long long) ps->q_total, (long long) ps->s_in,
+		    (long long) ps->s_out, twk[fftd__tc_tw_kind(ps)], k->ffts,
+		    k->warps, k->smem, p->grid[i]);
 	}
 }

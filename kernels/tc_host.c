@@ -14,11 +14,12 @@
 
 #include "tc.h"
 
-const char *fftd_tc_strerror(int err)
+const char *
+fftd_tc_strerror(int err)
 {
 	switch (err) {
-#define FFTD_TC_STR(name, value, text)                                          \
-	case value:                                                             \
+#define FFTD_TC_STR(name, value, text)                                         \
+	case value:                                                            \
 		return text;
 		FFTD_TC_ERRORS(FFTD_TC_STR)
 #undef FFTD_TC_STR
@@ -30,32 +31,48 @@ const char *fftd_tc_strerror(int err)
 	return "unknown error";
 }
 
-int fftd_tc_cuda_error(int err)
+int
+fftd_tc_cuda_error(int err)
 {
 	if (err <= FFTD_TC_ECUDA_BASE - 1 && err > FFTD_TC_ECUDA_BASE - 100000)
 		return FFTD_TC_ECUDA_BASE - err;
 	return 0;
 }
 
-static int is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+static int
+is_pow2(int64_t n)
+{
+	return n > 0 && (n & (n - 1)) == 0;
+}
 
-static int log2i(int64_t n)
+static int
+log2i(int64_t n)
 {
 	int l = 0;
-	while (((int64_t)1 << l) < n)
+	while (((int64_t) 1 << l) < n)
 		l++;
 	return l;
 }
 
 // Single-pass limit per algorithm: the whole FFT in one block's shared memory
 // (tc16 and split16 alike: 16384 points, 64 KiB / 128 KiB).
-static int64_t max_single(void) { return FFTD__TC_MAX_LEN; }
-
-static fftd__tc_pass mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t s_out,
-    int64_t tw_n, int src, int dst)
+static int64_t
+max_single(void)
 {
-	return (fftd__tc_pass){.len = (int)len, .q_total = q_total, .s_in = s_in, .s_out = s_out,
-	    .tw_n = tw_n, .src = src, .dst = dst};
+	return FFTD__TC_MAX_LEN;
+}
+
+static fftd__tc_pass
+mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t s_out, int64_t tw_n,
+    int src, int dst)
+{
+	return (fftd__tc_pass) { .len = (int) len,
+		.q_total              = q_total,
+		.s_in                 = s_in,
+		.s_out                = s_out,
+		.tw_n                 = tw_n,
+		.src                  = src,
+		.dst                  = dst };
 }
 
 // 1D decomposition (N = 2^l), the fewest passes over device memory the
@@ -92,13 +109,16 @@ static fftd__tc_pass mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t 
 //                 column pass of 8192+ points (no shared-memory room for C >= 2
 //                 such columns and the level-2 scratch), so three passes of
 //                 short, wide-run columns it is.
-void fftd__tc_layout_factors(int npass, const int64_t *f, int64_t batch, fftd__tc_layout *lay)
+void
+fftd__tc_layout_factors(
+    int npass, const int64_t *f, int64_t batch, fftd__tc_layout *lay)
 {
 	memset(lay, 0, sizeof *lay);
 	if (npass == 1) {
 		lay->npass   = 1;
 		lay->points  = f[0];
-		lay->pass[0] = mkpass(f[0], batch, 1, 1, 0, FFTD__TC_BUF_IN, FFTD__TC_BUF_OUT);
+		lay->pass[0] = mkpass(
+		    f[0], batch, 1, 1, 0, FFTD__TC_BUF_IN, FFTD__TC_BUF_OUT);
 		return;
 	}
 	if (npass == 2) {
@@ -106,20 +126,26 @@ void fftd__tc_layout_factors(int npass, const int64_t *f, int64_t batch, fftd__t
 		lay->npass     = 2;
 		lay->points    = n;
 		lay->ws_points = batch * n;
-		lay->pass[0]   = mkpass(n1, batch * n2, n2, n2, n, FFTD__TC_BUF_IN, FFTD__TC_BUF_WS);
-		lay->pass[1]   = mkpass(n2, batch * n1, 1, n1, 0, FFTD__TC_BUF_WS, FFTD__TC_BUF_OUT);
+		lay->pass[0]   = mkpass(n1, batch * n2, n2, n2, n,
+		      FFTD__TC_BUF_IN, FFTD__TC_BUF_WS);
+		lay->pass[1] = mkpass(n2, batch * n1, 1, n1, 0, FFTD__TC_BUF_WS,
+		    FFTD__TC_BUF_OUT);
 		return;
 	}
 	int64_t n1 = f[0], n2 = f[1], n3 = f[2], n = n1 * n2 * n3;
 	lay->npass     = 3;
 	lay->points    = n;
 	lay->ws_points = batch * n;
-	lay->pass[0]   = mkpass(n1, batch * n2 * n3, n2 * n3, n2 * n3, n, FFTD__TC_BUF_IN, FFTD__TC_BUF_OUT);
-	lay->pass[1]   = mkpass(n2, batch * n1 * n3, n3, n1 * n3, n2 * n3, FFTD__TC_BUF_OUT, FFTD__TC_BUF_WS);
-	lay->pass[2]   = mkpass(n3, batch * n1 * n2, 1, n1 * n2, 0, FFTD__TC_BUF_WS, FFTD__TC_BUF_OUT);
+	lay->pass[0]   = mkpass(n1, batch * n2 * n3, n2 * n3, n2 * n3, n,
+	      FFTD__TC_BUF_IN, FFTD__TC_BUF_OUT);
+	lay->pass[1]   = mkpass(n2, batch * n1 * n3, n3, n1 * n3, n2 * n3,
+	      FFTD__TC_BUF_OUT, FFTD__TC_BUF_WS);
+	lay->pass[2]   = mkpass(n3, batch * n1 * n2, 1, n1 * n2, 0,
+	      FFTD__TC_BUF_WS, FFTD__TC_BUF_OUT);
 }
 
-static int layout_1d(int64_t n, int64_t batch, fftd__tc_layout *lay)
+static int
+layout_1d(int64_t n, int64_t batch, fftd__tc_layout *lay)
 {
 	int     l = log2i(n);
 	int64_t f[3];
@@ -131,21 +157,22 @@ static int layout_1d(int64_t n, int64_t batch, fftd__tc_layout *lay)
 		f[1] = n / f[0]; // 8: a CUDA-core pass
 		fftd__tc_layout_factors(2, f, batch, lay);
 	} else if (l <= 24) {
-		f[0] = (int64_t)1 << (l / 2);
+		f[0] = (int64_t) 1 << (l / 2);
 		f[1] = n / f[0];
 		fftd__tc_layout_factors(2, f, batch, lay);
 	} else {
 		int l1 = l / 3, l2 = (l - l1) / 2;
-		f[0]   = (int64_t)1 << l1;
-		f[1]   = (int64_t)1 << l2;
-		f[2]   = n / (f[0] * f[1]);
+		f[0] = (int64_t) 1 << l1;
+		f[1] = (int64_t) 1 << l2;
+		f[2] = n / (f[0] * f[1]);
 		fftd__tc_layout_factors(3, f, batch, lay);
 	}
 	return FFTD_TC_OK;
 }
 
-int fftd__tc_plan_layout(int rank, const int64_t *dims, int64_t batch,
-    fftd__tc_layout *lay)
+int
+fftd__tc_plan_layout(
+    int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
 {
 	memset(lay, 0, sizeof *lay);
 	if (dims == NULL || batch < 1 || rank < 1)
@@ -162,51 +189,66 @@ int fftd__tc_plan_layout(int rank, const int64_t *dims, int64_t batch,
 		int64_t n = dims[0];
 		if (n < FFTD__TC_MIN_LEN || n > FFTD__TC_MAX_1D)
 			return FFTD_TC_EUNSUPPORTED;
-		if (batch > ((int64_t)1 << 40) / n)
+		if (batch > ((int64_t) 1 << 40) / n)
 			return FFTD_TC_EINVAL;
 		return layout_1d(n, batch, lay);
 	}
 	// 2D, row-major dims[0] x dims[1]: rows (contiguous) then columns
 	// (stride dims[1]) in place in out.
 	for (int i = 0; i < 2; i++)
-		if (dims[i] < FFTD__TC_MIN_LEN || dims[i] > FFTD__TC_MAX_STRIDED_LEN)
+		if (dims[i] < FFTD__TC_MIN_LEN
+		    || dims[i] > FFTD__TC_MAX_STRIDED_LEN)
 			return FFTD_TC_EUNSUPPORTED;
-	if (batch > ((int64_t)1 << 40) / (dims[0] * dims[1]))
+	if (batch > ((int64_t) 1 << 40) / (dims[0] * dims[1]))
 		return FFTD_TC_EINVAL;
 	lay->points  = dims[0] * dims[1];
 	lay->npass   = 2;
-	lay->pass[0] = (fftd__tc_pass){.len = (int)dims[1], .q_total = batch * dims[0], .s_in = 1,
-	    .s_out = 1, .tw_n = 0, .src = FFTD__TC_BUF_IN, .dst = FFTD__TC_BUF_OUT};
-	lay->pass[1] = (fftd__tc_pass){.len = (int)dims[0], .q_total = batch * dims[1],
-	    .s_in = dims[1], .s_out = dims[1], .tw_n = 0, .src = FFTD__TC_BUF_OUT,
-	    .dst = FFTD__TC_BUF_OUT};
+	lay->pass[0] = (fftd__tc_pass) { .len = (int) dims[1],
+		.q_total                      = batch * dims[0],
+		.s_in                         = 1,
+		.s_out                        = 1,
+		.tw_n                         = 0,
+		.src                          = FFTD__TC_BUF_IN,
+		.dst                          = FFTD__TC_BUF_OUT };
+	lay->pass[1] = (fftd__tc_pass) { .len = (int) dims[0],
+		.q_total                      = batch * dims[1],
+		.s_in                         = dims[1],
+		.s_out                        = dims[1],
+		.tw_n                         = 0,
+		.src                          = FFTD__TC_BUF_OUT,
+		.dst                          = FFTD__TC_BUF_OUT };
 	return FFTD_TC_OK;
 }
 
-void fftd__tc_twiddles(int64_t n, int64_t count, int64_t step, float *out)
+void
+fftd__tc_twiddles(int64_t n, int64_t count, int64_t step, float *out)
 {
 	for (int64_t j = 0; j < count; j++) {
 		// reduce j*step mod n exactly in integers, then use the octant
 		// symmetry so the quarter points come out exact (0, +-1)
-		int64_t     m = (int64_t)(((unsigned __int128)j * (uint64_t)step) % (uint64_t)n);
+		int64_t m = (int64_t) (((unsigned __int128) j * (uint64_t) step)
+		    % (uint64_t) n);
 		long double c, s;
 		if ((4 * m) % n == 0) {
-			static const long double qc[4] = {1, 0, -1, 0}, qs[4] = {0, 1, 0, -1};
-			c = qc[(4 * m) / n];
-			s = qs[(4 * m) / n];
+			static const long double qc[4] = { 1, 0, -1, 0 },
+			                         qs[4] = { 0, 1, 0, -1 };
+			c                              = qc[(4 * m) / n];
+			s                              = qs[(4 * m) / n];
 		} else {
-			long double a = 2.0L * 3.14159265358979323846264338327950288L * (long double)m /
-			    (long double)n;
+			long double a = 2.0L
+			    * 3.14159265358979323846264338327950288L
+			    * (long double) m / (long double) n;
 			c = cosl(a);
 			s = sinl(a);
 		}
-		out[2 * j]     = (float)c;
-		out[2 * j + 1] = (float)-s; // forward: exp(-i a)
+		out[2 * j]     = (float) c;
+		out[2 * j + 1] = (float) -s; // forward: exp(-i a)
 	}
 }
 
 // Round-to-nearest-even right shift of m by s (1 <= s).
-static uint32_t rne_shift(uint32_t m, int s)
+static uint32_t
+rne_shift(uint32_t m, int s)
 {
 	if (s > 31)
 		return 0;
@@ -216,30 +258,35 @@ static uint32_t rne_shift(uint32_t m, int s)
 	return q;
 }
 
-uint16_t fftd__tc_f16_from_f32(float x)
+uint16_t
+fftd__tc_f16_from_f32(float x)
 {
 	uint32_t b;
 	memcpy(&b, &x, sizeof b);
 	uint32_t sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
 	if (a >= 0x7f800000u) // inf, NaN (quiet)
-		return (uint16_t)(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
-	int e = (int)(a >> 23);
-	if (e >= 113) { // normal half range or overflow: rebias, round 23 -> 10 bits
+		return (
+		    uint16_t) (sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
+	int e = (int) (a >> 23);
+	if (e >= 113) { // normal half range or overflow: rebias, round 23 -> 10
+		        // bits
 		uint32_t h = rne_shift(a - (112u << 23), 13);
 		if (h >= 0x7c00u)
 			h = 0x7c00u;
-		return (uint16_t)(sign | h);
+		return (uint16_t) (sign | h);
 	}
 	if (e == 0) // float subnormals are far below half's smallest step
-		return (uint16_t)sign;
+		return (uint16_t) sign;
 	// half subnormal: value = mant * 2^(e - 150), step 2^-24
 	uint32_t mant = (a & 0x7fffffu) | 0x800000u;
-	return (uint16_t)(sign | rne_shift(mant, 126 - e));
+	return (uint16_t) (sign | rne_shift(mant, 126 - e));
 }
 
-float fftd__tc_f32_from_f16(uint16_t h)
+float
+fftd__tc_f32_from_f16(uint16_t h)
 {
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, b;
+	uint32_t sign = (uint32_t) (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu,
+	         m = h & 0x3ffu, b;
 	if (e == 0x1f)
 		b = sign | 0x7f800000u | (m << 13);
 	else if (e != 0)
@@ -252,21 +299,24 @@ float fftd__tc_f32_from_f16(uint16_t h)
 			m <<= 1;
 			s++;
 		}
-		b = sign | ((uint32_t)(113 - s) << 23) | ((m & 0x3ffu) << 13);
+		b = sign | ((uint32_t) (113 - s) << 23) | ((m & 0x3ffu) << 13);
 	}
 	float f;
 	memcpy(&f, &b, sizeof f);
 	return f;
 }
 
-void fftd__tc_split(float x, int e, uint16_t *hi, uint16_t *lo)
+void
+fftd__tc_split(float x, int e, uint16_t *hi, uint16_t *lo)
 {
 	float xs = ldexpf(x, e);
 	*hi      = fftd__tc_f16_from_f32(xs);
 	*lo      = fftd__tc_f16_from_f32(xs - fftd__tc_f32_from_f16(*hi));
 }
 
-int fftd_tc_plan_supported(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch)
+int
+fftd_tc_plan_supported(
+    fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch)
 {
 	fftd__tc_layout lay;
 	if (algo != FFTD_TC_TC16 && algo != FFTD_TC_SPLIT16)

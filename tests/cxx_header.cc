@@ -20,7 +20,7 @@ static int failures = 0;
 #define CHECK(cond)                                                            \
 	do {                                                                   \
 		if (!(cond)) {                                                 \
-			std::fprintf(stderr, "cxx_header: %s:%d: %s\n",       \
+			std::fprintf(stderr, "cxx_header: %s:%d: %s\n",        \
 			    __FILE__, __LINE__, #cond);                        \
 			failures++;                                            \
 		}                                                              \
@@ -54,7 +54,8 @@ main()
 	CHECK(std::strcmp(fftd_strerror(FFTD_OK), "success") == 0);
 	CHECK(std::strcmp(fftd_strerror(FFTD_EINVAL), "invalid argument") == 0);
 	CHECK(std::strcmp(fftd_err_name(FFTD_ENOPLAN), "FFTD_ENOPLAN") == 0);
-	CHECK(std::strcmp(fftd_err_name(FFTD_ECUDAERR + 2), "FFTD_ECUDAERR") == 0);
+	CHECK(std::strcmp(fftd_err_name(FFTD_ECUDAERR + 2), "FFTD_ECUDAERR")
+	    == 0);
 	CHECK(fftd_strerror(FFTD_ESYSERR + 2) != nullptr);
 	CHECK(fftd_strerror(12345) != nullptr);
 	CHECK(fftd_strerror(-1) != nullptr);
@@ -62,8 +63,8 @@ main()
 	CHECK(fftd_last_error() != nullptr);
 
 	// The types are usable as ordinary C++ values.
-	fftd_stats st{};
-	fftd_info  info{};
+	fftd_stats st {};
+	fftd_info  info {};
 	CHECK(st.requests == 0 && info.ndevices == 0);
 	fftd_client  *client = nullptr;
 	fftd_plan    *plan   = nullptr;

@@ -48,11 +48,11 @@
 #include "log.h"
 #include "tc.h"
 
-_Static_assert(FFTD_KERN_F64 == (int) FFTD_F64 &&
-        FFTD_KERN_F32 == (int) FFTD_F32 && FFTD_KERN_F16 == (int) FFTD_F16,
+_Static_assert(FFTD_KERN_F64 == (int) FFTD_F64
+        && FFTD_KERN_F32 == (int) FFTD_F32 && FFTD_KERN_F16 == (int) FFTD_F16,
     "fftd_kernels.h precision codes must match fftd_precision");
-_Static_assert(CUFFT_FORWARD == (int) FFTD_FORWARD &&
-        CUFFT_INVERSE == (int) FFTD_INVERSE,
+_Static_assert(
+    CUFFT_FORWARD == (int) FFTD_FORWARD && CUFFT_INVERSE == (int) FFTD_INVERSE,
     "cuFFT and fftd directions must agree");
 _Static_assert(FFTD_TC_FORWARD == (int) FFTD_FORWARD
         && FFTD_TC_INVERSE == (int) FFTD_INVERSE,
@@ -102,8 +102,8 @@ struct cuda_state {
 	size_t       chunk_bytes; // input bytes per pipeline chunk
 	uint64_t     pipe_bytes;  // device bytes of the pipeline buffers
 	pipe_stream  ps[MAX_STREAMS];
-	uint64_t     budget;     // device memory we may hold, bytes
-	uint64_t     plan_bytes; // workspaces of the live plans
+	uint64_t     budget;      // device memory we may hold, bytes
+	uint64_t     plan_bytes;  // workspaces of the live plans
 	buf          d_in, d_out; // device
 	buf          h_in, h_out; // pinned host staging
 	cuda_plan   *plans;       // live plans, so close can free leftovers
@@ -135,13 +135,12 @@ struct cuda_plan {
 	fftd__shape    shape;
 	// Split-batch pipeline (made on first use): transforms per chunk, one
 	// unit per stream for a full chunk, one for the last, shorter chunk.
-	int64_t        chunk;
-	unit           sub[MAX_STREAMS];
-	unit           tail;
+	int64_t chunk;
+	unit    sub[MAX_STREAMS];
+	unit    tail;
 };
 
-static int
-fail(int code, char *msg, size_t msglen, const char *fmt, ...)
+static int fail(int code, char *msg, size_t msglen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static int
@@ -164,8 +163,8 @@ cuda_fail(cudaError_t e, const char *call, char *msg, size_t msglen)
 	int code = e == cudaErrorMemoryAllocation
 	    ? FFTD_EDEVMEM
 	    : FFTD_ECUDAERR + ((int) e & FFTD_ERR_CODE_MASK);
-	return fail(code, msg, msglen, "%s: %s (%s)", call,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
+	return fail(code, msg, msglen, "%s: %s (%s)", call, cudaGetErrorName(e),
+	    cudaGetErrorString(e));
 }
 
 static const char *
@@ -295,12 +294,12 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 		return fail(FFTD_ENOMEM, msg, msglen,
 		    "no memory for the cuda device state");
 	}
-	st->ordinal = dev->local;
+	st->ordinal    = dev->local;
 	uint64_t total = prop.totalGlobalMem;
 	st->budget     = total / 10 * 9;
 	if (cfg->device_budget != 0) {
-		st->budget = cfg->device_budget < total ? cfg->device_budget
-		                                        : total;
+		st->budget
+		    = cfg->device_budget < total ? cfg->device_budget : total;
 	}
 	e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
 	if (e != cudaSuccess) {
@@ -309,15 +308,16 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 	}
 	st->chunk_bytes = cfg->pipeline_chunk_bytes;
 	int want        = cfg->pipeline_streams > MAX_STREAMS ? MAX_STREAMS
-	           : cfg->pipeline_streams;
+	                                                      : cfg->pipeline_streams;
 	for (int k = 0; k < want; k++) {
 		pipe_stream *ps = &st->ps[k];
-		if (cudaStreamCreateWithFlags(&ps->stream, cudaStreamNonBlocking) !=
-		    cudaSuccess) {
+		if (cudaStreamCreateWithFlags(
+		        &ps->stream, cudaStreamNonBlocking)
+		    != cudaSuccess) {
 			break;
 		}
-		if (cudaEventCreateWithFlags(&ps->done, cudaEventDisableTiming) !=
-		    cudaSuccess) {
+		if (cudaEventCreateWithFlags(&ps->done, cudaEventDisableTiming)
+		    != cudaSuccess) {
 			(void) cudaStreamDestroy(ps->stream);
 			break;
 		}
@@ -330,7 +330,7 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 		nl = sizeof(dev->name) - 1;
 	}
 	memcpy(dev->name, prop.name, nl);
-	dev->name[nl] = '\0';
+	dev->name[nl]     = '\0';
 	dev->memory_bytes = total;
 	dev->state        = st;
 	return FFTD_OK;
@@ -547,20 +547,19 @@ make_cufft_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
 	if (s->precision == FFTD_F16) {
 		cudaDataType it = s->kind == FFTD_R2C ? CUDA_R_16F : CUDA_C_16F;
 		cudaDataType ot = s->kind == FFTD_C2R ? CUDA_R_16F : CUDA_C_16F;
-		call = "cufftXtMakePlanMany";
-		r    = cufftXtMakePlanMany(u->handle, s->rank, n, ie,
-		       s->in.stride, s->in.dist, it, oe, s->out.stride,
-		       s->out.dist, ot, batch, &work, CUDA_C_16F);
+		call            = "cufftXtMakePlanMany";
+		r = cufftXtMakePlanMany(u->handle, s->rank, n, ie, s->in.stride,
+		    s->in.dist, it, oe, s->out.stride, s->out.dist, ot, batch,
+		    &work, CUDA_C_16F);
 	} else {
 		bool      d = s->precision == FFTD_F64;
-		cufftType t = s->kind == FFTD_C2C
-		    ? (d ? CUFFT_Z2Z : CUFFT_C2C)
-		    : s->kind == FFTD_R2C ? (d ? CUFFT_D2Z : CUFFT_R2C)
-		                          : (d ? CUFFT_Z2D : CUFFT_C2R);
-		call = "cufftMakePlanMany64";
-		r    = cufftMakePlanMany64(u->handle, s->rank, n, ie,
-		       s->in.stride, s->in.dist, oe, s->out.stride,
-		       s->out.dist, t, batch, &work);
+		cufftType t = s->kind == FFTD_C2C ? (d ? CUFFT_Z2Z : CUFFT_C2C)
+		    : s->kind == FFTD_R2C         ? (d ? CUFFT_D2Z : CUFFT_R2C)
+		                                  : (d ? CUFFT_Z2D : CUFFT_C2R);
+		call        = "cufftMakePlanMany64";
+		r = cufftMakePlanMany64(u->handle, s->rank, n, ie, s->in.stride,
+		    s->in.dist, oe, s->out.stride, s->out.dist, t, batch,
+		    &work);
 	}
 	if (r == CUFFT_SUCCESS) {
 		call = "cufftGetSize";
@@ -568,8 +567,8 @@ make_cufft_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
 	}
 	if (r != CUFFT_SUCCESS) {
 		(void) cufftDestroy(u->handle);
-		if (r == CUFFT_INVALID_SIZE || r == CUFFT_NOT_SUPPORTED ||
-		    r == CUFFT_NOT_IMPLEMENTED) {
+		if (r == CUFFT_INVALID_SIZE || r == CUFFT_NOT_SUPPORTED
+		    || r == CUFFT_NOT_IMPLEMENTED) {
 			return fail(FFTD_EUNSUPPORTED, msg, msglen,
 			    "%s: %s: cuFFT does not support this shape", call,
 			    cufft_name(r));
@@ -585,10 +584,11 @@ make_cufft_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
 	if (work > 0) {
 		if ((e = cudaMalloc(&u->work, work)) != cudaSuccess) {
 			(void) cufftDestroy(u->handle);
-			return cuda_fail(e, "cudaMalloc (cuFFT workspace)", msg,
-			    msglen);
+			return cuda_fail(
+			    e, "cudaMalloc (cuFFT workspace)", msg, msglen);
 		}
-		if ((r = cufftSetWorkArea(u->handle, u->work)) != CUFFT_SUCCESS) {
+		if ((r = cufftSetWorkArea(u->handle, u->work))
+		    != CUFFT_SUCCESS) {
 			(void) cudaFree(u->work);
 			(void) cufftDestroy(u->handle);
 			return cufft_fail(r, "cufftSetWorkArea", msg, msglen);
@@ -628,7 +628,8 @@ tc_table_bytes(const fftd__shape *s)
 	if (s->rank == 2) {
 		pts = (uint64_t) s->n[0] + (uint64_t) s->n[1];
 	} else {
-		uint64_t most = (uint64_t) FFTD__TC_MAX_PASSES * FFTD__TC_MAX_LEN;
+		uint64_t most
+		    = (uint64_t) FFTD__TC_MAX_PASSES * FFTD__TC_MAX_LEN;
 		pts = (uint64_t) s->n[0] < most ? (uint64_t) s->n[0] : most;
 	}
 	pts += (uint64_t) FFTD__TC_MAX_PASSES * 4 * FFTD__TC_TW_TABLE;
@@ -785,8 +786,8 @@ tc_check(cuda_algo a, const fftd__shape *s, char *msg, size_t msglen)
 			    (long long) s->n[k]);
 		} else if (rc == FFTD_TC_EUNSUPPORTED) {
 			if (s->rank == 1) {
-				bool in = s->n[0] >= FFTD__TC_MIN_LEN &&
-				    s->n[0] <= FFTD__TC_MAX_1D;
+				bool in = s->n[0] >= FFTD__TC_MIN_LEN
+				    && s->n[0] <= FFTD__TC_MAX_1D;
 				snprintf(why, sizeof(why), "has n = %lld, %s",
 				    (long long) s->n[0],
 				    in ? "a size the planner cannot split"
@@ -990,8 +991,8 @@ dev_transform(cudaStream_t stream, const cuda_plan *p, const unit *u,
 	double f = fftd__norm_factor(s);
 	if (f != 1.0) {
 		// The whole extent: gaps are zero and stay zero.
-		e = (cudaError_t) fftd_kern_scale(dout, (int) s->precision,
-		    fftd__out_reals(s), f, stream);
+		e = (cudaError_t) fftd_kern_scale(
+		    dout, (int) s->precision, fftd__out_reals(s), f, stream);
 		if (e != cudaSuccess) {
 			return cuda_fail(e, "fftd_kern_scale", msg, msglen);
 		}
@@ -1029,14 +1030,14 @@ is_pinned(const void *ptr)
 static int64_t
 chunk_of(const cuda_state *st, const fftd__shape *s)
 {
-	if (st->nstreams < 2 || s->batch < 2 || st->chunk_bytes == 0 ||
-	    s->in.bytes < 2 * st->chunk_bytes) {
+	if (st->nstreams < 2 || s->batch < 2 || st->chunk_bytes == 0
+	    || s->in.bytes < 2 * st->chunk_bytes) {
 		return 0;
 	}
 	int64_t one_in  = s->in.elems - (s->batch - 1) * s->in.dist;
 	int64_t one_out = s->out.elems - (s->batch - 1) * s->out.dist;
-	if (s->in.dist < one_in || s->out.dist < one_out ||
-	    fftd__side_has_gaps(&s->out, s->rank, s->batch)) {
+	if (s->in.dist < one_in || s->out.dist < one_out
+	    || fftd__side_has_gaps(&s->out, s->rank, s->batch)) {
 		return 0;
 	}
 	uint64_t per = (uint64_t) s->in.dist * s->in.elem_size;
@@ -1057,8 +1058,8 @@ grow_pipe(cuda_state *st, pipe_stream *ps, size_t nin, size_t nout,
 		}
 		st->pipe_bytes -= d[i]->cap;
 		buf_free_dev(d[i]);
-		uint64_t held = st->plan_bytes + st->pipe_bytes + st->d_in.cap +
-		    st->d_out.cap;
+		uint64_t held = st->plan_bytes + st->pipe_bytes + st->d_in.cap
+		    + st->d_out.cap;
 		if (held + need[i] > st->budget) {
 			// The single-shot buffers are a cache: drop them first.
 			buf_free_dev(&st->d_in);
@@ -1074,7 +1075,8 @@ grow_pipe(cuda_state *st, pipe_stream *ps, size_t nin, size_t nout,
 		cudaError_t e = cudaMalloc(&d[i]->p, need[i]);
 		if (e != cudaSuccess) {
 			d[i]->p = NULL;
-			return cuda_fail(e, "cudaMalloc (pipeline)", msg, msglen);
+			return cuda_fail(
+			    e, "cudaMalloc (pipeline)", msg, msglen);
 		}
 		d[i]->cap = need[i];
 		st->pipe_bytes += need[i];
@@ -1093,22 +1095,22 @@ grow_pipe(cuda_state *st, pipe_stream *ps, size_t nin, size_t nout,
 static void
 chunk_shape(fftd__shape *c, const fftd__shape *s, int64_t nb)
 {
-	*c = *s;
-	c->batch      = nb;
-	c->in.elems   = s->in.elems - (s->batch - nb) * s->in.dist;
-	c->in.bytes   = (uint64_t) c->in.elems * s->in.elem_size;
-	c->out.elems  = s->out.elems - (s->batch - nb) * s->out.dist;
-	c->out.bytes  = (uint64_t) c->out.elems * s->out.elem_size;
+	*c           = *s;
+	c->batch     = nb;
+	c->in.elems  = s->in.elems - (s->batch - nb) * s->in.dist;
+	c->in.bytes  = (uint64_t) c->in.elems * s->in.elem_size;
+	c->out.elems = s->out.elems - (s->batch - nb) * s->out.dist;
+	c->out.bytes = (uint64_t) c->out.elems * s->out.elem_size;
 }
 
 static int
-pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
-    int64_t cb, const void *in, void *out, char *msg, size_t msglen)
+pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s, int64_t cb,
+    const void *in, void *out, char *msg, size_t msglen)
 {
-	int64_t B   = s->batch;
-	int64_t nch = (B + cb - 1) / cb;
-	int     K   = st->nstreams < nch ? st->nstreams : (int) nch;
-	bool    pin_in = is_pinned(in), pin_out = is_pinned(out);
+	int64_t     B      = s->batch;
+	int64_t     nch    = (B + cb - 1) / cb;
+	int         K      = st->nstreams < nch ? st->nstreams : (int) nch;
+	bool        pin_in = is_pinned(in), pin_out = is_pinned(out);
 	fftd__shape full, last;
 	chunk_shape(&full, s, cb);
 	chunk_shape(&last, s, B - (nch - 1) * cb);
@@ -1131,7 +1133,8 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 		}
 		if ((rv = grow_pipe(st, &st->ps[k], (size_t) full.in.bytes,
 		         (size_t) full.out.bytes, !pin_in, !pin_out, msg,
-		         msglen)) != FFTD_OK) {
+		         msglen))
+		    != FFTD_OK) {
 			return rv;
 		}
 	}
@@ -1144,8 +1147,8 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 	}
 	p->chunk = cb;
 
-	const char *src = in;
-	char       *dst = out;
+	const char *src      = in;
+	char       *dst      = out;
 	size_t      in_step  = (size_t) (cb * s->in.dist) * s->in.elem_size;
 	size_t      out_step = (size_t) (cb * s->out.dist) * s->out.elem_size;
 	int64_t     staged[MAX_STREAMS]; // chunk whose output waits in h_out
@@ -1155,20 +1158,24 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 	cudaError_t e = cudaSuccess;
 	rv            = FFTD_OK;
 	for (int64_t i = 0; i < nch && rv == FFTD_OK; i++) {
-		int          k  = (int) (i % K);
-		pipe_stream *ps = &st->ps[k];
+		int                k  = (int) (i % K);
+		pipe_stream       *ps = &st->ps[k];
 		const fftd__shape *cs = i == nch - 1 ? &last : &full;
 		const unit        *u  = cs->batch == cb ? &p->sub[k] : &p->tail;
 		if (i >= K) {
-			// This stream's previous chunk must be out of its buffers.
-			if ((e = cudaEventSynchronize(ps->done)) != cudaSuccess) {
-				rv = cuda_fail(e, "cudaEventSynchronize", msg, msglen);
+			// This stream's previous chunk must be out of its
+			// buffers.
+			if ((e = cudaEventSynchronize(ps->done))
+			    != cudaSuccess) {
+				rv = cuda_fail(
+				    e, "cudaEventSynchronize", msg, msglen);
 				break;
 			}
 			if (staged[k] >= 0) {
-				const fftd__shape *ps_s = staged[k] == nch - 1 ? &last : &full;
-				memcpy(dst + (size_t) staged[k] * out_step, ps->h_out.p,
-				    (size_t) ps_s->out.bytes);
+				const fftd__shape *ps_s
+				    = staged[k] == nch - 1 ? &last : &full;
+				memcpy(dst + (size_t) staged[k] * out_step,
+				    ps->h_out.p, (size_t) ps_s->out.bytes);
 				staged[k] = -1;
 			}
 		}
@@ -1178,8 +1185,10 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 			from = ps->h_in.p;
 		}
 		void *to = pin_out ? dst + (size_t) i * out_step : ps->h_out.p;
-		if ((e = cudaMemcpyAsync(ps->d_in.p, from, (size_t) cs->in.bytes,
-		         cudaMemcpyHostToDevice, ps->stream)) != cudaSuccess) {
+		if ((e = cudaMemcpyAsync(ps->d_in.p, from,
+		         (size_t) cs->in.bytes, cudaMemcpyHostToDevice,
+		         ps->stream))
+		    != cudaSuccess) {
 			rv = cuda_fail(e, "cudaMemcpyAsync (H2D)", msg, msglen);
 			break;
 		}
@@ -1188,9 +1197,12 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 		if (rv != FFTD_OK) {
 			break;
 		}
-		if ((e = cudaMemcpyAsync(to, ps->d_out.p, (size_t) cs->out.bytes,
-		         cudaMemcpyDeviceToHost, ps->stream)) != cudaSuccess ||
-		    (e = cudaEventRecord(ps->done, ps->stream)) != cudaSuccess) {
+		if ((e = cudaMemcpyAsync(to, ps->d_out.p,
+		         (size_t) cs->out.bytes, cudaMemcpyDeviceToHost,
+		         ps->stream))
+		        != cudaSuccess
+		    || (e = cudaEventRecord(ps->done, ps->stream))
+		        != cudaSuccess) {
 			rv = cuda_fail(e, "cudaMemcpyAsync (D2H)", msg, msglen);
 			break;
 		}
@@ -1202,12 +1214,13 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s,
 	for (int64_t i = nch - K > 0 ? nch - K : 0; i < nch; i++) {
 		int          k  = (int) (i % K);
 		pipe_stream *ps = &st->ps[k];
-		if ((e = cudaStreamSynchronize(ps->stream)) != cudaSuccess &&
-		    rv == FFTD_OK) {
+		if ((e = cudaStreamSynchronize(ps->stream)) != cudaSuccess
+		    && rv == FFTD_OK) {
 			rv = cuda_fail(e, "cudaStreamSynchronize", msg, msglen);
 		}
 		if (rv == FFTD_OK && staged[k] >= 0) {
-			const fftd__shape *ps_s = staged[k] == nch - 1 ? &last : &full;
+			const fftd__shape *ps_s
+			    = staged[k] == nch - 1 ? &last : &full;
 			memcpy(dst + (size_t) staged[k] * out_step, ps->h_out.p,
 			    (size_t) ps_s->out.bytes);
 			staged[k] = -1;
@@ -1238,10 +1251,11 @@ cuda_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 	if (cb > 0) {
 		return pipeline_execute(st, p, s, cb, in, out, msg, msglen);
 	}
-	if ((rv = grow_dev(st, &st->d_in, &st->d_out, ni, "input", msg,
-	         msglen)) != FFTD_OK ||
-	    (rv = grow_dev(st, &st->d_out, &st->d_in, no, "output", msg,
-	         msglen)) != FFTD_OK) {
+	if ((rv = grow_dev(st, &st->d_in, &st->d_out, ni, "input", msg, msglen))
+	        != FFTD_OK
+	    || (rv = grow_dev(
+	            st, &st->d_out, &st->d_in, no, "output", msg, msglen))
+	        != FFTD_OK) {
 		return rv;
 	}
 
@@ -1324,14 +1338,14 @@ cuda_host_unregister(fftd__device *dev, void *addr)
 }
 
 const fftd__backend fftd__backend_cuda = {
-	.name       = "cuda",
-	.algorithms = cuda_algorithms,
-	.probe      = cuda_probe,
-	.open       = cuda_open,
-	.close      = cuda_close,
-	.plan       = cuda_plan_make,
-	.execute    = cuda_execute,
-	.destroy    = cuda_destroy,
+	.name            = "cuda",
+	.algorithms      = cuda_algorithms,
+	.probe           = cuda_probe,
+	.open            = cuda_open,
+	.close           = cuda_close,
+	.plan            = cuda_plan_make,
+	.execute         = cuda_execute,
+	.destroy         = cuda_destroy,
 	.host_register   = cuda_host_register,
 	.host_unregister = cuda_host_unregister,
 };

@@ -38,7 +38,7 @@ static int             threads_ok;
 #define PLAN_ALIGN 64
 
 typedef struct cpu_state cpu_state;
-typedef struct cpu_plan   cpu_plan;
+typedef struct cpu_plan  cpu_plan;
 
 struct cpu_state {
 	int       nthreads;
@@ -69,8 +69,7 @@ struct cpu_plan {
 	any_plan       unaligned; // FFTW_UNALIGNED, made on first need
 };
 
-static int
-fail(int code, char *msg, size_t msglen, const char *fmt, ...)
+static int fail(int code, char *msg, size_t msglen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 static int
@@ -105,8 +104,8 @@ cpu_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 {
 	pthread_once(&threads_once, init_threads);
 	if (!threads_ok) {
-		return fail(FFTD_EBACKEND, msg, msglen,
-		    "fftw_init_threads failed");
+		return fail(
+		    FFTD_EBACKEND, msg, msglen, "fftw_init_threads failed");
 	}
 	cpu_state *st = calloc(1, sizeof(*st));
 	if (st == NULL) {
@@ -192,8 +191,8 @@ alloc_scratch(size_t bytes)
 // make_plan plans p on fresh scratch arrays with flags added to the
 // device's planner flag, storing the result in *ap.
 static int
-make_plan(cpu_state *st, cpu_plan *p, unsigned extra, any_plan *ap,
-    char *msg, size_t msglen)
+make_plan(cpu_state *st, cpu_plan *p, unsigned extra, any_plan *ap, char *msg,
+    size_t msglen)
 {
 	void *in  = alloc_scratch(p->in_bytes);
 	void *out = alloc_scratch(p->out_bytes);
@@ -241,19 +240,19 @@ make_plan(cpu_state *st, cpu_plan *p, unsigned extra, any_plan *ap,
 		fftwf_plan_with_nthreads(st->nthreads);
 		switch (p->kind) {
 		case FFTD_C2C:
-			ap->f = fftwf_plan_many_dft(p->rank, p->n, p->batch,
-			    in, p->inembed, p->istride, p->idist, out,
-			    p->onembed, p->ostride, p->odist, p->sign, flags);
+			ap->f = fftwf_plan_many_dft(p->rank, p->n, p->batch, in,
+			    p->inembed, p->istride, p->idist, out, p->onembed,
+			    p->ostride, p->odist, p->sign, flags);
 			break;
 		case FFTD_R2C:
-			ap->f = fftwf_plan_many_dft_r2c(p->rank, p->n,
-			    p->batch, in, p->inembed, p->istride, p->idist,
-			    out, p->onembed, p->ostride, p->odist, flags);
+			ap->f = fftwf_plan_many_dft_r2c(p->rank, p->n, p->batch,
+			    in, p->inembed, p->istride, p->idist, out,
+			    p->onembed, p->ostride, p->odist, flags);
 			break;
 		default:
-			ap->f = fftwf_plan_many_dft_c2r(p->rank, p->n,
-			    p->batch, in, p->inembed, p->istride, p->idist,
-			    out, p->onembed, p->ostride, p->odist, flags);
+			ap->f = fftwf_plan_many_dft_c2r(p->rank, p->n, p->batch,
+			    in, p->inembed, p->istride, p->idist, out,
+			    p->onembed, p->ostride, p->odist, flags);
 			break;
 		}
 		ok = ap->f != NULL;
@@ -288,8 +287,8 @@ make_plan(cpu_state *st, cpu_plan *p, unsigned extra, any_plan *ap,
 static uint64_t
 plan_bytes(const fftd__shape *s, int nthreads)
 {
-	uint64_t cplx  = 2 * (s->precision == FFTD_F64 ? 8 : 4);
-	uint64_t tw    = 0;
+	uint64_t cplx = 2 * (s->precision == FFTD_F64 ? 8 : 4);
+	uint64_t tw   = 0;
 	for (int k = 0; k < s->rank; k++) {
 		tw += 4 * (uint64_t) s->n[k] * cplx;
 	}
@@ -336,16 +335,16 @@ cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	int     nargs = 0;
 	for (int k = 0; k < s->rank; k++) {
 		args[nargs++] = (int_arg) { "n", s->n[k], &p->n[k] };
-		args[nargs++] =
-		    (int_arg) { "inembed", s->in.embed[k], &p->inembed[k] };
-		args[nargs++] =
-		    (int_arg) { "onembed", s->out.embed[k], &p->onembed[k] };
+		args[nargs++]
+		    = (int_arg) { "inembed", s->in.embed[k], &p->inembed[k] };
+		args[nargs++]
+		    = (int_arg) { "onembed", s->out.embed[k], &p->onembed[k] };
 	}
-	args[nargs++] = (int_arg) { "istride", s->in.stride, &p->istride };
-	args[nargs++] = (int_arg) { "idist", s->in.dist, &p->idist };
-	args[nargs++] = (int_arg) { "ostride", s->out.stride, &p->ostride };
-	args[nargs++] = (int_arg) { "odist", s->out.dist, &p->odist };
-	args[nargs++] = (int_arg) { "batch", s->batch, &p->batch };
+	args[nargs++]    = (int_arg) { "istride", s->in.stride, &p->istride };
+	args[nargs++]    = (int_arg) { "idist", s->in.dist, &p->idist };
+	args[nargs++]    = (int_arg) { "ostride", s->out.stride, &p->ostride };
+	args[nargs++]    = (int_arg) { "odist", s->out.dist, &p->odist };
+	args[nargs++]    = (int_arg) { "batch", s->batch, &p->batch };
 	const char *bad  = NULL;
 	int64_t     badv = 0;
 	for (int i = 0; i < nargs && bad == NULL; i++) {
@@ -384,7 +383,7 @@ static void
 cpu_destroy(fftd__device *dev, void *plan)
 {
 	cpu_state *st = dev->state;
-	cpu_plan   *p  = plan;
+	cpu_plan  *p  = plan;
 	if (p == NULL) {
 		return;
 	}
@@ -403,9 +402,9 @@ static int
 cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
     void *out, char *msg, size_t msglen)
 {
-	cpu_state *st = dev->state;
-	cpu_plan   *p  = plan;
-	size_t      real = p->prec == FFTD_F64 ? sizeof(double) : sizeof(float);
+	cpu_state *st   = dev->state;
+	cpu_plan  *p    = plan;
+	size_t     real = p->prec == FFTD_F64 ? sizeof(double) : sizeof(float);
 
 	if (in == out) {
 		// Plans are out-of-place; FFTW's new-array rule forbids mixing.
@@ -418,11 +417,11 @@ cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 	}
 	bool same;
 	if (p->prec == FFTD_F64) {
-		same = fftw_alignment_of(in) == p->in_align &&
-		    fftw_alignment_of(out) == p->out_align;
+		same = fftw_alignment_of(in) == p->in_align
+		    && fftw_alignment_of(out) == p->out_align;
 	} else {
-		same = fftwf_alignment_of(in) == p->in_align &&
-		    fftwf_alignment_of(out) == p->out_align;
+		same = fftwf_alignment_of(in) == p->in_align
+		    && fftwf_alignment_of(out) == p->out_align;
 	}
 	if (!same && !p->have_unaligned) {
 		int rv = make_plan(
@@ -468,13 +467,13 @@ cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 static const char *const cpu_algorithms[] = { "fftw", NULL };
 
 const fftd__backend fftd__backend_fftw = {
-	.name       = "fftw",
-	.algorithms = cpu_algorithms,
+	.name          = "fftw",
+	.algorithms    = cpu_algorithms,
 	.aligned_input = 1,
-	.probe      = cpu_probe,
-	.open       = cpu_open,
-	.close      = cpu_close,
-	.plan       = cpu_plan_make,
-	.execute    = cpu_execute,
-	.destroy    = cpu_destroy,
+	.probe         = cpu_probe,
+	.open          = cpu_open,
+	.close         = cpu_close,
+	.plan          = cpu_plan_make,
+	.execute       = cpu_execute,
+	.destroy       = cpu_destroy,
 };

@@ -30,10 +30,11 @@
 
 static int have_gpu;
 
-static int group_setup(void **state)
+static int
+group_setup(void **state)
 {
-	(void)state;
-	int n = 0;
+	(void) state;
+	int n    = 0;
 	have_gpu = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 	if (!have_gpu)
 		cudaGetLastError();
@@ -47,25 +48,27 @@ static int group_setup(void **state)
 #define TOL_SPLIT16 2e-6
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double   urand(void) // uniform in [-1, 1]
+static double
+urand(void) // uniform in [-1, 1]
 {
 	rng ^= rng << 13;
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
-	return (double)(rng >> 11) * 0x1p-52 - 1.0;
+	return (double) (rng >> 11) * 0x1p-52 - 1.0;
 }
 
 // run_case runs one plan on fresh random data and returns the largest
 // relative L2 error over the batch (or a huge value on any failure).
-static double run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch, int dir,
-    int in_place)
+static double
+run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch,
+    int dir, int in_place)
 {
 	const int64_t per   = rank == 1 ? dims[0] : dims[0] * dims[1];
 	const int64_t total = per * batch;
 	const size_t  eb    = algo == FFTD_TC_TC16 ? 4 : 8;
 
 	fftd_tc_plan *plan = NULL;
-	int           rc   = fftd_tc_plan_create(&plan, algo, rank, dims, batch, dir);
+	int rc = fftd_tc_plan_create(&plan, algo, rank, dims, batch, dir);
 	if (rc != FFTD_TC_OK) {
 		print_message("plan_create: %s\n", fftd_tc_strerror(rc));
 		return 1e30;
@@ -73,82 +76,98 @@ static double run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t
 	size_t wsb = 0;
 	assert_int_equal(fftd_tc_workspace_size(plan, &wsb), FFTD_TC_OK);
 
-	fftw_complex *ref = fftw_malloc(sizeof(fftw_complex) * (size_t)total);
-	void         *hin = malloc(eb * (size_t)total), *hout = malloc(eb * (size_t)total);
+	fftw_complex *ref = fftw_malloc(sizeof(fftw_complex) * (size_t) total);
+	void         *hin = malloc(eb * (size_t) total),
+	     *hout        = malloc(eb * (size_t) total);
 	assert_non_null(ref);
 	assert_non_null(hin);
 	assert_non_null(hout);
 	for (int64_t i = 0; i < total; i++) {
 		double re = urand(), im = urand();
 		if (algo == FFTD_TC_TC16) {
-			uint16_t *h = (uint16_t *)hin + 2 * i;
-			h[0]        = fftd__tc_f16_from_f32((float)re);
-			h[1]        = fftd__tc_f16_from_f32((float)im);
+			uint16_t *h = (uint16_t *) hin + 2 * i;
+			h[0]        = fftd__tc_f16_from_f32((float) re);
+			h[1]        = fftd__tc_f16_from_f32((float) im);
 			ref[i][0]   = fftd__tc_f32_from_f16(h[0]);
 			ref[i][1]   = fftd__tc_f32_from_f16(h[1]);
 		} else {
-			float *f  = (float *)hin + 2 * i;
-			f[0]      = (float)re;
-			f[1]      = (float)im;
+			float *f  = (float *) hin + 2 * i;
+			f[0]      = (float) re;
+			f[1]      = (float) im;
 			ref[i][0] = f[0];
 			ref[i][1] = f[1];
 		}
 	}
 
 	void *din = NULL, *dout = NULL, *dws = NULL;
-	assert_int_equal(cudaMalloc(&din, eb * (size_t)total), cudaSuccess);
+	assert_int_equal(cudaMalloc(&din, eb * (size_t) total), cudaSuccess);
 	if (!in_place)
-		assert_int_equal(cudaMalloc(&dout, eb * (size_t)total), cudaSuccess);
+		assert_int_equal(
+		    cudaMalloc(&dout, eb * (size_t) total), cudaSuccess);
 	else
 		dout = din;
 	if (wsb > 0)
 		assert_int_equal(cudaMalloc(&dws, wsb), cudaSuccess);
-	assert_int_equal(cudaMemcpy(din, hin, eb * (size_t)total, cudaMemcpyHostToDevice), cudaSuccess);
+	assert_int_equal(
+	    cudaMemcpy(din, hin, eb * (size_t) total, cudaMemcpyHostToDevice),
+	    cudaSuccess);
 	if (!in_place) // poison: all-ones bits are NaN in fp16 and fp32
-		assert_int_equal(cudaMemset(dout, 0xff, eb * (size_t)total), cudaSuccess);
+		assert_int_equal(
+		    cudaMemset(dout, 0xff, eb * (size_t) total), cudaSuccess);
 	if (dws != NULL)
 		assert_int_equal(cudaMemset(dws, 0xff, wsb), cudaSuccess);
 
 	rc = fftd_tc_execute(plan, din, dout, dws, NULL);
 	assert_int_equal(rc, FFTD_TC_OK);
 	assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-	assert_int_equal(cudaMemcpy(hout, dout, eb * (size_t)total, cudaMemcpyDeviceToHost), cudaSuccess);
+	assert_int_equal(
+	    cudaMemcpy(hout, dout, eb * (size_t) total, cudaMemcpyDeviceToHost),
+	    cudaSuccess);
 
 	// reference, in place on ref
-	int       n[2] = {(int)dims[0], rank > 1 ? (int)dims[1] : 1};
-	fftw_plan fp = fftw_plan_many_dft(rank, n, (int)batch, ref, NULL, 1, (int)per, ref, NULL, 1,
-	    (int)per, dir == FFTD_TC_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
+	int       n[2] = { (int) dims[0], rank > 1 ? (int) dims[1] : 1 };
+	fftw_plan fp   = fftw_plan_many_dft(rank, n, (int) batch, ref, NULL, 1,
+	      (int) per, ref, NULL, 1, (int) per,
+            dir == FFTD_TC_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD,
+	      FFTW_ESTIMATE);
 	assert_non_null(fp);
 	fftw_execute(fp);
 	fftw_destroy_plan(fp);
 
 	double worst = 0;
-	int    bad   = 0, shown = 0;
+	int    bad = 0, shown = 0;
 	for (int64_t b = 0; b < batch; b++) {
 		double num = 0, den = 0;
 		for (int64_t i = b * per; i < (b + 1) * per; i++) {
 			double re, im;
 			if (algo == FFTD_TC_TC16) {
-				const uint16_t *h = (const uint16_t *)hout + 2 * i;
-				re                = fftd__tc_f32_from_f16(h[0]);
-				im                = fftd__tc_f32_from_f16(h[1]);
+				const uint16_t *h
+				    = (const uint16_t *) hout + 2 * i;
+				re = fftd__tc_f32_from_f16(h[0]);
+				im = fftd__tc_f32_from_f16(h[1]);
 			} else {
-				const float *f = (const float *)hout + 2 * i;
+				const float *f = (const float *) hout + 2 * i;
 				re             = f[0];
 				im             = f[1];
 			}
 			if (!isfinite(re) || !isfinite(im)) {
 				if (bad++ < 3)
-					print_message("  non-finite output at batch %lld index %lld\n", (long long)b,
-					    (long long)(i - b * per));
+					print_message("  non-finite output at "
+					              "batch %lld index %lld\n",
+					    (long long) b,
+					    (long long) (i - b * per));
 				worst = 1e30;
 				continue;
 			}
-			double d2 = (re - ref[i][0]) * (re - ref[i][0]) + (im - ref[i][1]) * (im - ref[i][1]);
-			// diagnostics for a broken kernel: the first elements far off
-			if (d2 > 1e-2 * (double)per && shown < 6) {
-				print_message("    [%lld][%lld] got (%.4g, %.4g) want (%.4g, %.4g)\n", (long long)b,
-				    (long long)(i - b * per), re, im, ref[i][0], ref[i][1]);
+			double d2 = (re - ref[i][0]) * (re - ref[i][0])
+			    + (im - ref[i][1]) * (im - ref[i][1]);
+			// diagnostics for a broken kernel: the first elements
+			// far off
+			if (d2 > 1e-2 * (double) per && shown < 6) {
+				print_message("    [%lld][%lld] got (%.4g, "
+				              "%.4g) want (%.4g, %.4g)\n",
+				    (long long) b, (long long) (i - b * per),
+				    re, im, ref[i][0], ref[i][1]);
 				shown++;
 			}
 			num += d2;
@@ -160,10 +179,13 @@ static double run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t
 	}
 	char desc[512];
 	fftd_tc_plan_describe(plan, desc, sizeof desc);
-	print_message("  %-7s rank %d %lld%s%lld x %lld %s%s: rel L2 %.3e  [%s]\n",
-	    algo == FFTD_TC_TC16 ? "tc16" : "split16", rank, (long long)dims[0], rank > 1 ? "x" : "",
-	    rank > 1 ? (long long)dims[1] : 0LL, (long long)batch, dir == FFTD_TC_FORWARD ? "fwd" : "inv",
-	    in_place ? " in-place" : "", worst, desc);
+	print_message(
+	    "  %-7s rank %d %lld%s%lld x %lld %s%s: rel L2 %.3e  [%s]\n",
+	    algo == FFTD_TC_TC16 ? "tc16" : "split16", rank,
+	    (long long) dims[0], rank > 1 ? "x" : "",
+	    rank > 1 ? (long long) dims[1] : 0LL, (long long) batch,
+	    dir == FFTD_TC_FORWARD ? "fwd" : "inv", in_place ? " in-place" : "",
+	    worst, desc);
 
 	fftd_tc_plan_destroy(plan);
 	cudaFree(din);
@@ -178,132 +200,220 @@ static double run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t
 }
 
 // Batch so that a case has about 2^20 points, plus one partial block.
-static int64_t batch_for(int64_t per) { return per >= ((int64_t)1 << 20) ? 1 : ((int64_t)1 << 20) / per + 1; }
+static int64_t
+batch_for(int64_t per)
+{
+	return per >= ((int64_t) 1 << 20) ? 1 : ((int64_t) 1 << 20) / per + 1;
+}
 
-static void one_d(fftd_tc_algo algo, int lmin, int lmax, double tol)
+static void
+one_d(fftd_tc_algo algo, int lmin, int lmax, double tol)
 {
 	if (!have_gpu)
 		skip();
 	int fails = 0; // every size runs, so one GPU run shows all of them
 	for (int l = lmin; l <= lmax; l++) {
-		int64_t n = (int64_t)1 << l;
+		int64_t n = (int64_t) 1 << l;
 		if (fftd_tc_plan_supported(algo, 1, &n, 1) != FFTD_TC_OK) {
-			print_message("  %lld: not supported\n", (long long)n);
+			print_message("  %lld: not supported\n", (long long) n);
 			continue;
 		}
-		fails += !(run_case(algo, 1, &n, batch_for(n), FFTD_TC_FORWARD, 0) <= tol);
+		fails
+		    += !(run_case(algo, 1, &n, batch_for(n), FFTD_TC_FORWARD, 0)
+		        <= tol);
 	}
 	assert_int_equal(fails, 0);
 }
 
-static void test_tc16_1d_single(void **s) { (void)s; one_d(FFTD_TC_TC16, 8, 14, TOL_TC16); }
-static void test_tc16_1d_fourstep(void **s) { (void)s; one_d(FFTD_TC_TC16, 15, 24, TOL_TC16); }
-static void test_split16_1d_single(void **s) { (void)s; one_d(FFTD_TC_SPLIT16, 8, 14, TOL_SPLIT16); }
-static void test_split16_1d_fourstep(void **s) { (void)s; one_d(FFTD_TC_SPLIT16, 15, 24, TOL_SPLIT16); }
+static void
+test_tc16_1d_single(void **s)
+{
+	(void) s;
+	one_d(FFTD_TC_TC16, 8, 14, TOL_TC16);
+}
+static void
+test_tc16_1d_fourstep(void **s)
+{
+	(void) s;
+	one_d(FFTD_TC_TC16, 15, 24, TOL_TC16);
+}
+static void
+test_split16_1d_single(void **s)
+{
+	(void) s;
+	one_d(FFTD_TC_SPLIT16, 8, 14, TOL_SPLIT16);
+}
+static void
+test_split16_1d_fourstep(void **s)
+{
+	(void) s;
+	one_d(FFTD_TC_SPLIT16, 15, 24, TOL_SPLIT16);
+}
 
 // Three-pass sizes 2^25 .. 2^27 (up to 1 GiB a buffer for split16; the FFTW
 // reference of 2^27 points takes seconds): 2^25 batch 2 forward, 2^26
 // inverse in place, 2^27 forward, so that batching, direction and in-place
 // runs of the three-pass chain are each seen once.
-static void long_1d(fftd_tc_algo algo, double tol)
+static void
+long_1d(fftd_tc_algo algo, double tol)
 {
 	if (!have_gpu)
 		skip();
-	const int64_t n25 = (int64_t)1 << 25, n26 = (int64_t)1 << 26, n27 = (int64_t)1 << 27;
-	int           fails = 0;
+	const int64_t n25 = (int64_t) 1 << 25, n26 = (int64_t) 1 << 26,
+	              n27 = (int64_t) 1 << 27;
+	int fails         = 0;
 	fails += !(run_case(algo, 1, &n25, 2, FFTD_TC_FORWARD, 0) <= tol);
 	fails += !(run_case(algo, 1, &n26, 1, FFTD_TC_INVERSE, 1) <= tol);
 	fails += !(run_case(algo, 1, &n27, 1, FFTD_TC_FORWARD, 0) <= tol);
 	assert_int_equal(fails, 0);
 }
 
-static void test_tc16_1d_long(void **s) { (void)s; long_1d(FFTD_TC_TC16, TOL_TC16); }
-static void test_split16_1d_long(void **s) { (void)s; long_1d(FFTD_TC_SPLIT16, TOL_SPLIT16); }
+static void
+test_tc16_1d_long(void **s)
+{
+	(void) s;
+	long_1d(FFTD_TC_TC16, TOL_TC16);
+}
+static void
+test_split16_1d_long(void **s)
+{
+	(void) s;
+	long_1d(FFTD_TC_SPLIT16, TOL_SPLIT16);
+}
 
-static void inverse_and_in_place(fftd_tc_algo algo, double tol)
+static void
+inverse_and_in_place(fftd_tc_algo algo, double tol)
 {
 	if (!have_gpu)
 		skip();
-	static const int64_t ns[] = {256, 2048, 4096, 16384, (int64_t)1 << 15, (int64_t)1 << 18, (int64_t)1 << 22};
-	int fails = 0;
+	static const int64_t ns[] = { 256, 2048, 4096, 16384, (int64_t) 1 << 15,
+		(int64_t) 1 << 18, (int64_t) 1 << 22 };
+	int                  fails = 0;
 	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-		fails += !(run_case(algo, 1, &ns[i], batch_for(ns[i]), FFTD_TC_INVERSE, 0) <= tol);
-		fails += !(run_case(algo, 1, &ns[i], 3, FFTD_TC_FORWARD, 1) <= tol);
+		fails += !(run_case(algo, 1, &ns[i], batch_for(ns[i]),
+		               FFTD_TC_INVERSE, 0)
+		    <= tol);
+		fails += !(
+		    run_case(algo, 1, &ns[i], 3, FFTD_TC_FORWARD, 1) <= tol);
 	}
-	int64_t d[2] = {1024, 512};
+	int64_t d[2] = { 1024, 512 };
 	fails += !(run_case(algo, 2, d, 3, FFTD_TC_INVERSE, 1) <= tol);
 	assert_int_equal(fails, 0);
 }
 
-static void test_tc16_inverse_inplace(void **s) { (void)s; inverse_and_in_place(FFTD_TC_TC16, TOL_TC16); }
-static void test_split16_inverse_inplace(void **s) { (void)s; inverse_and_in_place(FFTD_TC_SPLIT16, TOL_SPLIT16); }
+static void
+test_tc16_inverse_inplace(void **s)
+{
+	(void) s;
+	inverse_and_in_place(FFTD_TC_TC16, TOL_TC16);
+}
+static void
+test_split16_inverse_inplace(void **s)
+{
+	(void) s;
+	inverse_and_in_place(FFTD_TC_SPLIT16, TOL_SPLIT16);
+}
 
-static void two_d(fftd_tc_algo algo, double tol)
+static void
+two_d(fftd_tc_algo algo, double tol)
 {
 	if (!have_gpu)
 		skip();
-	static const int64_t ds[][2] = {{256, 256}, {512, 512}, {1024, 1024}, {2048, 2048}, {4096, 4096},
-	    {256, 4096}, {4096, 256}, {512, 2048}, {2048, 1024}};
-	int fails = 0;
+	static const int64_t ds[][2] = { { 256, 256 }, { 512, 512 },
+		{ 1024, 1024 }, { 2048, 2048 }, { 4096, 4096 }, { 256, 4096 },
+		{ 4096, 256 }, { 512, 2048 }, { 2048, 1024 } };
+	int                  fails   = 0;
 	for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++)
-		fails += !(run_case(algo, 2, ds[i], batch_for(ds[i][0] * ds[i][1]), FFTD_TC_FORWARD, 0) <= tol);
+		fails
+		    += !(run_case(algo, 2, ds[i],
+		             batch_for(ds[i][0] * ds[i][1]), FFTD_TC_FORWARD, 0)
+		        <= tol);
 	assert_int_equal(fails, 0);
 }
 
-static void test_tc16_2d(void **s) { (void)s; two_d(FFTD_TC_TC16, TOL_TC16); }
-static void test_split16_2d(void **s) { (void)s; two_d(FFTD_TC_SPLIT16, TOL_SPLIT16); }
+static void
+test_tc16_2d(void **s)
+{
+	(void) s;
+	two_d(FFTD_TC_TC16, TOL_TC16);
+}
+static void
+test_split16_2d(void **s)
+{
+	(void) s;
+	two_d(FFTD_TC_SPLIT16, TOL_SPLIT16);
+}
 
 // A few small cases of every kind of pass, quick enough for
 // compute-sanitizer (kernels/gpu-check.sh runs memcheck and racecheck on it).
-static void test_smoke(void **s)
+static void
+test_smoke(void **s)
 {
-	(void)s;
+	(void) s;
 	if (!have_gpu)
 		skip();
-	static const int64_t ns[] = {256, 512, 4096, 8192, 16384, (int64_t)1 << 15, (int64_t)1 << 16, (int64_t)1 << 20};
-	int fails = 0;
+	static const int64_t ns[]  = { 256, 512, 4096, 8192, 16384,
+		 (int64_t) 1 << 15, (int64_t) 1 << 16, (int64_t) 1 << 20 };
+	int                  fails = 0;
 	for (int a = 0; a < 2; a++) {
 		fftd_tc_algo algo = a == 0 ? FFTD_TC_TC16 : FFTD_TC_SPLIT16;
 		double       tol  = a == 0 ? TOL_TC16 : TOL_SPLIT16;
 		for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
-			fails += !(run_case(algo, 1, &ns[i], ns[i] < 4096 ? 17 : 1, FFTD_TC_FORWARD, 0) <= tol);
-		int64_t d[2] = {256, 512};
+			fails
+			    += !(run_case(algo, 1, &ns[i],
+			             ns[i] < 4096 ? 17 : 1, FFTD_TC_FORWARD, 0)
+			        <= tol);
+		int64_t d[2] = { 256, 512 };
 		fails += !(run_case(algo, 2, d, 1, FFTD_TC_INVERSE, 0) <= tol);
 	}
 	assert_int_equal(fails, 0);
 }
 
-static void test_errors(void **s)
+static void
+test_errors(void **s)
 {
-	(void)s;
+	(void) s;
 	if (!have_gpu)
 		skip();
-	fftd_tc_plan *p = (fftd_tc_plan *)1;
+	fftd_tc_plan *p = (fftd_tc_plan *) 1;
 	int64_t       n = 1000;
-	assert_int_equal(fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD), FFTD_TC_EUNSUPPORTED);
+	assert_int_equal(
+	    fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD),
+	    FFTD_TC_EUNSUPPORTED);
 	assert_null(p);
-	n = (int64_t)1 << 28;
-	assert_int_equal(fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD), FFTD_TC_EUNSUPPORTED);
+	n = (int64_t) 1 << 28;
+	assert_int_equal(
+	    fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD),
+	    FFTD_TC_EUNSUPPORTED);
 	assert_null(p);
-	// workspace: one copy of the batch beyond 16384 points (2^27 split16: 1 GiB)
+	// workspace: one copy of the batch beyond 16384 points (2^27 split16: 1
+	// GiB)
 	static const struct {
 		fftd_tc_algo algo;
 		int64_t      n, batch;
 		size_t       ws;
-	} wsc[] = {{FFTD_TC_TC16, 16384, 3, 0}, {FFTD_TC_SPLIT16, (int64_t)1 << 15, 3, (size_t)3 << 18},
-	    {FFTD_TC_TC16, (int64_t)1 << 20, 2, (size_t)8 << 20}, {FFTD_TC_SPLIT16, (int64_t)1 << 27, 1, (size_t)1 << 30},
-	    {FFTD_TC_TC16, (int64_t)1 << 27, 1, (size_t)1 << 29}};
+	} wsc[] = { { FFTD_TC_TC16, 16384, 3, 0 },
+		{ FFTD_TC_SPLIT16, (int64_t) 1 << 15, 3, (size_t) 3 << 18 },
+		{ FFTD_TC_TC16, (int64_t) 1 << 20, 2, (size_t) 8 << 20 },
+		{ FFTD_TC_SPLIT16, (int64_t) 1 << 27, 1, (size_t) 1 << 30 },
+		{ FFTD_TC_TC16, (int64_t) 1 << 27, 1, (size_t) 1 << 29 } };
 	for (size_t i = 0; i < sizeof wsc / sizeof wsc[0]; i++) {
 		size_t wsb = 1;
-		assert_int_equal(fftd_tc_plan_create(&p, wsc[i].algo, 1, &wsc[i].n, wsc[i].batch, FFTD_TC_INVERSE), FFTD_TC_OK);
+		assert_int_equal(fftd_tc_plan_create(&p, wsc[i].algo, 1,
+		                     &wsc[i].n, wsc[i].batch, FFTD_TC_INVERSE),
+		    FFTD_TC_OK);
 		assert_int_equal(fftd_tc_workspace_size(p, &wsb), FFTD_TC_OK);
 		assert_true(wsb == wsc[i].ws);
 		fftd_tc_plan_destroy(p);
 	}
 	n = 4096;
-	assert_int_equal(fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, 0), FFTD_TC_EINVAL);
-	assert_int_equal(fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD), FFTD_TC_OK);
-	assert_int_equal(fftd_tc_execute(p, NULL, NULL, NULL, NULL), FFTD_TC_EINVAL);
+	assert_int_equal(
+	    fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, 0), FFTD_TC_EINVAL);
+	assert_int_equal(
+	    fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD),
+	    FFTD_TC_OK);
+	assert_int_equal(
+	    fftd_tc_execute(p, NULL, NULL, NULL, NULL), FFTD_TC_EINVAL);
 	fftd_tc_plan_destroy(p);
 	fftd_tc_plan_destroy(NULL);
 }
@@ -338,23 +448,25 @@ SKIPPED(test_split16_2d)
 SKIPPED(test_split16_inverse_inplace)
 #endif // FFTD_WITH_CUDA
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	if (argc > 1)
 		cmocka_set_test_filter(argv[1]);
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_smoke),
-	    cmocka_unit_test(test_tc16_1d_single),
-	    cmocka_unit_test(test_tc16_1d_fourstep),
-	    cmocka_unit_test(test_tc16_1d_long),
-	    cmocka_unit_test(test_tc16_2d),
-	    cmocka_unit_test(test_tc16_inverse_inplace),
-	    cmocka_unit_test(test_split16_1d_single),
-	    cmocka_unit_test(test_split16_1d_fourstep),
-	    cmocka_unit_test(test_split16_1d_long),
-	    cmocka_unit_test(test_split16_2d),
-	    cmocka_unit_test(test_split16_inverse_inplace),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_smoke),
+		cmocka_unit_test(test_tc16_1d_single),
+		cmocka_unit_test(test_tc16_1d_fourstep),
+		cmocka_unit_test(test_tc16_1d_long),
+		cmocka_unit_test(test_tc16_2d),
+		cmocka_unit_test(test_tc16_inverse_inplace),
+		cmocka_unit_test(test_split16_1d_single),
+		cmocka_unit_test(test_split16_1d_fourstep),
+		cmocka_unit_test(test_split16_1d_long),
+		cmocka_unit_test(test_split16_2d),
+		cmocka_unit_test(test_split16_inverse_inplace),
 	};
-	return cmocka_run_group_tests_name("tc16_gpu", tests, group_setup, NULL);
+	return cmocka_run_group_tests_name(
+	    "tc16_gpu", tests, group_setup, NULL);
 }

@@ -37,11 +37,11 @@
 #define TIMEOUT_MS 60000
 #define NWORKERS 8
 
-static fftd_test_daemon D;   // the shared daemon (fftw backend, defaults)
-static fftd_test_daemon L;   // a test's own daemon (stopped by local_teardown)
-static fftd_client     *C;   // the test's own client of D
-static const char *const DAEMON_ARGS[] = { "--backend", "fftw", "--log-level",
-	"info", NULL };
+static fftd_test_daemon  D; // the shared daemon (fftw backend, defaults)
+static fftd_test_daemon  L; // a test's own daemon (stopped by local_teardown)
+static fftd_client      *C; // the test's own client of D
+static const char *const DAEMON_ARGS[]
+    = { "--backend", "fftw", "--log-level", "info", NULL };
 
 // --- helpers ----------------------------------------------------------------
 
@@ -54,8 +54,8 @@ group_setup(void **state)
 	}
 	int rv = fftd_client_open(&C, D.url, TIMEOUT_MS);
 	if (rv != FFTD_OK) {
-		fprintf(stderr, "fftd_client_open: %s (%s)\n", fftd_err_name(rv),
-		    fftd_last_error());
+		fprintf(stderr, "fftd_client_open: %s (%s)\n",
+		    fftd_err_name(rv), fftd_last_error());
 		fftd_test_daemon_stop(&D);
 		return -1;
 	}
@@ -105,15 +105,18 @@ wait_stats(fftd_client *c, uint64_t sessions, uint64_t plans, int timeout_ms)
 	memset(&st, 0, sizeof(st));
 	for (;;) {
 		int rv = fftd_get_stats(c, &st);
-		if (rv == FFTD_OK && st.sessions == sessions && st.plans == plans) {
+		if (rv == FFTD_OK && st.sessions == sessions
+		    && st.plans == plans) {
 			return 0;
 		}
 		if (fftd_test_now_ms() > until) {
-			print_error("stats: %llu sessions, %llu plans (rv %s); want %llu "
+			print_error("stats: %llu sessions, %llu plans (rv %s); "
+			            "want %llu "
 			            "and %llu\n",
 			    (unsigned long long) st.sessions,
 			    (unsigned long long) st.plans, fftd_err_name(rv),
-			    (unsigned long long) sessions, (unsigned long long) plans);
+			    (unsigned long long) sessions,
+			    (unsigned long long) plans);
 			return -1;
 		}
 		fftd_test_sleep_ms(20);
@@ -127,7 +130,8 @@ one_case(fftd_client *c, fftd_kind kind, int rank, fftd_precision p, size_t k,
     uint64_t seed)
 {
 	fftd_test_case tc[FFTD_TEST_MAX_CASES];
-	size_t         n = fftd_test_cases(kind, rank, p, false, tc, FFTD_TEST_MAX_CASES);
+	size_t         n
+	    = fftd_test_cases(kind, rank, p, false, tc, FFTD_TEST_MAX_CASES);
 	if (n == 0) {
 		return -1;
 	}
@@ -150,53 +154,61 @@ role_worker(int argc, char **argv)
 	if (argc < 3) {
 		return 100;
 	}
-	const char *url   = argv[0];
-	uint64_t    seed  = strtoull(argv[1], NULL, 0);
-	int         index = atoi(argv[2]);
+	const char  *url   = argv[0];
+	uint64_t     seed  = strtoull(argv[1], NULL, 0);
+	int          index = atoi(argv[2]);
 	fftd_client *c;
 	int          rv = fftd_client_open(&c, url, TIMEOUT_MS);
 	if (rv != FFTD_OK) {
-		fprintf(stderr, "worker %d: open: %s (%s)\n", index, fftd_err_name(rv),
-		    fftd_last_error());
+		fprintf(stderr, "worker %d: open: %s (%s)\n", index,
+		    fftd_err_name(rv), fftd_last_error());
 		return 101;
 	}
-	int            failed = 0;
-	fftd_precision p      = index % 2 ? FFTD_F32 : FFTD_F64;
-	int            rank   = 1 + index % 3;
+	int                    failed  = 0;
+	fftd_precision         p       = index % 2 ? FFTD_F32 : FFTD_F64;
+	int                    rank    = 1 + index % 3;
 	static const fftd_kind kinds[] = { FFTD_C2C, FFTD_R2C, FFTD_C2R };
 	for (int round = 0; round < 2; round++) {
 		for (int k = 0; k < 3; k++) {
-			for (size_t i = (size_t) (index + round) % 3; i < 21; i += 3) {
+			for (size_t i = (size_t) (index + round) % 3; i < 21;
+			     i += 3) {
 				failed += one_case(c, kinds[k], rank, p, i,
-				              seed + (uint64_t) (index * 100000 + round * 1000 +
-				                  k * 100) + i) != 0;
+				              seed
+				                  + (uint64_t) (index * 100000
+				                      + round * 1000 + k * 100)
+				                  + i)
+				    != 0;
 			}
 		}
 	}
 	// The shared plan, executed repeatedly on fresh data.
 	fftd_plan_desc d;
 	desc_c2c(&d, 1024, FFTD_F64);
-	d.batch      = 4;
+	d.batch       = 4;
 	fftd_plan *pl = NULL;
 	if ((rv = fftd_plan_create(c, &d, &pl)) != FFTD_OK) {
-		fprintf(stderr, "worker %d: plan: %s\n", index, fftd_err_name(rv));
+		fprintf(
+		    stderr, "worker %d: plan: %s\n", index, fftd_err_name(rv));
 		failed++;
 	} else {
 		for (int i = 0; i < 8; i++) {
 			fftd_test_buffers b;
 			fftd_test_result  r;
 			char              why[512];
-			if (fftd_test_buffers_make(&b, &d, 0, seed ^ (uint64_t) (index * 77 + i))) {
+			if (fftd_test_buffers_make(&b, &d, 0,
+			        seed ^ (uint64_t) (index * 77 + i))) {
 				failed++;
 				continue;
 			}
 			rv = fftd_execute(pl, b.in, b.out);
 			if (rv != FFTD_OK) {
-				fprintf(stderr, "worker %d: execute: %s\n", index,
-				    fftd_err_name(rv));
+				fprintf(stderr, "worker %d: execute: %s\n",
+				    index, fftd_err_name(rv));
 				failed++;
-			} else if (fftd_test_buffers_check(&b, &r, why, sizeof(why))) {
-				fprintf(stderr, "worker %d: shared plan: %s\n", index, why);
+			} else if (fftd_test_buffers_check(
+			               &b, &r, why, sizeof(why))) {
+				fprintf(stderr, "worker %d: shared plan: %s\n",
+				    index, why);
 				failed++;
 			}
 			fftd_test_buffers_free(&b);
@@ -205,7 +217,8 @@ role_worker(int argc, char **argv)
 	}
 	fftd_client_close(c);
 	if (failed) {
-		fprintf(stderr, "worker %d: %d failures (FFTD_TEST_SEED=%llu)\n", index,
+		fprintf(stderr,
+		    "worker %d: %d failures (FFTD_TEST_SEED=%llu)\n", index,
 		    failed, (unsigned long long) fftd_test_seed());
 	}
 	return failed ? 1 : 0;
@@ -266,7 +279,8 @@ static const fftd_test_role roles[] = {
 	{ NULL, NULL },
 };
 
-// --- many clients ----------------------------------------------------------------
+// --- many clients
+// ----------------------------------------------------------------
 
 static void
 test_concurrent_clients(void **state)
@@ -274,10 +288,12 @@ test_concurrent_clients(void **state)
 	(void) state;
 	need_daemon();
 	char seed[32];
-	snprintf(seed, sizeof(seed), "%llu", (unsigned long long) fftd_test_seed());
+	snprintf(
+	    seed, sizeof(seed), "%llu", (unsigned long long) fftd_test_seed());
 	const char *args[] = { D.url, seed, NULL };
 	int         codes[NWORKERS];
-	int         bad = fftd_test_run_children(NWORKERS, "worker", args, 240000, codes);
+	int         bad
+	    = fftd_test_run_children(NWORKERS, "worker", args, 240000, codes);
 	for (int i = 0; i < NWORKERS; i++) {
 		if (codes[i] != 0) {
 			print_error("worker %d: exit status %d\n", i, codes[i]);
@@ -288,10 +304,12 @@ test_concurrent_clients(void **state)
 	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
 	fftd_stats st;
 	assert_int_equal(fftd_get_stats(C, &st), FFTD_OK);
-	assert_true(st.cache_hits >= NWORKERS - 1); // the shared plan was shared
+	assert_true(
+	    st.cache_hits >= NWORKERS - 1); // the shared plan was shared
 }
 
-// --- a client killed mid-request ------------------------------------------------------
+// --- a client killed mid-request
+// ------------------------------------------------------
 
 static void
 test_killed_client(void **state)
@@ -306,7 +324,7 @@ test_killed_client(void **state)
 	pid_t       pid    = fftd_test_spawn("victim", args);
 	assert_true(pid > 0);
 	close(fds[1]);
-	struct pollfd pfd = { fds[0], POLLIN, 0 };
+	struct pollfd pfd   = { fds[0], POLLIN, 0 };
 	int           ready = poll(&pfd, 1, 30000);
 	char          ch    = 0;
 	if (ready != 1 || read(fds[0], &ch, 1) != 1 || ch != 'R') {
@@ -325,8 +343,8 @@ test_killed_client(void **state)
 	long long  until   = fftd_test_now_ms() + 20000;
 	int        started = 0;
 	while (rv == FFTD_OK && fftd_test_now_ms() < until) {
-		if ((rv = fftd_get_stats(C, &s1)) == FFTD_OK &&
-		    s1.bytes_in >= s0.bytes_in + (32u << 20)) {
+		if ((rv = fftd_get_stats(C, &s1)) == FFTD_OK
+		    && s1.bytes_in >= s0.bytes_in + (32u << 20)) {
 			started = 1;
 			break;
 		}
@@ -343,11 +361,13 @@ test_killed_client(void **state)
 	// The daemon keeps serving, and soon forgets the victim.
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
-	assert_int_equal(one_case(C, FFTD_C2C, 1, FFTD_F64, 3, fftd_test_case_seed(42)), 0);
+	assert_int_equal(
+	    one_case(C, FFTD_C2C, 1, FFTD_F64, 3, fftd_test_case_seed(42)), 0);
 	assert_true(fftd_test_daemon_alive(&D));
 }
 
-// --- a client closed with plans and requests outstanding ------------------------------
+// --- a client closed with plans and requests outstanding
+// ------------------------------
 
 typedef struct close_state {
 	pthread_mutex_t mtx;
@@ -402,7 +422,8 @@ role_closer(int argc, char **argv)
 	pthread_mutex_init(&cs.mtx, NULL);
 	for (int i = 0; i < 4; i++) {
 		out[i] = malloc(bytes);
-		if (fftd_execute_async(p[0], in, out[i], close_cb, &cs, NULL) != FFTD_OK) {
+		if (fftd_execute_async(p[0], in, out[i], close_cb, &cs, NULL)
+		    != FFTD_OK) {
 			return 103;
 		}
 	}
@@ -419,8 +440,9 @@ role_closer(int argc, char **argv)
 	}
 	fftd_test_sleep_ms(50);
 	pthread_mutex_lock(&cs.mtx);
-	fprintf(stderr, "closer: 4 in flight at close: %d ok, %d closed, %d "
-	                "other, %d callbacks; now fftd_plan_destroy\n",
+	fprintf(stderr,
+	    "closer: 4 in flight at close: %d ok, %d closed, %d "
+	    "other, %d callbacks; now fftd_plan_destroy\n",
 	    cs.ok, cs.closed, cs.other, cs.calls);
 	int rv = cs.calls == 4 && cs.other == 0 ? 0 : 1;
 	pthread_mutex_unlock(&cs.mtx);
@@ -454,7 +476,8 @@ test_close_releases_session(void **state)
 	assert_int_equal(code, 0);
 }
 
-// --- malformed and hostile frames ----------------------------------------------------------
+// --- malformed and hostile frames
+// ----------------------------------------------------------
 
 typedef struct raw_session {
 	nng_socket   s;
@@ -464,19 +487,19 @@ typedef struct raw_session {
 } raw_session;
 
 static int
-raw_expect(raw_session *rs, const char *what, const void *buf, size_t len,
-    int want)
+raw_expect(
+    raw_session *rs, const char *what, const void *buf, size_t len, int want)
 {
-	Fftd__Wire__Reply *r  = NULL;
-	int                st = fftd_test_raw_call(rs->s, buf, len, &r);
+	Fftd__Wire__Reply *r   = NULL;
+	int                st  = fftd_test_raw_call(rs->s, buf, len, &r);
 	int                bad = 0;
 	if (st != want) {
 		print_error("%s: status %d (%s), want %d (%s)%s%s\n", what, st,
-		    st >= 0 ? fftd_err_name(st) : "no reply", want, fftd_err_name(want),
-		    r ? ": " : "", r ? r->message : "");
+		    st >= 0 ? fftd_err_name(st) : "no reply", want,
+		    fftd_err_name(want), r ? ": " : "", r ? r->message : "");
 		bad = 1;
-	} else if (want != FFTD_OK && (r == NULL || r->message == NULL ||
-	                                  r->message[0] == '\0')) {
+	} else if (want != FFTD_OK
+	    && (r == NULL || r->message == NULL || r->message[0] == '\0')) {
 		print_error("%s: error reply without a message\n", what);
 		bad = 1;
 	}
@@ -550,7 +573,8 @@ raw_session_open(raw_session *rs)
 	memset(rs, 0, sizeof(*rs));
 	assert_int_equal(fftd_test_raw_open(&rs->s, D.url, 10000), 0);
 	Fftd__Wire__Reply *r = NULL;
-	assert_int_equal(fftd_test_raw_hello(rs->s, FFTD_PROTOCOL_VERSION, &r), FFTD_OK);
+	assert_int_equal(
+	    fftd_test_raw_hello(rs->s, FFTD_PROTOCOL_VERSION, &r), FFTD_OK);
 	assert_int_equal(r->body_case, FFTD__WIRE__REPLY__BODY_HELLO);
 	assert_non_null(r->hello->limits);
 	rs->lim.max_request_bytes = r->hello->limits->max_request_bytes;
@@ -567,7 +591,8 @@ raw_session_open(raw_session *rs)
 	rq.body_case              = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
 	rq.plan_create            = &pc;
 	r                         = NULL;
-	assert_int_equal(fftd_test_raw_request(rs->s, &rq, NULL, 0, &r), FFTD_OK);
+	assert_int_equal(
+	    fftd_test_raw_request(rs->s, &rq, NULL, 0, &r), FFTD_OK);
 	assert_int_equal(r->body_case, FFTD__WIRE__REPLY__BODY_PLAN_CREATE);
 	rs->plan_id    = r->plan_create->plan_id;
 	rs->plan_bytes = r->plan_create->input_bytes;
@@ -586,8 +611,8 @@ raw_ping_ok(raw_session *rs)
 	rq.ping                = &pg;
 	Fftd__Wire__Reply *r   = NULL;
 	int                st  = fftd_test_raw_request(rs->s, &rq, NULL, 0, &r);
-	int                ok  = st == FFTD_OK && r->body_case == FFTD__WIRE__REPLY__BODY_PING &&
-	    r->ping->token == 0x1234;
+	int ok = st == FFTD_OK && r->body_case == FFTD__WIRE__REPLY__BODY_PING
+	    && r->ping->token == 0x1234;
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);
 	}
@@ -616,7 +641,8 @@ test_malformed_frames(void **state)
 	for (size_t i = 0; i < sizeof(garbage); i++) {
 		garbage[i] = (uint8_t) (i * 97 + 13);
 	}
-	bad += raw_expect(&rs, "garbage bytes", garbage, sizeof(garbage), FFTD_EPROTO);
+	bad += raw_expect(
+	    &rs, "garbage bytes", garbage, sizeof(garbage), FFTD_EPROTO);
 	bad += raw_expect(&rs, "empty message", garbage, 0, FFTD_EPROTO);
 	bad += raw_expect(&rs, "23 bytes", garbage, 23, FFTD_EPROTO);
 #define FRAME(what, want, ...)                                                 \
@@ -625,26 +651,30 @@ test_malformed_frames(void **state)
 		bad += raw_expect(&rs, what, f, len, want);                    \
 		free(f);                                                       \
 	} while (0)
-	FRAME("good ping frame", FFTD_OK, FFTD__WIRE_MAGIC, FFTD_PROTOCOL_VERSION, 0,
-	    (uint32_t) pbn, 0, 0, pb, pbn, NULL, 0);
+	FRAME("good ping frame", FFTD_OK, FFTD__WIRE_MAGIC,
+	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn, 0, 0, pb, pbn, NULL, 0);
 	FRAME("bad magic", FFTD_EPROTO, 0x12345678u, FFTD_PROTOCOL_VERSION, 0,
 	    (uint32_t) pbn, 0, 0, pb, pbn, NULL, 0);
-	FRAME("wrong version", FFTD_EVERSION, FFTD__WIRE_MAGIC, 2, 0, (uint32_t) pbn,
-	    0, 0, pb, pbn, NULL, 0);
-	FRAME("nonzero flags", FFTD_EPROTO, FFTD__WIRE_MAGIC, FFTD_PROTOCOL_VERSION,
-	    0x8000, (uint32_t) pbn, 0, 0, pb, pbn, NULL, 0);
+	FRAME("wrong version", FFTD_EVERSION, FFTD__WIRE_MAGIC, 2, 0,
+	    (uint32_t) pbn, 0, 0, pb, pbn, NULL, 0);
+	FRAME("nonzero flags", FFTD_EPROTO, FFTD__WIRE_MAGIC,
+	    FFTD_PROTOCOL_VERSION, 0x8000, (uint32_t) pbn, 0, 0, pb, pbn, NULL,
+	    0);
 	FRAME("nonzero reserved", FFTD_EPROTO, FFTD__WIRE_MAGIC,
 	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn, 7, 0, pb, pbn, NULL, 0);
 	FRAME("pb_len past the end", FFTD_EPROTO, FFTD__WIRE_MAGIC,
-	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn + 500, 0, 0, pb, pbn, NULL, 0);
-	FRAME("pb_len 4 GiB", FFTD_EPROTO, FFTD__WIRE_MAGIC, FFTD_PROTOCOL_VERSION, 0,
-	    0xffffffffu, 0, 0, pb, pbn, NULL, 0);
+	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn + 500, 0, 0, pb, pbn, NULL,
+	    0);
+	FRAME("pb_len 4 GiB", FFTD_EPROTO, FFTD__WIRE_MAGIC,
+	    FFTD_PROTOCOL_VERSION, 0, 0xffffffffu, 0, 0, pb, pbn, NULL, 0);
 	FRAME("payload_len 2^64-1", FFTD_EPROTO, FFTD__WIRE_MAGIC,
-	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn, 0, UINT64_MAX, pb, pbn, NULL, 64);
+	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn, 0, UINT64_MAX, pb, pbn,
+	    NULL, 64);
 	uint8_t junk[20];
 	memset(junk, 0xff, sizeof(junk));
-	FRAME("protobuf garbage", FFTD_EPROTO, FFTD__WIRE_MAGIC, FFTD_PROTOCOL_VERSION,
-	    0, sizeof(junk), 0, 0, junk, sizeof(junk), NULL, 0);
+	FRAME("protobuf garbage", FFTD_EPROTO, FFTD__WIRE_MAGIC,
+	    FFTD_PROTOCOL_VERSION, 0, sizeof(junk), 0, 0, junk, sizeof(junk),
+	    NULL, 0);
 	FRAME("empty protobuf (no request body)", FFTD_EPROTO, FFTD__WIRE_MAGIC,
 	    FFTD_PROTOCOL_VERSION, 0, 0, 0, 0, NULL, 0, NULL, 0);
 	free(pb);
@@ -657,16 +687,22 @@ test_malformed_frames(void **state)
 	ex.execute             = &e;
 	pb                     = fftd_test_pack(&ex.base, &pbn);
 	FRAME("payload truncated", FFTD_EPROTO, FFTD__WIRE_MAGIC,
-	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn, 0, 256, pb, pbn, NULL, 100);
+	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn, 0, 256, pb, pbn, NULL,
+	    100);
 	FRAME("payload longer than announced", FFTD_EPROTO, FFTD__WIRE_MAGIC,
-	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn, 0, 200, pb, pbn, NULL, 256);
+	    FFTD_PROTOCOL_VERSION, 0, (uint32_t) pbn, 0, 200, pb, pbn, NULL,
+	    256);
 	free(pb);
-	bad += raw_request(&rs, "execute, the right payload", &ex, 256, FFTD_OK);
-	bad += raw_request(&rs, "execute, payload 128 of 256", &ex, 128, FFTD_ESIZE);
-	bad += raw_request(&rs, "execute, payload 257 of 256", &ex, 257, FFTD_ESIZE);
+	bad += raw_request(
+	    &rs, "execute, the right payload", &ex, 256, FFTD_OK);
+	bad += raw_request(
+	    &rs, "execute, payload 128 of 256", &ex, 128, FFTD_ESIZE);
+	bad += raw_request(
+	    &rs, "execute, payload 257 of 256", &ex, 257, FFTD_ESIZE);
 	bad += raw_request(&rs, "execute, no payload", &ex, 0, FFTD_ESIZE);
 	e.plan_id = 0xdeadbeef;
-	bad += raw_request(&rs, "execute, unknown plan", &ex, 256, FFTD_ENOPLAN);
+	bad += raw_request(
+	    &rs, "execute, unknown plan", &ex, 256, FFTD_ENOPLAN);
 	e.plan_id = 0;
 	bad += raw_request(&rs, "execute, plan 0", &ex, 256, FFTD_ENOPLAN);
 	// A plan of another connection is not this one's to use.
@@ -680,12 +716,13 @@ test_malformed_frames(void **state)
 		// ours, none of which may be served to us unless it is ours.
 		for (id = rs.plan_id + 1; id < rs.plan_id + 64; id++) {
 			e.plan_id = id;
-			bad += raw_request(&rs, "execute, another session's plan", &ex, 256,
+			bad += raw_request(&rs,
+			    "execute, another session's plan", &ex, 256,
 			    FFTD_ENOPLAN);
 		}
 		fftd_plan_destroy(other);
 	}
-	Fftd__Wire__Request     dr = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__Request     dr   = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__PlanDestroy pdst = FFTD__WIRE__PLAN_DESTROY__INIT;
 	pdst.plan_id                 = 0xdeadbeef;
 	dr.body_case                 = FFTD__WIRE__REQUEST__BODY_PLAN_DESTROY;
@@ -693,7 +730,7 @@ test_malformed_frames(void **state)
 	bad += raw_request(&rs, "destroy, unknown plan", &dr, 0, FFTD_ENOPLAN);
 
 	// Hello of another protocol version.
-	Fftd__Wire__Reply *r = NULL;
+	Fftd__Wire__Reply *r  = NULL;
 	int                st = fftd_test_raw_hello(rs.s, 2, &r);
 	if (st != FFTD_EVERSION) {
 		print_error("hello v2: status %d, want FFTD_EVERSION\n", st);
@@ -704,13 +741,14 @@ test_malformed_frames(void **state)
 	}
 
 	// Absurd plan descriptions.
-	int64_t              n[8] = { 16, 16, 16, 16, 16, 16, 16, 16 };
-	Fftd__Wire__PlanDesc pd;
+	int64_t                n[8] = { 16, 16, 16, 16, 16, 16, 16, 16 };
+	Fftd__Wire__PlanDesc   pd;
 	Fftd__Wire__PlanCreate nodesc = FFTD__WIRE__PLAN_CREATE__INIT;
-	Fftd__Wire__Request  rq = FFTD__WIRE__REQUEST__INIT;
-	rq.body_case            = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
-	rq.plan_create          = &nodesc;
-	bad += raw_request(&rs, "plan create without a description", &rq, 0, FFTD_EINVAL);
+	Fftd__Wire__Request    rq     = FFTD__WIRE__REQUEST__INIT;
+	rq.body_case                  = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
+	rq.plan_create                = &nodesc;
+	bad += raw_request(
+	    &rs, "plan create without a description", &rq, 0, FFTD_EINVAL);
 	pd_init(&pd, n, 7);
 	bad += raw_plan(&rs, "rank 7", &pd, FFTD_EINVAL);
 	pd_init(&pd, n, 0);
@@ -738,7 +776,8 @@ test_malformed_frames(void **state)
 	want     = expected_code(&rs, &pd);
 	assert_true(want == FFTD_ELIMIT || want == FFTD_EOVERFLOW);
 	bad += raw_plan(&rs, "batch = 2^62", &pd, want);
-	int64_t huge3[3] = { (int64_t) 1 << 40, (int64_t) 1 << 40, (int64_t) 1 << 40 };
+	int64_t huge3[3]
+	    = { (int64_t) 1 << 40, (int64_t) 1 << 40, (int64_t) 1 << 40 };
 	pd_init(&pd, huge3, 3);
 	bad += raw_plan(&rs, "n = 2^40 x 2^40 x 2^40", &pd, FFTD_EOVERFLOW);
 	int64_t neg[1] = { -16 };
@@ -772,17 +811,20 @@ test_malformed_frames(void **state)
 	}
 	e.plan_id = rs.plan_id;
 	bad += raw_request(&rs, "execute after it all", &ex, 0, FFTD_ESIZE);
-	bad += raw_request(&rs, "execute of our plan after it all", &ex, 256, FFTD_OK);
+	bad += raw_request(
+	    &rs, "execute of our plan after it all", &ex, 256, FFTD_OK);
 	nng_close(rs.s);
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
-	assert_int_equal(one_case(C, FFTD_R2C, 2, FFTD_F32, 4, fftd_test_case_seed(7)), 0);
+	assert_int_equal(
+	    one_case(C, FFTD_R2C, 2, FFTD_F32, 4, fftd_test_case_seed(7)), 0);
 	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
 	assert_true(fftd_test_daemon_alive(&D));
 	assert_int_equal(bad, 0);
 #undef FRAME
 }
 
-// --- limits from a config file --------------------------------------------------------------
+// --- limits from a config file
+// --------------------------------------------------------------
 
 static void
 test_config_limits(void **state)
@@ -796,7 +838,7 @@ test_config_limits(void **state)
 	                           "max_plans_per_client = 4\n"
 	                           "[cache]\n"
 	                           "budget_bytes = 12345678\n";
-	fftd_test_daemon *d = &L;
+	fftd_test_daemon *d      = &L;
 	assert_int_equal(fftd_test_daemon_start(d, conf, DAEMON_ARGS), 0);
 	fftd_client *c;
 	assert_int_equal(fftd_client_open(&c, d->url, TIMEOUT_MS), FFTD_OK);
@@ -817,7 +859,8 @@ test_config_limits(void **state)
 	desc_c2c(&dd, 65537, FFTD_F64);
 	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
 	int64_t nr = 131072; // real input 1 MiB, complex output 1 MiB + 16
-	assert_int_equal(fftd_plan_desc_init(&dd, 1, &nr, FFTD_R2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&dd, 1, &nr, FFTD_R2C, FFTD_F64), 0);
 	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
 	desc_c2c(&dd, 16, FFTD_F32);
 	dd.batch = 16;
@@ -826,13 +869,15 @@ test_config_limits(void **state)
 	dd.batch = 17;
 	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
 	int64_t n3[3] = { 4, 4, 4 };
-	assert_int_equal(fftd_plan_desc_init(&dd, 3, n3, FFTD_C2C, FFTD_F32), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&dd, 3, n3, FFTD_C2C, FFTD_F32), 0);
 	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
 
 	// Four plans per client; the fifth is refused until one goes.
 	fftd_plan *held[4];
 	for (int i = 0; i < 4; i++) {
-		desc_c2c(&dd, 16, FFTD_F64); // the same description counts each time
+		desc_c2c(
+		    &dd, 16, FFTD_F64); // the same description counts each time
 		assert_int_equal(fftd_plan_create(c, &dd, &held[i]), FFTD_OK);
 	}
 	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
@@ -853,7 +898,8 @@ test_config_limits(void **state)
 	memset(&tc, 0, sizeof(tc));
 	snprintf(tc.name, sizeof(tc.name), "c2c f64 16 under limits");
 	tc.desc = dd;
-	assert_int_equal(fftd_test_run_case(c, &tc, fftd_test_case_seed(11)), 0);
+	assert_int_equal(
+	    fftd_test_run_case(c, &tc, fftd_test_case_seed(11)), 0);
 	for (int i = 0; i < 4; i++) {
 		fftd_plan_destroy(held[i]);
 	}
@@ -861,7 +907,8 @@ test_config_limits(void **state)
 	assert_int_equal(fftd_test_daemon_stop(d), 0);
 }
 
-// --- SIGTERM with requests in flight -------------------------------------------------------------
+// --- SIGTERM with requests in flight
+// -------------------------------------------------------------
 
 #define SHUTDOWN_N 6
 
@@ -876,7 +923,7 @@ test_sigterm_in_flight(void **state)
 	assert_int_equal(fftd_client_open(&c, d->url, 3000), FFTD_OK);
 	fftd_plan_desc dd;
 	desc_c2c(&dd, (int64_t) 1 << 18, FFTD_F64); // 4 MiB each way
-	dd.norm       = FFTD_NORM_ORTHO;
+	dd.norm = FFTD_NORM_ORTHO;
 	fftd_plan *p;
 	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_OK);
 	fftd_test_buffers b[SHUTDOWN_N];
@@ -885,8 +932,9 @@ test_sigterm_in_flight(void **state)
 		assert_int_equal(fftd_test_buffers_make(&b[i], &dd, 0,
 		                     fftd_test_case_seed(300 + (uint64_t) i)),
 		    0);
-		assert_int_equal(
-		    fftd_execute_async(p, b[i].in, b[i].out, NULL, NULL, &req[i]), FFTD_OK);
+		assert_int_equal(fftd_execute_async(
+		                     p, b[i].in, b[i].out, NULL, NULL, &req[i]),
+		    FFTD_OK);
 	}
 	// A ping sent after them on the same connection is answered only once
 	// the daemon has read them: from here on they are accepted work.
@@ -931,7 +979,8 @@ test_sigint_idle(void **state)
 	assert_int_equal(fftd_test_daemon_wait(d, 10000), 0);
 }
 
-// --- the command line ----------------------------------------------------------------------------
+// --- the command line
+// ----------------------------------------------------------------------------
 
 // run_bin runs the daemon binary with args, output to /dev/null, and
 // returns its exit status (128 + signal; -1 if still running after 5 s).
@@ -972,10 +1021,10 @@ test_command_line(void **state)
 	const char *bogus[]   = { "--no-such-option", NULL };
 	const char *backend[] = { "--backend", "abacus", "--listen",
 		"ipc:///tmp/fftd-test-never.sock", NULL };
-	const char *noconf[]  = { "--config", "/nonexistent/fftd.conf", "--listen",
-		"ipc:///tmp/fftd-test-never.sock", NULL };
+	const char *noconf[]  = { "--config", "/nonexistent/fftd.conf",
+		 "--listen", "ipc:///tmp/fftd-test-never.sock", NULL };
 	const char *level[]   = { "--log-level", "loud", "--listen",
-		"ipc:///tmp/fftd-test-never.sock", NULL };
+		  "ipc:///tmp/fftd-test-never.sock", NULL };
 	assert_int_equal(run_bin(version), 0);
 	assert_int_equal(run_bin(help), 0);
 	int c;
@@ -1011,8 +1060,9 @@ test_command_line(void **state)
 		fclose(f);
 		c = run_bin(withconf);
 		if (!(c > 0 && c < 128)) {
-			print_error("config %zu (%s): exit status %d, want an error\n", i,
-			    bad_confs[i], c);
+			print_error(
+			    "config %zu (%s): exit status %d, want an error\n",
+			    i, bad_confs[i], c);
 			unlink(path);
 			fail();
 		}
@@ -1046,7 +1096,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_close_releases_session),
 		cmocka_unit_test(test_malformed_frames),
 		cmocka_unit_test_teardown(test_config_limits, local_teardown),
-		cmocka_unit_test_teardown(test_sigterm_in_flight, local_teardown),
+		cmocka_unit_test_teardown(
+		    test_sigterm_in_flight, local_teardown),
 		cmocka_unit_test_teardown(test_sigint_idle, local_teardown),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_shared_daemon_exits_cleanly),
@@ -1055,6 +1106,7 @@ main(int argc, char **argv)
 	if (filter != NULL) {
 		cmocka_set_test_filter(filter);
 	}
-	int rv = cmocka_run_group_tests_name("robustness", tests, group_setup, group_teardown);
+	int rv = cmocka_run_group_tests_name(
+	    "robustness", tests, group_setup, group_teardown);
 	return rv;
 }

@@ -74,20 +74,21 @@
 #include "wire.h"
 
 #define TIMEOUT_MS 60000
-#define SETTLE_MS 10000     // how long the daemon may take to let go
-#define BUF_X (4u << 20)    // the test's two shared buffers
+#define SETTLE_MS 10000  // how long the daemon may take to let go
+#define BUF_X (4u << 20) // the test's two shared buffers
 #define BUF_Y (2u << 20)
 #define MEMFD_NAME "fftd-buffer" // libfftd's memfd name (client.c)
 #define RAW_MEMFD "fftd-test-raw"
 #define FFTD_TEST_FDREPLY 256 // the descriptor socket's answer (fdsock.h)
 
-static fftd_test_daemon D; // the shared daemon (fftw backend, defaults)
-static fftd_test_daemon L; // a test's own daemon (stopped by local_teardown)
-static fftd_client     *C; // the tests' client of D
-static const char *const DAEMON_ARGS[] = { "--backend", "fftw", "--log-level",
-	"info", NULL };
+static fftd_test_daemon  D; // the shared daemon (fftw backend, defaults)
+static fftd_test_daemon  L; // a test's own daemon (stopped by local_teardown)
+static fftd_client      *C; // the tests' client of D
+static const char *const DAEMON_ARGS[]
+    = { "--backend", "fftw", "--log-level", "info", NULL };
 
-// --- helpers ------------------------------------------------------------------------
+// --- helpers
+// ------------------------------------------------------------------------
 
 // ASSERT_OK fails the test unless a libfftd call returns FFTD_OK, with the
 // code and the library's message.
@@ -112,8 +113,8 @@ group_setup(void **state)
 	}
 	int rv = fftd_client_open(&C, D.url, TIMEOUT_MS);
 	if (rv != FFTD_OK) {
-		fprintf(stderr, "fftd_client_open: %s (%s)\n", fftd_err_name(rv),
-		    fftd_last_error());
+		fprintf(stderr, "fftd_client_open: %s (%s)\n",
+		    fftd_err_name(rv), fftd_last_error());
 		fftd_test_daemon_stop(&D);
 		return -1;
 	}
@@ -211,14 +212,16 @@ daemon_settles(pid_t pid, int maps, int fds, fftd_client *c, uint64_t sessions,
 		int m  = count_memfd(pid, MEMFD_NAME);
 		int f  = count_fds(pid);
 		int rv = fftd_get_stats(c, &st);
-		if (m == maps && (fds < 0 || f == fds) && rv == FFTD_OK &&
-		    st.sessions == sessions) {
+		if (m == maps && (fds < 0 || f == fds) && rv == FFTD_OK
+		    && st.sessions == sessions) {
 			return 0;
 		}
 		if (fftd_test_now_ms() > until) {
-			print_error("daemon %d: %d memfd mappings (want %d), %d fds "
-			            "(want %d), %llu sessions (want %llu, stats %s)\n",
-			    (int) pid, m, maps, f, fds, (unsigned long long) st.sessions,
+			print_error(
+			    "daemon %d: %d memfd mappings (want %d), %d fds "
+			    "(want %d), %llu sessions (want %llu, stats %s)\n",
+			    (int) pid, m, maps, f, fds,
+			    (unsigned long long) st.sessions,
 			    (unsigned long long) sessions, fftd_err_name(rv));
 			return -1;
 		}
@@ -226,7 +229,8 @@ daemon_settles(pid_t pid, int maps, int fds, fftd_client *c, uint64_t sessions,
 	}
 }
 
-// --- 1. shared buffers give the inline path's bits ------------------------------------
+// --- 1. shared buffers give the inline path's bits
+// ------------------------------------
 
 enum {
 	M_ONE,     // in and out in one buffer (order alternates)
@@ -239,10 +243,10 @@ enum {
 	M_COUNT
 };
 
-static const char *const mode_name[M_COUNT] = { "in+out in one buffer",
-	"in buffer, out plain", "in plain, out buffer", "in and out in two buffers",
-	"element-aligned offsets", "offsets aligned to the real type only",
-	"in place in a buffer" };
+static const char *const mode_name[M_COUNT]
+    = { "in+out in one buffer", "in buffer, out plain", "in plain, out buffer",
+	      "in and out in two buffers", "element-aligned offsets",
+	      "offsets aligned to the real type only", "in place in a buffer" };
 
 // region: an array placed at off in a buffer window, expected to hold
 // expect (len bytes) afterwards.
@@ -259,9 +263,12 @@ window_check(const uint8_t *w, size_t len, const region *rs, int nr)
 	for (size_t i = 0; i < len; i++) {
 		int inside = 0;
 		for (int k = 0; k < nr && !inside; k++) {
-			if (rs[k].len && i >= rs[k].off && i < rs[k].off + rs[k].len) {
+			if (rs[k].len && i >= rs[k].off
+			    && i < rs[k].off + rs[k].len) {
 				inside = 1;
-				if (w[i] != ((const uint8_t *) rs[k].expect)[i - rs[k].off]) {
+				if (w[i]
+				    != ((const uint8_t *) rs[k]
+				            .expect)[i - rs[k].off]) {
 					return (long long) i;
 				}
 			}
@@ -282,8 +289,9 @@ check_vs_ref(const fftd__shape *s, const void *out, const long double *ref,
 	double bound = fftd_ref_bound(s);
 	size_t unw   = fftd_ref_unwritten(s, out);
 	if (!(err <= bound) || unw != 0) {
-		snprintf(why, whylen, "rel L2 error %.3g (bound %.3g), %zu unwritten",
-		    err, bound, unw);
+		snprintf(why, whylen,
+		    "rel L2 error %.3g (bound %.3g), %zu unwritten", err, bound,
+		    unw);
 		return -1;
 	}
 	return 0;
@@ -321,7 +329,8 @@ shm_case(const fftd_test_case *tc, fftd_plan *p, fftd_buffer *X, fftd_buffer *Y,
 	size_t             inb  = (size_t) s->in.bytes;
 	size_t             outl = b.out_len; // output span + slack
 	int                st   = fftd_execute(p, b.in, b.out);
-	if (st != FFTD_OK || fftd_test_buffers_check(&b, &r, why, sizeof(why))) {
+	if (st != FFTD_OK
+	    || fftd_test_buffers_check(&b, &r, why, sizeof(why))) {
 		print_error("%s: inline: %s\n", tc->name,
 		    st != FFTD_OK ? fftd_err_name(st) : why);
 		fftd_test_buffers_free(&b);
@@ -346,25 +355,31 @@ shm_case(const fftd_test_case *tc, fftd_plan *p, fftd_buffer *X, fftd_buffer *Y,
 	fftd_ref_poison(ff, outl);
 	for (int m = 0; m < M_COUNT; m++) {
 		const uint8_t     *in_expect = b.pristine, *out_expect = b.out;
-		const long double *mref      = ref;
-		size_t             out_len   = outl;
+		const long double *mref    = ref;
+		size_t             out_len = outl;
 		if (m == M_INPLACE) {
 			if (!tc->in_place) {
 				continue;
 			}
 			// Its own inline baseline, in place, on fresh data.
 			snprintf(why, sizeof(why), "cannot set up");
-			if (fftd_test_buffers_make(&bi, &tc->desc, 1, seed ^ 0x5a5a) != 0 ||
-			    (st = fftd_execute(p, bi.in, bi.in)) != FFTD_OK ||
-			    fftd_test_buffers_check(&bi, &r, why, sizeof(why)) != 0) {
-				print_error("%s: inline in place: %s\n", tc->name,
+			if (fftd_test_buffers_make(
+			        &bi, &tc->desc, 1, seed ^ 0x5a5a)
+			        != 0
+			    || (st = fftd_execute(p, bi.in, bi.in)) != FFTD_OK
+			    || fftd_test_buffers_check(
+			           &bi, &r, why, sizeof(why))
+			        != 0) {
+				print_error("%s: inline in place: %s\n",
+				    tc->name,
 				    st != FFTD_OK ? fftd_err_name(st) : why);
 				bad++;
 				break;
 			}
 			out_expect = bi.out;
 			out_len    = bi.out_len;
-			if ((ref_ip = fftd_ref_transform(s, bi.pristine)) == NULL) {
+			if ((ref_ip = fftd_ref_transform(s, bi.pristine))
+			    == NULL) {
 				bad++;
 				break;
 			}
@@ -403,9 +418,10 @@ shm_case(const fftd_test_case *tc, fftd_plan *p, fftd_buffer *X, fftd_buffer *Y,
 			out = ya + oo;
 			break;
 		case M_HALF: {
-			// A complex array needs only its real type's alignment in
-			// C (alignof(double complex) is 8): such an array inside a
-			// buffer is as valid an argument as it is in plain memory.
+			// A complex array needs only its real type's alignment
+			// in C (alignof(double complex) is 8): such an array
+			// inside a buffer is as valid an argument as it is in
+			// plain memory.
 			size_t real = s->precision == FFTD_F64 ? 8 : 4;
 			io          = g + real;
 			oo          = g + real;
@@ -419,14 +435,16 @@ shm_case(const fftd_test_case *tc, fftd_plan *p, fftd_buffer *X, fftd_buffer *Y,
 		}
 		size_t winx = 0, winy = 0;
 		if (in >= xa && in < xa + BUF_X) {
-			rx[nx++] = (region) { io, m == M_INPLACE ? 0 : inb, in_expect };
+			rx[nx++] = (region) { io, m == M_INPLACE ? 0 : inb,
+				in_expect };
 			winx     = io + inb;
 		}
 		if (out >= xa && out < xa + BUF_X) {
 			rx[nx++] = (region) { oo, out_len, out_expect };
 			winx     = winx > oo + out_len ? winx : oo + out_len;
 		} else if (out >= ya && out < ya + BUF_Y) {
-			// M_ODD's and M_HALF's output: by fftd_test_check instead.
+			// M_ODD's and M_HALF's output: by fftd_test_check
+			// instead.
 			ry[ny++] = (region) { oo, out_len,
 				m == M_ODD || m == M_HALF ? out : out_expect };
 			winy     = oo + out_len;
@@ -434,7 +452,8 @@ shm_case(const fftd_test_case *tc, fftd_plan *p, fftd_buffer *X, fftd_buffer *Y,
 		winx += 256;
 		winy += ny ? 256 : 0;
 		if (winx > BUF_X || winy > BUF_Y) {
-			print_error("%s: does not fit the test's buffers\n", tc->name);
+			print_error(
+			    "%s: does not fit the test's buffers\n", tc->name);
 			bad++;
 			continue;
 		}
@@ -448,37 +467,43 @@ shm_case(const fftd_test_case *tc, fftd_plan *p, fftd_buffer *X, fftd_buffer *Y,
 		}
 		st = fftd_execute(p, in, out);
 		if (st != FFTD_OK) {
-			MODE_ERROR(m, "%s: %s: %s (%s)\n", tc->name, mode_name[m],
-			    fftd_err_name(st), fftd_last_error());
+			MODE_ERROR(m, "%s: %s: %s (%s)\n", tc->name,
+			    mode_name[m], fftd_err_name(st), fftd_last_error());
 			continue;
 		}
 		long long at;
 		if (m == M_ODD || m == M_HALF) {
-			if (fftd_test_check(s, b.pristine, out, ff, out_len, &r, why,
-			        sizeof(why)) != 0) {
-				MODE_ERROR(m, "%s: %s: %s\n", tc->name, mode_name[m], why);
+			if (fftd_test_check(s, b.pristine, out, ff, out_len, &r,
+			        why, sizeof(why))
+			    != 0) {
+				MODE_ERROR(m, "%s: %s: %s\n", tc->name,
+				    mode_name[m], why);
 			}
 		} else if (memcmp(out, out_expect, out_len) != 0) {
 			size_t k = 0;
-			while (k < out_len && ((uint8_t *) out)[k] == out_expect[k]) {
+			while (k < out_len
+			    && ((uint8_t *) out)[k] == out_expect[k]) {
 				k++;
 			}
 			char ref_why[256] = "within the reference's bound";
 			check_vs_ref(s, out, mref, ref_why, sizeof(ref_why));
 			MODE_ERROR(m,
-			    "%s: %s: output differs from the inline path's at byte "
+			    "%s: %s: output differs from the inline path's at "
+			    "byte "
 			    "%zu of %zu (%s)\n",
 			    tc->name, mode_name[m], k, out_len, ref_why);
 		} else if (check_vs_ref(s, out, mref, why, sizeof(why))) {
-			MODE_ERROR(m, "%s: %s: %s\n", tc->name, mode_name[m], why);
+			MODE_ERROR(
+			    m, "%s: %s: %s\n", tc->name, mode_name[m], why);
 		}
 		if (m != M_INPLACE && memcmp(in, b.pristine, inb) != 0) {
-			MODE_ERROR(m, "%s: %s: the input was changed\n", tc->name,
-			    mode_name[m]);
-		} else if ((at = window_check(xa, winx, rx, nx)) >= 0 ||
-		           (at = window_check(ya, winy, ry, ny)) >= 0) {
+			MODE_ERROR(m, "%s: %s: the input was changed\n",
+			    tc->name, mode_name[m]);
+		} else if ((at = window_check(xa, winx, rx, nx)) >= 0
+		    || (at = window_check(ya, winy, ry, ny)) >= 0) {
 			MODE_ERROR(m,
-			    "%s: %s: a buffer byte outside the arrays changed, at "
+			    "%s: %s: a buffer byte outside the arrays changed, "
+			    "at "
 			    "%lld\n",
 			    tc->name, mode_name[m], at);
 		}
@@ -520,20 +545,22 @@ test_bit_identical(void **state)
 	int bad = 0, cases = 0, inplace = 0;
 	for (size_t c = 0; c < sizeof(combos) / sizeof(combos[0]); c++) {
 		for (int rank = 1; rank <= 2; rank++) {
-			size_t n = fftd_test_cases(combos[c].kind, rank, combos[c].p, false,
-			    tc, FFTD_TEST_MAX_CASES);
+			size_t n = fftd_test_cases(combos[c].kind, rank,
+			    combos[c].p, false, tc, FFTD_TEST_MAX_CASES);
 			bad += n == 0;
 			for (size_t i = 0; i < n; i++) {
-				fftd_plan *p  = NULL;
-				int        rv = fftd_plan_create(C, &tc[i].desc, &p);
+				fftd_plan *p = NULL;
+				int rv = fftd_plan_create(C, &tc[i].desc, &p);
 				if (rv != FFTD_OK) {
-					print_error("%s: plan: %s (%s)\n", tc[i].name,
-					    fftd_err_name(rv), fftd_last_error());
+					print_error("%s: plan: %s (%s)\n",
+					    tc[i].name, fftd_err_name(rv),
+					    fftd_last_error());
 					bad++;
 					continue;
 				}
-				uint64_t seed = fftd_test_case_seed(
-				    (uint64_t) (c * 1000 + (size_t) rank * 100 + i));
+				uint64_t seed
+				    = fftd_test_case_seed((uint64_t) (c * 1000
+				        + (size_t) rank * 100 + i));
 				bad += shm_case(&tc[i], p, X, Y, cases, seed);
 				cases++;
 				inplace += tc[i].in_place;
@@ -544,7 +571,8 @@ test_bit_identical(void **state)
 	free(tc);
 	fftd_buffer_destroy(X);
 	fftd_buffer_destroy(Y);
-	printf("shared vs inline: %d cases x %d modes (+%d in place), %d failures\n",
+	printf("shared vs inline: %d cases x %d modes (+%d in place), %d "
+	       "failures\n",
 	    cases, M_INPLACE, inplace, bad);
 	for (int m = 0; m < M_COUNT; m++) {
 		if (mode_fails[m]) {
@@ -558,20 +586,21 @@ test_bit_identical(void **state)
 	assert_int_equal(bad, 0);
 }
 
-// --- 2. streams -------------------------------------------------------------------------
+// --- 2. streams
+// -------------------------------------------------------------------------
 
 // stream_run streams 3 * depth + 1 distinct inputs through plan p (shape
 // s) at the given depth and returns how many checks failed.
 static int
 stream_run(fftd_plan *p, const fftd__shape *s, int depth, uint64_t seed)
 {
-	int         bad   = 0;
-	int         total = 3 * depth + 1;
-	size_t      inb = (size_t) s->in.bytes, outl = (size_t) s->out.bytes + 256;
-	void      **in  = calloc((size_t) total, sizeof(void *));
-	void      **exp = calloc((size_t) total, sizeof(void *));
-	uint8_t    *got = malloc(outl), *got2 = malloc(outl);
-	char        why[256];
+	int      bad   = 0;
+	int      total = 3 * depth + 1;
+	size_t   inb = (size_t) s->in.bytes, outl = (size_t) s->out.bytes + 256;
+	void   **in  = calloc((size_t) total, sizeof(void *));
+	void   **exp = calloc((size_t) total, sizeof(void *));
+	uint8_t *got = malloc(outl), *got2 = malloc(outl);
+	char     why[256];
 	assert_non_null(in);
 	assert_non_null(exp);
 	assert_non_null(got);
@@ -584,17 +613,19 @@ stream_run(fftd_plan *p, const fftd__shape *s, int depth, uint64_t seed)
 		assert_non_null(exp[k]);
 		fftd_ref_fill_input(in[k], s, seed + (uint64_t) k);
 		if (k > 0 && memcmp(in[k], in[k - 1], inb) == 0) {
-			print_error("stream depth %d: inputs %d and %d are equal\n",
+			print_error(
+			    "stream depth %d: inputs %d and %d are equal\n",
 			    depth, k - 1, k);
 			bad++;
 		}
 		fftd_ref_poison(exp[k], outl);
-		int st = fftd_execute(p, in[k], exp[k]);
+		int          st  = fftd_execute(p, in[k], exp[k]);
 		long double *ref = fftd_ref_transform(s, in[k]);
 		assert_non_null(ref);
-		if (st != FFTD_OK || check_vs_ref(s, exp[k], ref, why, sizeof(why))) {
-			print_error("stream depth %d: inline %d: %s\n", depth, k,
-			    st != FFTD_OK ? fftd_err_name(st) : why);
+		if (st != FFTD_OK
+		    || check_vs_ref(s, exp[k], ref, why, sizeof(why))) {
+			print_error("stream depth %d: inline %d: %s\n", depth,
+			    k, st != FFTD_OK ? fftd_err_name(st) : why);
 			bad++;
 		}
 		free(ref);
@@ -607,8 +638,8 @@ stream_run(fftd_plan *p, const fftd__shape *s, int depth, uint64_t seed)
 		bad++;
 		goto out;
 	}
-	if (fftd_stream_pending(str) != 0 ||
-	    fftd_stream_wait(str, got, NULL) != FFTD_EINVAL) {
+	if (fftd_stream_pending(str) != 0
+	    || fftd_stream_wait(str, got, NULL) != FFTD_EINVAL) {
 		print_error("depth %d: a fresh stream waits on nothing: want "
 		            "FFTD_EINVAL\n",
 		    depth);
@@ -617,20 +648,26 @@ stream_run(fftd_plan *p, const fftd__shape *s, int depth, uint64_t seed)
 	int next_wait = 0, full = 0;
 	for (int k = 0; k <= total; k++) {
 		// Full (or done submitting): wait for the oldest.
-		while (fftd_stream_pending(str) == depth ||
-		    (k == total && fftd_stream_pending(str) > 0)) {
+		while (fftd_stream_pending(str) == depth
+		    || (k == total && fftd_stream_pending(str) > 0)) {
 			if (fftd_stream_pending(str) == depth) {
 				full++;
 				if (fftd_stream_input(str) != NULL) {
-					print_error("depth %d: fftd_stream_input with %d in "
-					            "flight is not NULL\n",
+					print_error(
+					    "depth %d: fftd_stream_input with "
+					    "%d in "
+					    "flight is not NULL\n",
 					    depth, depth);
 					bad++;
 				}
-				int e = fftd_stream_submit(str, in[k < total ? k : 0]);
-				if (e != FFTD_EBUSY || fftd_stream_pending(str) != depth) {
-					print_error("depth %d: submit with %d in flight: %s, "
-					            "pending %d; want FFTD_EBUSY\n",
+				int e = fftd_stream_submit(
+				    str, in[k < total ? k : 0]);
+				if (e != FFTD_EBUSY
+				    || fftd_stream_pending(str) != depth) {
+					print_error(
+					    "depth %d: submit with %d in "
+					    "flight: %s, "
+					    "pending %d; want FFTD_EBUSY\n",
 					    depth, depth, fftd_err_name(e),
 					    fftd_stream_pending(str));
 					bad++;
@@ -640,15 +677,19 @@ stream_run(fftd_plan *p, const fftd__shape *s, int depth, uint64_t seed)
 			fftd_ref_poison(got, outl);
 			int e = fftd_stream_wait(str, got, &outp);
 			if (e != FFTD_OK || outp == NULL) {
-				print_error("depth %d: wait for %d: %s (%s)\n", depth,
-				    next_wait, fftd_err_name(e), fftd_last_error());
+				print_error("depth %d: wait for %d: %s (%s)\n",
+				    depth, next_wait, fftd_err_name(e),
+				    fftd_last_error());
 				bad++;
 			} else {
 				fftd_ref_poison(got2, outl);
-				fftd__side_copy(got2, outp, &s->out, s->rank, s->batch);
-				if (memcmp(got, exp[next_wait], outl) != 0 ||
-				    memcmp(got2, exp[next_wait], outl) != 0) {
-					print_error("depth %d: result %d differs from the "
+				fftd__side_copy(
+				    got2, outp, &s->out, s->rank, s->batch);
+				if (memcmp(got, exp[next_wait], outl) != 0
+				    || memcmp(got2, exp[next_wait], outl)
+				        != 0) {
+					print_error("depth %d: result %d "
+					            "differs from the "
 					            "inline one\n",
 					    depth, next_wait);
 					bad++;
@@ -663,8 +704,9 @@ stream_run(fftd_plan *p, const fftd__shape *s, int depth, uint64_t seed)
 		// the slot itself, or copied from the caller's array.
 		void *slot = fftd_stream_input(str);
 		if (slot == NULL) {
-			print_error("depth %d: no input slot with %d in flight\n", depth,
-			    fftd_stream_pending(str));
+			print_error(
+			    "depth %d: no input slot with %d in flight\n",
+			    depth, fftd_stream_pending(str));
 			bad++;
 			break;
 		}
@@ -687,12 +729,13 @@ stream_run(fftd_plan *p, const fftd__shape *s, int depth, uint64_t seed)
 	}
 	// Full before each submission past the first depth, and after the last.
 	if (next_wait != total || full != total - depth + 1) {
-		print_error("depth %d: %d results of %d, full %d times (want %d)\n",
+		print_error(
+		    "depth %d: %d results of %d, full %d times (want %d)\n",
 		    depth, next_wait, total, full, total - depth + 1);
 		bad++;
 	}
-	if (fftd_stream_pending(str) != 0 ||
-	    fftd_stream_wait(str, got, NULL) != FFTD_EINVAL) {
+	if (fftd_stream_pending(str) != 0
+	    || fftd_stream_wait(str, got, NULL) != FFTD_EINVAL) {
 		print_error("depth %d: a drained stream waits on nothing: want "
 		            "FFTD_EINVAL\n",
 		    depth);
@@ -702,8 +745,8 @@ stream_run(fftd_plan *p, const fftd__shape *s, int depth, uint64_t seed)
 	for (int k = 0; k < depth; k++) {
 		int e = fftd_stream_submit(str, in[k]);
 		if (e != FFTD_OK) {
-			print_error("depth %d: submit before close: %s\n", depth,
-			    fftd_err_name(e));
+			print_error("depth %d: submit before close: %s\n",
+			    depth, fftd_err_name(e));
 			bad++;
 		}
 	}
@@ -731,30 +774,34 @@ test_streams(void **state)
 	need_daemon();
 	fftd_plan_desc d[2];
 	int64_t        n1 = 1009, n2[2] = { 17, 12 };
-	assert_int_equal(fftd_plan_desc_init(&d[0], 1, &n1, FFTD_C2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&d[0], 1, &n1, FFTD_C2C, FFTD_F64), 0);
 	d[0].batch     = 2;
 	d[0].direction = FFTD_INVERSE;
 	d[0].norm      = FFTD_NORM_ORTHO;
 	// R2C f32, padded on both sides: the output is not dense, so only its
 	// layout's elements may reach the caller.
-	assert_int_equal(fftd_plan_desc_init(&d[1], 2, n2, FFTD_R2C, FFTD_F32), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&d[1], 2, n2, FFTD_R2C, FFTD_F32), 0);
 	d[1].batch      = 3;
 	d[1].inembed[0] = 18;
 	d[1].inembed[1] = 14;
 	d[1].onembed[0] = 19;
 	d[1].onembed[1] = 8;
-	int bad = 0;
+	int bad         = 0;
 	for (int i = 0; i < 2; i++) {
 		fftd__shape s;
 		char        msg[256];
-		assert_int_equal(fftd__shape_resolve(&d[i], NULL, &s, msg, sizeof(msg)),
+		assert_int_equal(
+		    fftd__shape_resolve(&d[i], NULL, &s, msg, sizeof(msg)),
 		    FFTD_OK);
 		fftd_plan *p = NULL;
 		ASSERT_OK(fftd_plan_create(C, &d[i], &p));
 		static const int depths[] = { 1, 2, 4 };
 		for (int k = 0; k < 3; k++) {
 			bad += stream_run(p, &s, depths[k],
-			    fftd_test_case_seed(5000 + (uint64_t) (i * 10 + k)) << 8);
+			    fftd_test_case_seed(5000 + (uint64_t) (i * 10 + k))
+			        << 8);
 		}
 		fftd_stream *st = NULL;
 		assert_int_equal(fftd_stream_open(p, 0, &st), FFTD_EINVAL);
@@ -767,14 +814,16 @@ test_streams(void **state)
 	assert_int_equal(bad, 0);
 }
 
-// --- raw protocol: registering a buffer by hand -------------------------------------------
+// --- raw protocol: registering a buffer by hand
+// -------------------------------------------
 
 // raw_connect opens a raw session on url with a Hello.
 static void
 raw_connect(nng_socket *s, const char *url)
 {
 	assert_int_equal(fftd_test_raw_open(s, url, 10000), 0);
-	assert_int_equal(fftd_test_raw_hello(*s, FFTD_PROTOCOL_VERSION, NULL), FFTD_OK);
+	assert_int_equal(
+	    fftd_test_raw_hello(*s, FFTD_PROTOCOL_VERSION, NULL), FFTD_OK);
 }
 
 // raw_plan creates a plan of d on the raw session and returns its id;
@@ -787,9 +836,9 @@ raw_plan(nng_socket s, const fftd_plan_desc *d, uint64_t *in_bytes,
 	Fftd__Wire__Request    rq = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__PlanCreate pc = FFTD__WIRE__PLAN_CREATE__INIT;
 	fftd__desc_to_wire(&w, d);
-	pc.desc          = &w.pd;
-	rq.body_case     = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
-	rq.plan_create   = &pc;
+	pc.desc              = &w.pd;
+	rq.body_case         = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
+	rq.plan_create       = &pc;
 	Fftd__Wire__Reply *r = NULL;
 	assert_int_equal(fftd_test_raw_request(s, &rq, NULL, 0, &r), FFTD_OK);
 	assert_int_equal(r->body_case, FFTD__WIRE__REPLY__BODY_PLAN_CREATE);
@@ -803,28 +852,30 @@ raw_plan(nng_socket s, const fftd_plan_desc *d, uint64_t *in_bytes,
 // raw_register sends BufferRegister{bytes}; on FFTD_OK the token and the
 // descriptor socket's path are stored. Returns the status (-1: no reply).
 static int
-raw_register(nng_socket s, uint64_t bytes, uint8_t token[16], char *path,
-    size_t pathlen)
+raw_register(
+    nng_socket s, uint64_t bytes, uint8_t token[16], char *path, size_t pathlen)
 {
 	Fftd__Wire__Request        rq = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__BufferRegister br = FFTD__WIRE__BUFFER_REGISTER__INIT;
 	br.bytes                      = bytes;
-	rq.body_case                  = FFTD__WIRE__REQUEST__BODY_BUFFER_REGISTER;
-	rq.buffer_register            = &br;
-	Fftd__Wire__Reply *r          = NULL;
-	int                st         = fftd_test_raw_request(s, &rq, NULL, 0, &r);
+	rq.body_case          = FFTD__WIRE__REQUEST__BODY_BUFFER_REGISTER;
+	rq.buffer_register    = &br;
+	Fftd__Wire__Reply *r  = NULL;
+	int                st = fftd_test_raw_request(s, &rq, NULL, 0, &r);
 	if (st == FFTD_OK) {
-		if (r->body_case != FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER ||
-		    r->buffer_register->token.len != 16 ||
-		    r->buffer_register->fd_socket == NULL ||
-		    strlen(r->buffer_register->fd_socket) >= pathlen) {
+		if (r->body_case != FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER
+		    || r->buffer_register->token.len != 16
+		    || r->buffer_register->fd_socket == NULL
+		    || strlen(r->buffer_register->fd_socket) >= pathlen) {
 			print_error("BufferRegister: malformed reply\n");
 			st = -1;
 		} else {
 			memcpy(token, r->buffer_register->token.data, 16);
-			snprintf(path, pathlen, "%s", r->buffer_register->fd_socket);
+			snprintf(
+			    path, pathlen, "%s", r->buffer_register->fd_socket);
 		}
-	} else if (st > 0 && (r == NULL || r->message == NULL || !r->message[0])) {
+	} else if (st > 0
+	    && (r == NULL || r->message == NULL || !r->message[0])) {
 		print_error("BufferRegister: error %d without a message\n", st);
 		st = -1;
 	}
@@ -854,8 +905,8 @@ make_memfd(const char *name, size_t bytes, int seals)
 	if (fd < 0) {
 		return -1;
 	}
-	if (ftruncate(fd, (off_t) bytes) != 0 ||
-	    (seals && fcntl(fd, F_ADD_SEALS, seals) != 0)) {
+	if (ftruncate(fd, (off_t) bytes) != 0
+	    || (seals && fcntl(fd, F_ADD_SEALS, seals) != 0)) {
 		close(fd);
 		return -1;
 	}
@@ -919,7 +970,9 @@ fd_handover(const char *path, const uint8_t *req, size_t len, const int *fds,
 		n = recv(s, b, FFTD_TEST_FDREPLY, MSG_WAITALL);
 	}
 	int     e   = errno;
-	ssize_t eof = n == FFTD_TEST_FDREPLY ? recv(s, b + FFTD_TEST_FDREPLY, 1, 0) : -1;
+	ssize_t eof = n == FFTD_TEST_FDREPLY
+	    ? recv(s, b + FFTD_TEST_FDREPLY, 1, 0)
+	    : -1;
 	close(s);
 	if (n != FFTD_TEST_FDREPLY) {
 		print_error("descriptor socket: %zd bytes of answer (%s)\n", n,
@@ -931,10 +984,10 @@ fd_handover(const char *path, const uint8_t *req, size_t len, const int *fds,
 		    FFTD_TEST_FDREPLY);
 		return -1;
 	}
-	rep->status = (int32_t) ((uint32_t) b[0] | (uint32_t) b[1] << 8 |
-	    (uint32_t) b[2] << 16 | (uint32_t) b[3] << 24);
-	rep->zero = (uint32_t) b[4] | (uint32_t) b[5] << 8 | (uint32_t) b[6] << 16 |
-	    (uint32_t) b[7] << 24;
+	rep->status = (int32_t) ((uint32_t) b[0] | (uint32_t) b[1] << 8
+	    | (uint32_t) b[2] << 16 | (uint32_t) b[3] << 24);
+	rep->zero   = (uint32_t) b[4] | (uint32_t) b[5] << 8
+	    | (uint32_t) b[6] << 16 | (uint32_t) b[7] << 24;
 	rep->id = 0;
 	for (int i = 7; i >= 0; i--) {
 		rep->id = (rep->id << 8) | b[8 + i];
@@ -965,12 +1018,12 @@ fd_expect(const char *what, const char *path, const uint8_t *req, size_t len,
 	if (fd_handover(path, req, len, fds, nfds, shut, &rep) != 0) {
 		fail_msg("%s: no answer on the descriptor socket", what);
 	}
-	if (rep.status != want || rep.zero != 0 ||
-	    (want != FFTD_OK && (rep.id != 0 || rep.msg[0] == '\0')) ||
-	    (want == FFTD_OK && rep.id == 0)) {
-		print_error("%s: status %d (%s), id %llu, \"%s\"; want %s\n", what,
-		    rep.status, fftd_err_name(rep.status), (unsigned long long) rep.id,
-		    rep.msg, fftd_err_name(want));
+	if (rep.status != want || rep.zero != 0
+	    || (want != FFTD_OK && (rep.id != 0 || rep.msg[0] == '\0'))
+	    || (want == FFTD_OK && rep.id == 0)) {
+		print_error("%s: status %d (%s), id %llu, \"%s\"; want %s\n",
+		    what, rep.status, fftd_err_name(rep.status),
+		    (unsigned long long) rep.id, rep.msg, fftd_err_name(want));
 		(*bad)++;
 		return 0;
 	}
@@ -1016,18 +1069,20 @@ exec_expect(const char *what, nng_socket s, uint64_t plan, uint64_t inb,
     uint64_t want_payload)
 {
 	char     msg[512];
-	uint64_t rp = 0;
+	uint64_t rp      = 0;
 	void    *payload = plen ? calloc(1, plen) : NULL;
-	int st = raw_exec(s, plan, inb, in_off, outb, out_off, payload, plen, &rp,
-	    msg, sizeof(msg));
+	int st = raw_exec(s, plan, inb, in_off, outb, out_off, payload, plen,
+	    &rp, msg, sizeof(msg));
 	free(payload);
 	if (st < 0) {
-		fail_msg("%s: no reply from the daemon", what); // dead: stop here
+		fail_msg(
+		    "%s: no reply from the daemon", what); // dead: stop here
 	}
-	if (st != want || (want == FFTD_OK && rp != want_payload) ||
-	    (want != FFTD_OK && msg[0] == '\0')) {
-		print_error("%s: status %d (%s), reply payload %llu, \"%s\"; want "
-		            "%s\n",
+	if (st != want || (want == FFTD_OK && rp != want_payload)
+	    || (want != FFTD_OK && msg[0] == '\0')) {
+		print_error(
+		    "%s: status %d (%s), reply payload %llu, \"%s\"; want "
+		    "%s\n",
 		    what, st, st >= 0 ? fftd_err_name(st) : "no reply",
 		    (unsigned long long) rp, msg, fftd_err_name(want));
 		return 1;
@@ -1066,7 +1121,8 @@ role_fdsend(int argc, char **argv)
 	return 10 + (rep.status >= 0 && rep.status < 100 ? rep.status : 99);
 }
 
-// --- 3. isolation between connections ------------------------------------------------------
+// --- 3. isolation between connections
+// ------------------------------------------------------
 
 static void
 test_isolation(void **state)
@@ -1085,25 +1141,34 @@ test_isolation(void **state)
 	raw_connect(&rs, d->url);
 	fftd_plan_desc pd;
 	int64_t        n16 = 16;
-	assert_int_equal(fftd_plan_desc_init(&pd, 1, &n16, FFTD_C2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&pd, 1, &n16, FFTD_C2C, FFTD_F64), 0);
 	uint64_t ib, ob;
 	uint64_t plan = raw_plan(rs, &pd, &ib, &ob);
 	assert_int_equal(ib, 256);
 	int bad = 0;
 	for (uint64_t id = 1; id <= 64; id++) {
 		char what[96];
-		snprintf(what, sizeof(what), "another connection's in_buffer %llu",
+		snprintf(what, sizeof(what),
+		    "another connection's in_buffer %llu",
 		    (unsigned long long) id);
-		bad += exec_expect(what, rs, plan, id, 0, 0, 0, 0, FFTD_EINVAL, 0);
-		snprintf(what, sizeof(what), "another connection's out_buffer %llu",
+		bad += exec_expect(
+		    what, rs, plan, id, 0, 0, 0, 0, FFTD_EINVAL, 0);
+		snprintf(what, sizeof(what),
+		    "another connection's out_buffer %llu",
 		    (unsigned long long) id);
-		bad += exec_expect(what, rs, plan, 0, 0, id, 0, 256, FFTD_EINVAL, 0);
-		snprintf(what, sizeof(what), "another connection's buffer %llu both "
-		    "ways", (unsigned long long) id);
-		bad += exec_expect(what, rs, plan, id, 0, id, 256, 0, FFTD_EINVAL, 0);
+		bad += exec_expect(
+		    what, rs, plan, 0, 0, id, 0, 256, FFTD_EINVAL, 0);
+		snprintf(what, sizeof(what),
+		    "another connection's buffer %llu both "
+		    "ways",
+		    (unsigned long long) id);
+		bad += exec_expect(
+		    what, rs, plan, id, 0, id, 256, 0, FFTD_EINVAL, 0);
 		int st = raw_release(rs, id);
 		if (st != FFTD_EINVAL) {
-			print_error("BufferRelease of buffer %llu of another connection: "
+			print_error("BufferRelease of buffer %llu of another "
+			            "connection: "
 			            "%d, want FFTD_EINVAL\n",
 			    (unsigned long long) id, st);
 			bad++;
@@ -1115,7 +1180,8 @@ test_isolation(void **state)
 		const uint8_t *p = fftd_buffer_data(held[i]);
 		for (size_t k = 0; k < 65536; k++) {
 			if (p[k] != (uint8_t) (0x5a + i)) {
-				print_error("buffer %d changed at byte %zu\n", i, k);
+				print_error(
+				    "buffer %d changed at byte %zu\n", i, k);
 				bad++;
 				break;
 			}
@@ -1124,16 +1190,19 @@ test_isolation(void **state)
 	fftd_plan  *p1;
 	fftd__shape s;
 	char        msg[256];
-	assert_int_equal(fftd__shape_resolve(&pd, NULL, &s, msg, sizeof(msg)), FFTD_OK);
+	assert_int_equal(
+	    fftd__shape_resolve(&pd, NULL, &s, msg, sizeof(msg)), FFTD_OK);
 	ASSERT_OK(fftd_plan_create(c1, &pd, &p1));
-	uint8_t *in = fftd_buffer_data(held[0]), *out = fftd_buffer_data(held[2]);
+	uint8_t *in  = fftd_buffer_data(held[0]),
+	        *out = fftd_buffer_data(held[2]);
 	fftd_ref_fill_input(in, &s, fftd_test_case_seed(77));
 	fftd_ref_poison(out, 256);
 	assert_int_equal(fftd_execute(p1, in, out), FFTD_OK);
 	long double *ref = fftd_ref_transform(&s, in);
 	assert_non_null(ref);
 	if (check_vs_ref(&s, out, ref, msg, sizeof(msg))) {
-		print_error("the owner's execution through its buffers: %s\n", msg);
+		print_error(
+		    "the owner's execution through its buffers: %s\n", msg);
 		bad++;
 	}
 	free(ref);
@@ -1141,15 +1210,17 @@ test_isolation(void **state)
 	// the other client's, and all of them were refused above.
 	uint8_t tok[16], req[24];
 	char    path[128];
-	assert_int_equal(raw_register(rs, 4096, tok, path, sizeof(path)), FFTD_OK);
+	assert_int_equal(
+	    raw_register(rs, 4096, tok, path, sizeof(path)), FFTD_OK);
 	int fd = make_memfd(RAW_MEMFD, 4096, F_SEAL_SHRINK);
 	assert_true(fd >= 0);
 	fd_request(req, tok, 4096);
-	uint64_t own = fd_expect("own buffer", path, req, 24, &fd, 1, 0, FFTD_OK, &bad);
+	uint64_t own
+	    = fd_expect("own buffer", path, req, 24, &fd, 1, 0, FFTD_OK, &bad);
 	close(fd);
 	assert_int_equal(own, 4);
-	bad += exec_expect("own buffer, both ways", rs, plan, own, 0, own, 256, 0,
-	    FFTD_OK, 0);
+	bad += exec_expect(
+	    "own buffer, both ways", rs, plan, own, 0, own, 256, 0, FFTD_OK, 0);
 	nng_close(rs);
 	fftd_plan_destroy(p1);
 	for (int i = 0; i < 3; i++) {
@@ -1160,7 +1231,8 @@ test_isolation(void **state)
 	assert_int_equal(bad, 0);
 }
 
-// --- 3b. the raw protocol: ranges, alignment, the descriptor socket ------------------------
+// --- 3b. the raw protocol: ranges, alignment, the descriptor socket
+// ------------------------
 
 static void
 test_raw_buffers(void **state)
@@ -1177,17 +1249,21 @@ test_raw_buffers(void **state)
 	fftd_plan_desc pd;
 	int64_t        n16 = 16, n8k = 8192;
 	uint64_t       ib, ob;
-	assert_int_equal(fftd_plan_desc_init(&pd, 1, &n16, FFTD_C2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&pd, 1, &n16, FFTD_C2C, FFTD_F64), 0);
 	uint64_t p16 = raw_plan(rs, &pd, &ib, &ob);
 	assert_int_equal(ib, 256);
 	assert_int_equal(ob, 256);
 	fftd__shape s16;
 	char        msg[256];
-	assert_int_equal(fftd__shape_resolve(&pd, NULL, &s16, msg, sizeof(msg)), FFTD_OK);
-	assert_int_equal(fftd_plan_desc_init(&pd, 1, &n8k, FFTD_C2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd__shape_resolve(&pd, NULL, &s16, msg, sizeof(msg)), FFTD_OK);
+	assert_int_equal(
+	    fftd_plan_desc_init(&pd, 1, &n8k, FFTD_C2C, FFTD_F64), 0);
 	uint64_t pbig = raw_plan(rs, &pd, &ib, &ob);
 	assert_int_equal(ib, 131072); // more than the whole buffer
-	assert_int_equal(fftd_plan_desc_init(&pd, 1, &n16, FFTD_R2C, FFTD_F32), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&pd, 1, &n16, FFTD_R2C, FFTD_F32), 0);
 	uint64_t pr2c = raw_plan(rs, &pd, &ib, &ob);
 	assert_int_equal(ib, 64); // 16 f32 reals, 4 bytes each
 	assert_int_equal(ob, 72); // 9 f32 complex, 8 bytes each
@@ -1196,16 +1272,20 @@ test_raw_buffers(void **state)
 	uint8_t tok[16], req[24];
 	char    path[128];
 	// A well-formed registration, as libfftd does it.
-	assert_int_equal(raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
+	assert_int_equal(
+	    raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
 	int fd = make_memfd(RAW_MEMFD, SZ, F_SEAL_SHRINK | F_SEAL_GROW);
 	assert_true(fd >= 0);
-	uint8_t *mem = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	uint8_t *mem
+	    = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(mem != MAP_FAILED);
 	fd_request(req, tok, SZ);
-	uint64_t A = fd_expect("sealed memfd", path, req, 24, &fd, 1, 0, FFTD_OK, &bad);
+	uint64_t A = fd_expect(
+	    "sealed memfd", path, req, 24, &fd, 1, 0, FFTD_OK, &bad);
 	assert_true(A != 0);
 	assert_int_equal(count_memfd(D.pid, RAW_MEMFD), 1);
-	fd_expect("the same token again", path, req, 24, &fd, 1, 0, FFTD_EINVAL, &bad);
+	fd_expect("the same token again", path, req, 24, &fd, 1, 0, FFTD_EINVAL,
+	    &bad);
 	close(fd);
 
 	// Executions on it: the daemon works in our pages.
@@ -1213,20 +1293,23 @@ test_raw_buffers(void **state)
 	long double *ref = fftd_ref_transform(&s16, mem);
 	assert_non_null(ref);
 	fftd_ref_poison(mem + 256, SZ - 256);
-	bad += exec_expect("in and out in the buffer", rs, p16, A, 0, A, 256, 0,
-	    FFTD_OK, 0);
+	bad += exec_expect(
+	    "in and out in the buffer", rs, p16, A, 0, A, 256, 0, FFTD_OK, 0);
 	if (check_vs_ref(&s16, mem + 256, ref, msg, sizeof(msg))) {
 		print_error("raw buffer result: %s\n", msg);
 		bad++;
 	}
 	for (size_t k = 512; k < SZ; k++) {
 		if (mem[k] != 0xFF) {
-			print_error("raw buffer: byte %zu past the output changed\n", k);
+			print_error(
+			    "raw buffer: byte %zu past the output changed\n",
+			    k);
 			bad++;
 			break;
 		}
 	}
-	bad += exec_expect("in place in the buffer", rs, p16, A, 0, A, 0, 0, FFTD_OK, 0);
+	bad += exec_expect(
+	    "in place in the buffer", rs, p16, A, 0, A, 0, 0, FFTD_OK, 0);
 	if (check_vs_ref(&s16, mem, ref, msg, sizeof(msg))) {
 		print_error("raw buffer in place: %s\n", msg);
 		bad++;
@@ -1237,66 +1320,71 @@ test_raw_buffers(void **state)
 	fftd_ref_fill_input(mem, &s16, fftd_test_case_seed(901));
 	ref = fftd_ref_transform(&s16, mem);
 	assert_non_null(ref);
-	bad += exec_expect("in and out overlapping", rs, p16, A, 0, A, 128, 0,
-	    FFTD_OK, 0);
+	bad += exec_expect(
+	    "in and out overlapping", rs, p16, A, 0, A, 128, 0, FFTD_OK, 0);
 	if (check_vs_ref(&s16, mem + 128, ref, msg, sizeof(msg))) {
 		print_error("raw buffer, overlapping in and out: %s\n", msg);
 		bad++;
 	}
 	free(ref);
 	// Ranges of the input (plan input 256 bytes, elements of 16).
-	bad += exec_expect("in at the very end", rs, p16, A, SZ - 256, 0, 0, 0,
-	    FFTD_OK, 256);
-	bad += exec_expect("in at an element offset", rs, p16, A, 16, 0, 0, 0,
-	    FFTD_OK, 256);
-	bad += exec_expect("in 16 bytes past the end", rs, p16, A, SZ - 240, 0, 0, 0,
-	    FFTD_EINVAL, 0);
-	bad += exec_expect("in at the buffer's size", rs, p16, A, SZ, 0, 0, 0,
-	    FFTD_EINVAL, 0);
-	bad += exec_expect("in far past the end", rs, p16, A, (uint64_t) 1 << 40, 0,
+	bad += exec_expect(
+	    "in at the very end", rs, p16, A, SZ - 256, 0, 0, 0, FFTD_OK, 256);
+	bad += exec_expect(
+	    "in at an element offset", rs, p16, A, 16, 0, 0, 0, FFTD_OK, 256);
+	bad += exec_expect("in 16 bytes past the end", rs, p16, A, SZ - 240, 0,
 	    0, 0, FFTD_EINVAL, 0);
-	bad += exec_expect("in offset 2^64 - 256", rs, p16, A, UINT64_MAX - 255, 0,
-	    0, 0, FFTD_EINVAL, 0);
-	bad += exec_expect("in offset 2^64 - 1", rs, p16, A, UINT64_MAX, 0, 0, 0,
-	    FFTD_EINVAL, 0);
-	bad += exec_expect("in offset 8 (half an element)", rs, p16, A, 8, 0, 0, 0,
-	    FFTD_EINVAL, 0);
-	bad += exec_expect("in offset 1", rs, p16, A, 1, 0, 0, 0, FFTD_EINVAL, 0);
-	bad += exec_expect("input in the buffer and inline", rs, p16, A, 0, 0, 0,
-	    256, FFTD_EPROTO, 0);
-	bad += exec_expect("input in the buffer and 100 bytes inline", rs, p16, A,
-	    0, 0, 0, 100, FFTD_EPROTO, 0);
-	bad += exec_expect("input in the buffer and inline, out in it too", rs, p16,
-	    A, 0, A, 256, 256, FFTD_EPROTO, 0);
+	bad += exec_expect(
+	    "in at the buffer's size", rs, p16, A, SZ, 0, 0, 0, FFTD_EINVAL, 0);
+	bad += exec_expect("in far past the end", rs, p16, A,
+	    (uint64_t) 1 << 40, 0, 0, 0, FFTD_EINVAL, 0);
+	bad += exec_expect("in offset 2^64 - 256", rs, p16, A, UINT64_MAX - 255,
+	    0, 0, 0, FFTD_EINVAL, 0);
+	bad += exec_expect("in offset 2^64 - 1", rs, p16, A, UINT64_MAX, 0, 0,
+	    0, FFTD_EINVAL, 0);
+	bad += exec_expect("in offset 8 (half an element)", rs, p16, A, 8, 0, 0,
+	    0, FFTD_EINVAL, 0);
+	bad += exec_expect(
+	    "in offset 1", rs, p16, A, 1, 0, 0, 0, FFTD_EINVAL, 0);
+	bad += exec_expect("input in the buffer and inline", rs, p16, A, 0, 0,
+	    0, 256, FFTD_EPROTO, 0);
+	bad += exec_expect("input in the buffer and 100 bytes inline", rs, p16,
+	    A, 0, 0, 0, 100, FFTD_EPROTO, 0);
+	bad += exec_expect("input in the buffer and inline, out in it too", rs,
+	    p16, A, 0, A, 256, 256, FFTD_EPROTO, 0);
 	// Ranges of the output.
-	bad += exec_expect("out at the very end", rs, p16, 0, 0, A, SZ - 256, 256,
-	    FFTD_OK, 0);
+	bad += exec_expect(
+	    "out at the very end", rs, p16, 0, 0, A, SZ - 256, 256, FFTD_OK, 0);
 	bad += exec_expect("out 128 bytes past the end", rs, p16, 0, 0, A,
 	    SZ - 128, 256, FFTD_EINVAL, 0);
-	bad += exec_expect("out offset 24", rs, p16, 0, 0, A, 24, 256, FFTD_EINVAL, 0);
+	bad += exec_expect(
+	    "out offset 24", rs, p16, 0, 0, A, 24, 256, FFTD_EINVAL, 0);
 	bad += exec_expect("out offset 2^64 - 128", rs, p16, 0, 0, A,
 	    UINT64_MAX - 127, 256, FFTD_EINVAL, 0);
-	bad += exec_expect("out in the buffer, 100-byte inline input", rs, p16, 0,
-	    0, A, 0, 100, FFTD_ESIZE, 0);
+	bad += exec_expect("out in the buffer, 100-byte inline input", rs, p16,
+	    0, 0, A, 0, 100, FFTD_ESIZE, 0);
 	bad += exec_expect("in in the buffer, out in no buffer", rs, p16, A, 0,
 	    A + 1000, 0, 0, FFTD_EINVAL, 0);
-	bad += exec_expect("in in no buffer", rs, p16, A + 1000, 0, 0, 0, 0,
-	    FFTD_EINVAL, 0);
-	bad += exec_expect("unknown plan on a good buffer", rs, 0xdeadbeef, A, 0,
-	    A, 256, 0, FFTD_ENOPLAN, 0);
+	bad += exec_expect(
+	    "in in no buffer", rs, p16, A + 1000, 0, 0, 0, 0, FFTD_EINVAL, 0);
+	bad += exec_expect("unknown plan on a good buffer", rs, 0xdeadbeef, A,
+	    0, A, 256, 0, FFTD_ENOPLAN, 0);
 	// An array longer than the whole buffer.
-	bad += exec_expect("128 KiB input in a 64 KiB buffer", rs, pbig, A, 0, 0, 0,
-	    0, FFTD_EINVAL, 0);
-	bad += exec_expect("128 KiB output in a 64 KiB buffer", rs, pbig, 0, 0, A,
-	    0, 131072, FFTD_EINVAL, 0);
+	bad += exec_expect("128 KiB input in a 64 KiB buffer", rs, pbig, A, 0,
+	    0, 0, 0, FFTD_EINVAL, 0);
+	bad += exec_expect("128 KiB output in a 64 KiB buffer", rs, pbig, 0, 0,
+	    A, 0, 131072, FFTD_EINVAL, 0);
 	// Element sizes per side: f32 reals in, f32 complex out.
-	bad += exec_expect("r2c in offset 2", rs, pr2c, A, 2, 0, 0, 0, FFTD_EINVAL, 0);
-	bad += exec_expect("r2c in offset 4", rs, pr2c, A, 4, 0, 0, 0, FFTD_OK, 72);
-	bad += exec_expect("r2c out offset 4", rs, pr2c, 0, 0, A, 4, 64,
-	    FFTD_EINVAL, 0);
-	bad += exec_expect("r2c out offset 8", rs, pr2c, 0, 0, A, 8, 64, FFTD_OK, 0);
-	bad += exec_expect("r2c in 4 + out 1000", rs, pr2c, A, 4, A, 1000, 0,
-	    FFTD_OK, 0);
+	bad += exec_expect(
+	    "r2c in offset 2", rs, pr2c, A, 2, 0, 0, 0, FFTD_EINVAL, 0);
+	bad += exec_expect(
+	    "r2c in offset 4", rs, pr2c, A, 4, 0, 0, 0, FFTD_OK, 72);
+	bad += exec_expect(
+	    "r2c out offset 4", rs, pr2c, 0, 0, A, 4, 64, FFTD_EINVAL, 0);
+	bad += exec_expect(
+	    "r2c out offset 8", rs, pr2c, 0, 0, A, 8, 64, FFTD_OK, 0);
+	bad += exec_expect(
+	    "r2c in 4 + out 1000", rs, pr2c, A, 4, A, 1000, 0, FFTD_OK, 0);
 
 	// The descriptor socket's refusals.
 	uint8_t unknown[16];
@@ -1310,20 +1398,27 @@ test_raw_buffers(void **state)
 	assert_true(sealed >= 0 && half >= 0 && loose >= 0);
 	assert_int_equal(pipe(pp), 0);
 	fd_request(req, unknown, SZ);
-	fd_expect("unknown token", path, req, 24, &sealed, 1, 0, FFTD_EINVAL, &bad);
-	fd_expect("no descriptor", path, req, 24, NULL, 0, 0, FFTD_EPROTO, &bad);
+	fd_expect(
+	    "unknown token", path, req, 24, &sealed, 1, 0, FFTD_EINVAL, &bad);
+	fd_expect(
+	    "no descriptor", path, req, 24, NULL, 0, 0, FFTD_EPROTO, &bad);
 	int two[2] = { sealed, half };
-	fd_expect("two descriptors", path, req, 24, two, 2, 0, FFTD_EPROTO, &bad);
-	fd_expect("a 10-byte request", path, req, 10, &sealed, 1, 1, FFTD_EPROTO, &bad);
-	assert_int_equal(raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
+	fd_expect(
+	    "two descriptors", path, req, 24, two, 2, 0, FFTD_EPROTO, &bad);
+	fd_expect("a 10-byte request", path, req, 10, &sealed, 1, 1,
+	    FFTD_EPROTO, &bad);
+	assert_int_equal(
+	    raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
 	fd_request(req, tok, SZ);
 	fd_expect("memfd without F_SEAL_SHRINK", path, req, 24, &loose, 1, 0,
 	    FFTD_EINVAL, &bad);
-	fd_expect("its token, spent by the refusal", path, req, 24, &sealed, 1, 0,
-	    FFTD_EINVAL, &bad);
-	assert_int_equal(raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
+	fd_expect("its token, spent by the refusal", path, req, 24, &sealed, 1,
+	    0, FFTD_EINVAL, &bad);
+	assert_int_equal(
+	    raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
 	fd_request(req, tok, SZ / 2);
-	fd_expect("wrong byte count", path, req, 24, &half, 1, 0, FFTD_EINVAL, &bad);
+	fd_expect(
+	    "wrong byte count", path, req, 24, &half, 1, 0, FFTD_EINVAL, &bad);
 	// Another process with this connection's token and the right count.
 	{
 		char hex[33], bytes[32];
@@ -1337,17 +1432,20 @@ test_raw_buffers(void **state)
 		int code = -1;
 		fftd_test_wait_pids(&pid, 1, 20000, &code);
 		if (code != 10 + FFTD_EINVAL) {
-			print_error("another process's send with our token: exit %d, "
-			            "want %d (FFTD_EINVAL)\n",
+			print_error(
+			    "another process's send with our token: exit %d, "
+			    "want %d (FFTD_EINVAL)\n",
 			    code, 10 + FFTD_EINVAL);
 			bad++;
 		}
 	}
-	assert_int_equal(raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
+	assert_int_equal(
+	    raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
 	fd_request(req, tok, SZ);
 	fd_expect("a memfd smaller than the count", path, req, 24, &half, 1, 0,
 	    FFTD_EINVAL, &bad);
-	assert_int_equal(raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
+	assert_int_equal(
+	    raw_register(rs, SZ, tok, path, sizeof(path)), FFTD_OK);
 	fd_request(req, tok, SZ);
 	fd_expect("a pipe", path, req, 24, &pp[0], 1, 0, FFTD_EINVAL, &bad);
 	close(sealed);
@@ -1357,12 +1455,14 @@ test_raw_buffers(void **state)
 	close(pp[1]);
 	int st = raw_register(rs, 0, tok, path, sizeof(path));
 	if (st != FFTD_EINVAL) {
-		print_error("BufferRegister of 0 bytes: %d, want FFTD_EINVAL\n", st);
+		print_error(
+		    "BufferRegister of 0 bytes: %d, want FFTD_EINVAL\n", st);
 		bad++;
 	}
 	st = raw_register(rs, (uint64_t) 1 << 62, tok, path, sizeof(path));
 	if (st != FFTD_ELIMIT) {
-		print_error("BufferRegister of 2^62 bytes: %d, want FFTD_ELIMIT\n", st);
+		print_error(
+		    "BufferRegister of 2^62 bytes: %d, want FFTD_ELIMIT\n", st);
 		bad++;
 	}
 	// None of the refused descriptors stayed mapped.
@@ -1375,10 +1475,12 @@ test_raw_buffers(void **state)
 	// Release: then the id is gone.
 	assert_int_equal(raw_release(rs, A), FFTD_OK);
 	assert_int_equal(count_memfd(D.pid, RAW_MEMFD), 0);
-	bad += exec_expect("a released buffer", rs, p16, A, 0, 0, 0, 0, FFTD_EINVAL, 0);
+	bad += exec_expect(
+	    "a released buffer", rs, p16, A, 0, 0, 0, 0, FFTD_EINVAL, 0);
 	assert_int_equal(raw_release(rs, A), FFTD_EINVAL);
 	assert_int_equal(raw_release(rs, 0), FFTD_EINVAL);
-	bad += exec_expect("inline after it all", rs, p16, 0, 0, 0, 0, 256, FFTD_OK, 256);
+	bad += exec_expect(
+	    "inline after it all", rs, p16, 0, 0, 0, 0, 256, FFTD_OK, 256);
 	nng_close(rs);
 	munmap(mem, SZ);
 	// The daemon kept no descriptor of all this, and still serves.
@@ -1388,7 +1490,8 @@ test_raw_buffers(void **state)
 	assert_int_equal(bad, 0);
 }
 
-// --- 4. lifetime ------------------------------------------------------------------------------
+// --- 4. lifetime
+// ------------------------------------------------------------------------------
 
 #define HOLD_BYTES (8u << 20)
 
@@ -1418,7 +1521,8 @@ role_holder(int argc, char **argv)
 	fftd_stream   *st;
 	fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F32);
 	d.batch = 16;
-	if (fftd_plan_create(c, &d, &p) != FFTD_OK || fftd_stream_open(p, 2, &st) != FFTD_OK) {
+	if (fftd_plan_create(c, &d, &p) != FFTD_OK
+	    || fftd_stream_open(p, 2, &st) != FFTD_OK) {
 		return 103;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -1449,9 +1553,9 @@ run_through_buffer(fftd_client *c)
 	int            bad = 0;
 	fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F64);
 	d.batch = 3;
-	if (fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)) != FFTD_OK ||
-	    fftd_plan_create(c, &d, &p) != FFTD_OK ||
-	    fftd_buffer_create(c, 65536, &b) != FFTD_OK) {
+	if (fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)) != FFTD_OK
+	    || fftd_plan_create(c, &d, &p) != FFTD_OK
+	    || fftd_buffer_create(c, 65536, &b) != FFTD_OK) {
 		print_error("no plan or buffer: %s\n", fftd_last_error());
 		fftd_plan_destroy(p);
 		return 1;
@@ -1461,8 +1565,10 @@ run_through_buffer(fftd_client *c)
 	fftd_ref_poison(out, (size_t) s.out.bytes);
 	int          st  = fftd_execute(p, in, out);
 	long double *ref = fftd_ref_transform(&s, in);
-	if (st != FFTD_OK || ref == NULL || check_vs_ref(&s, out, ref, msg, sizeof(msg))) {
-		print_error("transform through a buffer: %s %s\n", fftd_err_name(st), msg);
+	if (st != FFTD_OK || ref == NULL
+	    || check_vs_ref(&s, out, ref, msg, sizeof(msg))) {
+		print_error("transform through a buffer: %s %s\n",
+		    fftd_err_name(st), msg);
 		bad = 1;
 	}
 	free(ref);
@@ -1489,13 +1595,13 @@ test_killed_holder(void **state)
 	pid_t       pid    = fftd_test_spawn("holder", args);
 	assert_true(pid > 0);
 	close(fds[1]);
-	struct pollfd pfd   = { fds[0], POLLIN, 0 };
-	char          ch    = 0;
-	int           ready = poll(&pfd, 1, 30000) == 1 && read(fds[0], &ch, 1) == 1 &&
-	    ch == 'R';
+	struct pollfd pfd = { fds[0], POLLIN, 0 };
+	char          ch  = 0;
+	int ready = poll(&pfd, 1, 30000) == 1 && read(fds[0], &ch, 1) == 1
+	    && ch == 'R';
 	close(fds[0]);
-	int maps1 = count_memfd(D.pid, MEMFD_NAME);
-	int alive = kill(pid, 0) == 0;
+	int        maps1 = count_memfd(D.pid, MEMFD_NAME);
+	int        alive = kill(pid, 0) == 0;
 	fftd_stats s1;
 	int        srv = fftd_get_stats(C, &s1);
 	kill(pid, SIGKILL);
@@ -1506,19 +1612,22 @@ test_killed_holder(void **state)
 	assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
 	// While it lived the daemon mapped its three buffers and its stream's.
 	if (maps1 != maps0 + 4) {
-		print_error("daemon maps %d libfftd memfds with the holder alive, want "
-		            "%d\n",
+		print_error(
+		    "daemon maps %d libfftd memfds with the holder alive, want "
+		    "%d\n",
 		    maps1, maps0 + 4);
 	}
 	assert_int_equal(maps1, maps0 + 4);
 	assert_int_equal(srv, FFTD_OK);
 	assert_int_equal(s1.sessions, s0.sessions + 1);
 	// Then it lets go of all of it.
-	assert_int_equal(daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
+	assert_int_equal(
+	    daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
 	assert_true(fftd_test_daemon_alive(&D));
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	assert_int_equal(run_through_buffer(C), 0);
-	assert_int_equal(daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
+	assert_int_equal(
+	    daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
 }
 
 static void
@@ -1529,7 +1638,7 @@ test_destroy_and_close(void **state)
 	fftd_stats s0;
 	assert_int_equal(fftd_get_stats(C, &s0), FFTD_OK);
 	int maps0 = count_memfd(D.pid, MEMFD_NAME), fds0 = count_fds(D.pid);
-	int own0  = count_memfd(getpid(), MEMFD_NAME);
+	int own0 = count_memfd(getpid(), MEMFD_NAME);
 	assert_true(maps0 >= 0 && fds0 > 0 && own0 >= 0);
 	fftd_client *c;
 	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
@@ -1543,12 +1652,14 @@ test_destroy_and_close(void **state)
 	// A normal destroy unmaps it on both sides.
 	fftd_buffer_destroy(b[1]);
 	assert_int_equal(
-	    daemon_settles(D.pid, maps0 + 2, -1, C, s0.sessions + 1, SETTLE_MS), 0);
+	    daemon_settles(D.pid, maps0 + 2, -1, C, s0.sessions + 1, SETTLE_MS),
+	    0);
 	assert_int_equal(count_memfd(getpid(), MEMFD_NAME), own0 + 2);
 	// Closing the client with two buffers still held releases them in
 	// the daemon, and the connection's descriptor.
 	fftd_client_close(c);
-	assert_int_equal(daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
+	assert_int_equal(
+	    daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
 	// The handles are still released here, as plans are after a close.
 	fftd_buffer_destroy(b[0]);
 	fftd_buffer_destroy(b[2]);
@@ -1557,15 +1668,17 @@ test_destroy_and_close(void **state)
 	assert_int_equal(run_through_buffer(C), 0);
 }
 
-// --- 5. the per-client buffer limit ----------------------------------------------------------
+// --- 5. the per-client buffer limit
+// ----------------------------------------------------------
 
 static void
 test_buffer_limit(void **state)
 {
 	(void) state;
-	static const char conf[] = "# test_shm: a 1 MiB shared-memory allowance\n"
-	                           "[limits]\n"
-	                           "max_buffer_bytes = 1M\n";
+	static const char conf[]
+	    = "# test_shm: a 1 MiB shared-memory allowance\n"
+	      "[limits]\n"
+	      "max_buffer_bytes = 1M\n";
 	fftd_test_daemon *d = &L;
 	assert_int_equal(fftd_test_daemon_start(d, conf, DAEMON_ARGS), 0);
 	fftd_client *c, *c2;
@@ -1573,7 +1686,8 @@ test_buffer_limit(void **state)
 	fftd_buffer *b1, *b2, *b3, *x;
 	assert_int_equal(fftd_buffer_create(c, 2u << 20, &x), FFTD_ELIMIT);
 	assert_true(fftd_last_error()[0] != '\0');
-	assert_int_equal(fftd_buffer_create(c, (1u << 20) + 1, &x), FFTD_ELIMIT);
+	assert_int_equal(
+	    fftd_buffer_create(c, (1u << 20) + 1, &x), FFTD_ELIMIT);
 	ASSERT_OK(fftd_buffer_create(c, 512u << 10, &b1));
 	ASSERT_OK(fftd_buffer_create(c, 512u << 10, &b2)); // = limit
 	assert_int_equal(fftd_buffer_create(c, 1, &x), FFTD_ELIMIT);
@@ -1581,7 +1695,8 @@ test_buffer_limit(void **state)
 	int64_t        n = 1024;
 	fftd_plan     *p;
 	fftd_stream   *st;
-	assert_int_equal(fftd_plan_desc_init(&pd, 1, &n, FFTD_C2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&pd, 1, &n, FFTD_C2C, FFTD_F64), 0);
 	ASSERT_OK(fftd_plan_create(c, &pd, &p));
 	assert_int_equal(fftd_stream_open(p, 1, &st), FFTD_ELIMIT);
 	// The allowance is per connection.
@@ -1595,7 +1710,8 @@ test_buffer_limit(void **state)
 	assert_int_equal(fftd_buffer_create(c, 1, &x), FFTD_ELIMIT);
 	fftd__shape s;
 	char        msg[256];
-	assert_int_equal(fftd__shape_resolve(&pd, NULL, &s, msg, sizeof(msg)), FFTD_OK);
+	assert_int_equal(
+	    fftd__shape_resolve(&pd, NULL, &s, msg, sizeof(msg)), FFTD_OK);
 	uint8_t *in = fftd_buffer_data(b2), *out = fftd_buffer_data(b3);
 	fftd_ref_fill_input(in, &s, fftd_test_case_seed(31));
 	fftd_ref_poison(out, (size_t) s.out.bytes);
@@ -1619,25 +1735,33 @@ test_buffer_limit(void **state)
 	char    path[128];
 	int     bad = 0;
 	// A pending token's bytes are promised: nothing more fits.
-	assert_int_equal(raw_register(rs, 1u << 20, tok, path, sizeof(path)), FFTD_OK);
-	assert_int_equal(raw_register(rs, 4096, tok, path, sizeof(path)), FFTD_ELIMIT);
+	assert_int_equal(
+	    raw_register(rs, 1u << 20, tok, path, sizeof(path)), FFTD_OK);
+	assert_int_equal(
+	    raw_register(rs, 4096, tok, path, sizeof(path)), FFTD_ELIMIT);
 	nng_close(rs);
 	raw_connect(&rs, d->url);
-	assert_int_equal(raw_register(rs, 1u << 20, tok, path, sizeof(path)), FFTD_OK);
+	assert_int_equal(
+	    raw_register(rs, 1u << 20, tok, path, sizeof(path)), FFTD_OK);
 	int loose = make_memfd(RAW_MEMFD, 1u << 20, 0);
 	assert_true(loose >= 0);
 	fd_request(req, tok, 1u << 20);
-	fd_expect("unsealed memfd", path, req, 24, &loose, 1, 0, FFTD_EINVAL, &bad);
+	fd_expect(
+	    "unsealed memfd", path, req, 24, &loose, 1, 0, FFTD_EINVAL, &bad);
 	close(loose);
-	assert_int_equal(raw_register(rs, 1u << 20, tok, path, sizeof(path)), FFTD_OK);
+	assert_int_equal(
+	    raw_register(rs, 1u << 20, tok, path, sizeof(path)), FFTD_OK);
 	int sealed = make_memfd(RAW_MEMFD, 1u << 20, F_SEAL_SHRINK);
 	assert_true(sealed >= 0);
 	fd_request(req, tok, 1u << 20);
-	uint64_t id = fd_expect("sealed memfd", path, req, 24, &sealed, 1, 0, FFTD_OK, &bad);
+	uint64_t id = fd_expect(
+	    "sealed memfd", path, req, 24, &sealed, 1, 0, FFTD_OK, &bad);
 	close(sealed);
-	assert_int_equal(raw_register(rs, 4096, tok, path, sizeof(path)), FFTD_ELIMIT);
+	assert_int_equal(
+	    raw_register(rs, 4096, tok, path, sizeof(path)), FFTD_ELIMIT);
 	assert_int_equal(raw_release(rs, id), FFTD_OK);
-	assert_int_equal(raw_register(rs, 1u << 20, tok, path, sizeof(path)), FFTD_OK);
+	assert_int_equal(
+	    raw_register(rs, 1u << 20, tok, path, sizeof(path)), FFTD_OK);
 	nng_close(rs);
 	fftd_plan_destroy(p);
 	fftd_client_close(c);
@@ -1645,7 +1769,8 @@ test_buffer_limit(void **state)
 	assert_int_equal(bad, 0);
 }
 
-// --- 6. tcp:// --------------------------------------------------------------------------------
+// --- 6. tcp://
+// --------------------------------------------------------------------------------
 
 // free_port returns a TCP port on 127.0.0.1 that was free a moment ago.
 static int
@@ -1659,8 +1784,8 @@ free_port(void)
 	a.sin_addr.s_addr    = htonl(INADDR_LOOPBACK);
 	socklen_t len        = sizeof(a);
 	int       port       = -1;
-	if (bind(s, (struct sockaddr *) &a, sizeof(a)) == 0 &&
-	    getsockname(s, (struct sockaddr *) &a, &len) == 0) {
+	if (bind(s, (struct sockaddr *) &a, sizeof(a)) == 0
+	    && getsockname(s, (struct sockaddr *) &a, &len) == 0) {
 		port = ntohs(a.sin_port);
 	}
 	close(s);
@@ -1678,9 +1803,9 @@ test_tcp_unsupported(void **state)
 		int port = free_port();
 		assert_true(port > 0);
 		snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
-		const char *args[] = { "--backend", "fftw", "--log-level", "info",
-			"--listen", url, NULL };
-		started = fftd_test_daemon_start(d, NULL, args);
+		const char *args[] = { "--backend", "fftw", "--log-level",
+			"info", "--listen", url, NULL };
+		started            = fftd_test_daemon_start(d, NULL, args);
 	}
 	assert_int_equal(started, 0);
 	fftd_client *c;
@@ -1693,7 +1818,8 @@ test_tcp_unsupported(void **state)
 	int64_t        n = 64;
 	fftd_plan     *p;
 	fftd_stream   *st = NULL;
-	assert_int_equal(fftd_plan_desc_init(&pd, 1, &n, FFTD_C2C, FFTD_F32), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&pd, 1, &n, FFTD_C2C, FFTD_F32), 0);
 	ASSERT_OK(fftd_plan_create(c, &pd, &p));
 	assert_int_equal(fftd_stream_open(p, 2, &st), FFTD_EUNSUPPORTED);
 	assert_null(st);
@@ -1703,7 +1829,8 @@ test_tcp_unsupported(void **state)
 	memset(&tc, 0, sizeof(tc));
 	snprintf(tc.name, sizeof(tc.name), "c2c f32 64 over tcp");
 	tc.desc = pd;
-	assert_int_equal(fftd_test_run_case(c, &tc, fftd_test_case_seed(64)), 0);
+	assert_int_equal(
+	    fftd_test_run_case(c, &tc, fftd_test_case_seed(64)), 0);
 	// The daemon itself refuses shared memory on a tcp pipe.
 	nng_socket rs;
 	raw_connect(&rs, url);
@@ -1764,5 +1891,6 @@ main(int argc, char **argv)
 	if (filter != NULL) {
 		cmocka_set_test_filter(filter);
 	}
-	return cmocka_run_group_tests_name("shm", tests, group_setup, group_teardown);
+	return cmocka_run_group_tests_name(
+	    "shm", tests, group_setup, group_teardown);
 }

@@ -97,9 +97,9 @@ test_notify_protocol(void **state)
 	setenv("NOTIFY_SOCKET", path, 1);
 	setenv("WATCHDOG_USEC", "200000", 1);
 	unsetenv("WATCHDOG_PID"); // any pid: the daemon is a child of ours
-	fftd_test_daemon d;
-	const char *const args[] = { "--backend", "fftw", NULL };
-	int started = fftd_test_daemon_start(&d, NULL, args);
+	fftd_test_daemon  d;
+	const char *const args[]  = { "--backend", "fftw", NULL };
+	int               started = fftd_test_daemon_start(&d, NULL, args);
 	unsetenv("NOTIFY_SOCKET");
 	unsetenv("WATCHDOG_USEC");
 	assert_int_equal(started, 0);
@@ -238,8 +238,8 @@ test_unit_verifies(void **state)
 {
 	(void) state;
 	char root[PATH_MAX];
-	if (!have_program("systemd-analyze") || !have_program("make") ||
-	    repo_root(root, sizeof(root)) != 0) {
+	if (!have_program("systemd-analyze") || !have_program("make")
+	    || repo_root(root, sizeof(root)) != 0) {
 		print_message("systemd-analyze or make missing\n");
 		skip();
 	}

@@ -8,8 +8,9 @@
 //
 // Every transform case runs three times on one plan: on 64-byte-aligned
 // buffers (the plan's own alignment), on buffers one real off (the
-// backend's lazily made FFTW_UNALIGNED plan), and aligned again. Outputs are poisoned first, so an
-// element left unwritten shows as NaN; gaps must come back zero.
+// backend's lazily made FFTW_UNALIGNED plan), and aligned again. Outputs are
+// poisoned first, so an element left unwritten shows as NaN; gaps must come
+// back zero.
 
 #include <math.h>
 #include <setjmp.h>
@@ -43,9 +44,9 @@ static fftd__device shared_dev;
 static void
 open_dev(fftd__device *dev, int threads, int measure)
 {
-	fftd__backend_config cfg = { .fftw_threads = threads,
-		.fftw_measure                          = measure };
-	char                 msg[MSGLEN] = "";
+	fftd__backend_config cfg
+	    = { .fftw_threads = threads, .fftw_measure = measure };
+	char msg[MSGLEN] = "";
 	memset(dev, 0, sizeof(*dev));
 	dev->backend = be;
 	assert_int_equal(be->open(dev, &cfg, msg, sizeof(msg)), FFTD_OK);
@@ -96,12 +97,12 @@ buf_alloc(size_t bytes, size_t off, void **base)
 // off bytes past 64-byte alignment, and checks the output against the
 // reference. Returns error / bound.
 static double
-exec_check(fftd__device *dev, void *plan, const fftd__shape *s,
-    uint64_t seed, size_t off)
+exec_check(fftd__device *dev, void *plan, const fftd__shape *s, uint64_t seed,
+    size_t off)
 {
 	void *ib, *ob;
-	void *in  = buf_alloc(s->in.bytes, off, &ib);
-	void *out = buf_alloc(s->out.bytes, off, &ob);
+	void *in          = buf_alloc(s->in.bytes, off, &ib);
+	void *out         = buf_alloc(s->out.bytes, off, &ob);
 	char  msg[MSGLEN] = "";
 
 	fftd_ref_fill_input(in, s, seed);
@@ -120,8 +121,8 @@ exec_check(fftd__device *dev, void *plan, const fftd__shape *s,
 	double err   = fftd_ref_rel_l2(s, out, ref);
 	double bound = fftd_ref_bound(s);
 	if (!(err <= bound)) {
-		print_error("rel L2 error %.3g over the bound %.3g\n", err,
-		    bound);
+		print_error(
+		    "rel L2 error %.3g over the bound %.3g\n", err, bound);
 	}
 	assert_true(err <= bound);
 	free(ref);
@@ -135,8 +136,8 @@ static void
 plan_run(fftd__device *dev, const fftd_plan_desc *d, uint64_t seed)
 {
 	fftd__shape s;
-	void       *plan  = NULL;
-	uint64_t    bytes = 0;
+	void       *plan        = NULL;
+	uint64_t    bytes       = 0;
 	char        msg[MSGLEN] = "";
 	resolve(d, &s);
 	int rv = be->plan(dev, &s, "fftw", &plan, &bytes, msg, sizeof(msg));
@@ -303,8 +304,8 @@ test_f16_unsupported(void **state)
 		char           msg[MSGLEN] = "";
 		desc_init(&d, 2, n, 1, (fftd_kind) kind, FFTD_F16);
 		resolve(&d, &s);
-		assert_int_equal(be->plan(dev, &s, "fftw", &plan, &bytes,
-		                     msg, sizeof(msg)),
+		assert_int_equal(
+		    be->plan(dev, &s, "fftw", &plan, &bytes, msg, sizeof(msg)),
 		    FFTD_EUNSUPPORTED);
 		assert_null(plan);
 		assert_non_null(strstr(msg, "f16"));
@@ -332,13 +333,13 @@ test_int_limits(void **state)
 		void          *plan = NULL;
 		uint64_t       bytes;
 		char           msg[MSGLEN] = "";
-		desc_init(&d, 1, &cases[i].n, cases[i].batch, FFTD_C2C,
-		    FFTD_F32);
+		desc_init(
+		    &d, 1, &cases[i].n, cases[i].batch, FFTD_C2C, FFTD_F32);
 		d.istride = cases[i].istride;
 		resolve(&d, &s);
 		// Refused before anything of that size is allocated.
-		assert_int_equal(be->plan(dev, &s, "fftw", &plan, &bytes,
-		                     msg, sizeof(msg)),
+		assert_int_equal(
+		    be->plan(dev, &s, "fftw", &plan, &bytes, msg, sizeof(msg)),
 		    FFTD_EUNSUPPORTED);
 		assert_null(plan);
 		if (strstr(msg, cases[i].what) == NULL) {
@@ -385,8 +386,7 @@ test_in_place_refused(void **state)
 	assert_int_equal(
 	    be->plan(dev, &s, "fftw", &plan, &bytes, msg, sizeof(msg)),
 	    FFTD_OK);
-	assert_int_equal(
-	    be->execute(dev, plan, &s, buf, buf, msg, sizeof(msg)),
+	assert_int_equal(be->execute(dev, plan, &s, buf, buf, msg, sizeof(msg)),
 	    FFTD_EINTERNAL);
 	be->destroy(dev, plan);
 }
@@ -398,15 +398,16 @@ test_norms(void **state)
 {
 	(void) state;
 	fftd__device *dev = &shared_dev;
-	geom    g  = { 2, { 6, 15 }, 2, { 0 }, 2, 0, { 7, 17 }, 1, 3 };
-	tcase   tc = { .g = &g };
-	int     i  = 0;
+	geom          g   = { 2, { 6, 15 }, 2, { 0 }, 2, 0, { 7, 17 }, 1, 3 };
+	tcase         tc  = { .g = &g };
+	int           i   = 0;
 	for (int kind = FFTD_C2C; kind <= FFTD_C2R; kind++) {
 		for (int p = FFTD_F64; p <= FFTD_F32; p++) {
 			for (int norm = 0; norm < 3; norm++) {
 				for (int dir = -1; dir <= 1; dir += 2) {
-					if ((kind == FFTD_R2C && dir == 1) ||
-					    (kind == FFTD_C2R && dir == -1)) {
+					if ((kind == FFTD_R2C && dir == 1)
+					    || (kind == FFTD_C2R
+					        && dir == -1)) {
 						continue;
 					}
 					tc.kind = (fftd_kind) kind;
@@ -436,12 +437,12 @@ test_measure(void **state)
 	};
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 		for (int kind = FFTD_C2C; kind <= FFTD_C2R; kind++) {
-			tcase tc = { .g = &g[i],
-				.kind   = (fftd_kind) kind,
-				.prec   = i % 2 ? FFTD_F32 : FFTD_F64,
-				.dir    = kind == FFTD_C2R ? FFTD_INVERSE
-				                           : FFTD_FORWARD,
-				.norm   = FFTD_NORM_ORTHO };
+			tcase          tc = { .g = &g[i],
+				         .kind   = (fftd_kind) kind,
+				         .prec   = i % 2 ? FFTD_F32 : FFTD_F64,
+				         .dir  = kind == FFTD_C2R ? FFTD_INVERSE
+				                                  : FFTD_FORWARD,
+				         .norm = FFTD_NORM_ORTHO };
 			fftd_plan_desc d;
 			case_desc(&tc, &d);
 			plan_run(&dev, &d, 7 + i);
@@ -457,9 +458,9 @@ test_measure(void **state)
 static void
 naive(const fftd__shape *s, const long double *x, long double *y)
 {
-	int     r  = s->rank;
-	int     so = s->out.complex ? 2 : 1;
-	int64_t nl = s->n[r - 1];
+	int         r    = s->rank;
+	int         so   = s->out.complex ? 2 : 1;
+	int64_t     nl   = s->n[r - 1];
 	long double sign = s->direction == FFTD_INVERSE ? 1 : -1;
 	long double f    = 1;
 	if (s->norm == FFTD_NORM_BY_N) {
@@ -485,31 +486,34 @@ naive(const fftd__shape *s, const long double *x, long double *y)
 				}
 				long double xr, xi;
 				if (s->kind == FFTD_R2C) {
-					xr = x[fftd__side_index(&s->in, r, b, j)];
+					xr = x[fftd__side_index(
+					    &s->in, r, b, j)];
 					xi = 0;
-				} else if (s->kind == FFTD_C2R &&
-				    j[r - 1] >= s->in.n[r - 1]) {
+				} else if (s->kind == FFTD_C2R
+				    && j[r - 1] >= s->in.n[r - 1]) {
 					// The missing half: conjugate mirror.
 					for (int d = 0; d < r; d++) {
-						m[d] = (s->n[d] - j[d]) % s->n[d];
+						m[d] = (s->n[d] - j[d])
+						    % s->n[d];
 					}
-					int64_t i = fftd__side_index(
-					    &s->in, r, b, m);
+					int64_t i
+					    = fftd__side_index(&s->in, r, b, m);
 					xr = x[2 * i];
 					xi = -x[2 * i + 1];
 				} else {
-					int64_t i = fftd__side_index(
-					    &s->in, r, b, j);
+					int64_t i
+					    = fftd__side_index(&s->in, r, b, j);
 					xr = x[2 * i];
 					xi = x[2 * i + 1];
 				}
 				long double ph = 0;
 				for (int d = 0; d < r; d++) {
-					ph += (long double) ((j[d] * k[d]) %
-					          s->n[d]) /
-					    s->n[d];
+					ph += (long double) ((j[d] * k[d])
+					          % s->n[d])
+					    / s->n[d];
 				}
-				ph *= 2 * 3.14159265358979323846264338327950288L;
+				ph *= 2
+				    * 3.14159265358979323846264338327950288L;
 				long double c = cosl(ph), sn = sign * sinl(ph);
 				sre += xr * c - xi * sn;
 				sim += xr * sn + xi * c;
@@ -538,9 +542,9 @@ test_ref_vs_naive(void **state)
 			tcase tc = { .g = &g[i],
 				.kind   = (fftd_kind) kind,
 				.prec   = FFTD_F64,
-				.dir    = kind == FFTD_C2R  ? FFTD_INVERSE
-				          : i % 2 == 1      ? FFTD_INVERSE
-				                            : FFTD_FORWARD,
+				.dir    = kind == FFTD_C2R ? FFTD_INVERSE
+				       : i % 2 == 1        ? FFTD_INVERSE
+				                           : FFTD_FORWARD,
 				.norm   = (fftd_norm) ((i + kind) % 3) };
 			if (kind == FFTD_R2C) {
 				tc.dir = FFTD_FORWARD;
@@ -585,9 +589,12 @@ static void
 test_checks_can_fail(void **state)
 {
 	(void) state;
-	geom    g  = { 2, { 16, 12 }, 2, { 0 }, 1, 0, { 17, 12 }, 2, 0 };
-	tcase   tc = { .g = &g, .kind = FFTD_C2C, .prec = FFTD_F64,
-		  .dir = FFTD_FORWARD, .norm = FFTD_NORM_NONE };
+	geom           g  = { 2, { 16, 12 }, 2, { 0 }, 1, 0, { 17, 12 }, 2, 0 };
+	tcase          tc = { .g = &g,
+		         .kind   = FFTD_C2C,
+		         .prec   = FFTD_F64,
+		         .dir    = FFTD_FORWARD,
+		         .norm   = FFTD_NORM_NONE };
 	fftd_plan_desc d;
 	fftd__shape    s;
 	case_desc(&tc, &d);
@@ -609,8 +616,8 @@ test_checks_can_fail(void **state)
 	assert_int_equal(fftd_ref_gaps_nonzero(&s, out), 0);
 
 	// The other sign fails by far.
-	fftd__shape s2 = s;
-	s2.direction   = FFTD_INVERSE;
+	fftd__shape s2     = s;
+	s2.direction       = FFTD_INVERSE;
 	long double *wrong = fftd_ref_transform(&s2, in);
 	assert_non_null(wrong);
 	double e = fftd_ref_rel_l2_ld(&s, wrong, ref);
@@ -666,17 +673,19 @@ test_hermitian(void **state)
 	};
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 		for (int raw = 0; raw < 2; raw++) {
-			tcase tc = { .g = &g[i], .kind = FFTD_C2R,
-				.prec = FFTD_F64, .dir = FFTD_INVERSE,
-				.norm = FFTD_NORM_BY_N };
+			tcase          tc = { .g = &g[i],
+				         .kind   = FFTD_C2R,
+				         .prec   = FFTD_F64,
+				         .dir    = FFTD_INVERSE,
+				         .norm   = FFTD_NORM_BY_N };
 			fftd_plan_desc d;
 			fftd__shape    s, sr;
 			case_desc(&tc, &d);
 			resolve(&d, &s);
 			// The R2C back: its input is C2R's output layout.
 			fftd_plan_desc dr;
-			desc_init(&dr, s.rank, s.n, s.batch, FFTD_R2C,
-			    FFTD_F64);
+			desc_init(
+			    &dr, s.rank, s.n, s.batch, FFTD_R2C, FFTD_F64);
 			for (int k = 0; k < s.rank; k++) {
 				dr.inembed[k] = s.out.embed[k];
 				dr.onembed[k] = s.in.embed[k];
@@ -702,8 +711,8 @@ test_hermitian(void **state)
 			long double *back = fftd_ref_transform(&sr, yd);
 			assert_non_null(back);
 			// back is laid out as s.in: compare with in there.
-			long double *want = calloc(
-			    s.in.elems * 2, sizeof(long double));
+			long double *want
+			    = calloc(s.in.elems * 2, sizeof(long double));
 			assert_non_null(want);
 			for (int64_t e = 0; e < s.in.elems * 2; e++) {
 				want[e] = in[e];
@@ -731,7 +740,8 @@ test_f16_convert(void **state)
 	for (uint32_t h = 0; h < 0x10000; h++) {
 		float f = fftd_ref_f16_to_f32((uint16_t) h);
 		if (isnan(f)) {
-			assert_true((fftd_ref_f32_to_f16(f) & 0x7c00) == 0x7c00);
+			assert_true(
+			    (fftd_ref_f32_to_f16(f) & 0x7c00) == 0x7c00);
 			assert_true((fftd_ref_f32_to_f16(f) & 0x3ff) != 0);
 			continue;
 		}
@@ -759,8 +769,8 @@ test_f16_convert(void **state)
 		x ^= x << 17;
 		uint32_t bits = (uint32_t) x;
 		if (i % 2) { // near the binary16 range
-			bits = (bits & 0x80000000) |
-			    (0x33000000 + bits % (0x47800000 - 0x33000000));
+			bits = (bits & 0x80000000)
+			    | (0x33000000 + bits % (0x47800000 - 0x33000000));
 		}
 		float f;
 		memcpy(&f, &bits, sizeof(f));
@@ -840,14 +850,13 @@ main(void)
 				tc->prec  = (fftd_precision) p;
 				tc->norm  = (fftd_norm) ((g + kind + p) % 3);
 				tc->dir   = kind == FFTD_C2R ? FFTD_INVERSE
-				    : kind == FFTD_R2C       ? FFTD_FORWARD
-				    : g % 2                  ? FFTD_INVERSE
+				      : kind == FFTD_R2C     ? FFTD_FORWARD
+				      : g % 2                ? FFTD_INVERSE
 				                             : FFTD_FORWARD;
 				const geom *gg = tc->g;
-				int         o  = snprintf(tc->name,
-				             sizeof(tc->name), "%s_%s_rank%d_",
-				             kind_name[kind], prec_name[p],
-				             gg->rank);
+				int o = snprintf(tc->name, sizeof(tc->name),
+				    "%s_%s_rank%d_", kind_name[kind],
+				    prec_name[p], gg->rank);
 				for (int k = 0; k < gg->rank; k++) {
 					o += snprintf(tc->name + o,
 					    sizeof(tc->name) - o, "%s%lld",
@@ -855,17 +864,15 @@ main(void)
 				}
 				snprintf(tc->name + o, sizeof(tc->name) - o,
 				    "_b%lld%s_%s_%s", (long long) gg->batch,
-				    (gg->istride > 1 || gg->ostride > 1 ||
-				        gg->ipad || gg->opad ||
-				        gg->inembed[0] || gg->onembed[0])
+				    (gg->istride > 1 || gg->ostride > 1
+				        || gg->ipad || gg->opad
+				        || gg->inembed[0] || gg->onembed[0])
 				        ? "_gaps"
 				        : "",
 				    tc->dir == FFTD_FORWARD ? "fwd" : "inv",
 				    norm_name[tc->norm]);
-				tests[nt++] = (struct CMUnitTest) {
-					tc->name, test_table_case, NULL, NULL,
-					tc
-				};
+				tests[nt++] = (struct CMUnitTest) { tc->name,
+					test_table_case, NULL, NULL, tc };
 			}
 		}
 	}

@@ -83,8 +83,9 @@ mock_plan_fn(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	p->s     = *s;
 	snprintf(p->algorithm, sizeof(p->algorithm), "%s", algorithm);
 	*plan  = p;
-	*bytes = p->id < MAX_IDS && mock.bytes_next[p->id] ? mock.bytes_next[p->id]
-	                                                   : mock.bytes_default;
+	*bytes = p->id < MAX_IDS && mock.bytes_next[p->id]
+	    ? mock.bytes_next[p->id]
+	    : mock.bytes_default;
 	mock.live++;
 	return FFTD_OK;
 }
@@ -150,11 +151,16 @@ reset(void **state)
 static fftd__shape
 shape_n(int64_t n)
 {
-	fftd_plan_desc d = { .rank = 1, .n = { n }, .batch = 1, .kind = FFTD_C2C,
-		.precision = FFTD_F64, .direction = FFTD_FORWARD };
-	fftd__shape s;
-	char        msg[128];
-	assert_int_equal(fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)), 0);
+	fftd_plan_desc d = { .rank = 1,
+		.n                 = { n },
+		.batch             = 1,
+		.kind              = FFTD_C2C,
+		.precision         = FFTD_F64,
+		.direction         = FFTD_FORWARD };
+	fftd__shape    s;
+	char           msg[128];
+	assert_int_equal(
+	    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)), 0);
 	return s;
 }
 
@@ -163,7 +169,8 @@ get(fftd__cache *c, const fftd__shape *s, const char *alg)
 {
 	fftd__cache_entry *e = NULL;
 	char               msg[128];
-	assert_int_equal(fftd__cache_acquire(c, s, alg, &e, msg, sizeof(msg)), 0);
+	assert_int_equal(
+	    fftd__cache_acquire(c, s, alg, &e, msg, sizeof(msg)), 0);
 	assert_non_null(e);
 	assert_non_null(fftd__cache_plan(e));
 	return e;
@@ -243,7 +250,7 @@ test_lru_order(void **state)
 	assert_int_equal(mock.destroys, 0);
 	fftd__cache_release(c, get(c, &s[3], "mock")); // D
 	assert_int_equal(mock.destroys, 1);
-	assert_int_equal(mock.destroyed[0], 1); // B
+	assert_int_equal(mock.destroyed[0], 1);        // B
 	fftd__cache_release(c, get(c, &s[4], "mock")); // E
 	assert_int_equal(mock.destroys, 2);
 	assert_int_equal(mock.destroyed[1], 2); // C
@@ -295,8 +302,8 @@ test_referenced_never_evicted(void **state)
 	(void) state;
 	fftd__cache *c;
 	assert_int_equal(fftd__cache_create(&c, &dev, 200), 0);
-	fftd__shape        a = shape_n(1), b = shape_n(2), x = shape_n(3),
-	                   y = shape_n(4);
+	fftd__shape a = shape_n(1), b = shape_n(2), x = shape_n(3),
+	            y         = shape_n(4);
 	fftd__cache_entry *ea = get(c, &a, "mock");
 	fftd__cache_entry *eb = get(c, &b, "mock");
 	fftd__cache_entry *ex = get(c, &x, "mock"); // over budget: all held
@@ -321,7 +328,7 @@ test_referenced_never_evicted(void **state)
 	assert_int_equal(plan_id(ex), 2);
 	assert_int_equal(plan_id(ey), 3);
 	// A plan bigger than the whole budget is still made for its user.
-	mock.bytes_default = 1000;
+	mock.bytes_default    = 1000;
 	fftd__shape        z  = shape_n(5);
 	fftd__cache_entry *ez = get(c, &z, "mock");
 	assert_int_equal(plan_id(ez), 4);
@@ -340,11 +347,15 @@ static void
 test_key_distinguishes_fields(void **state)
 {
 	(void) state;
-	const fftd_plan_desc base = { .rank = 2, .n = { 8, 6 }, .batch = 2,
-		.kind = FFTD_C2C, .precision = FFTD_F64, .direction = FFTD_FORWARD };
-	fftd_plan_desc v[32];
-	const char    *alg[32];
-	int            n = 0;
+	const fftd_plan_desc base = { .rank = 2,
+		.n                          = { 8, 6 },
+		.batch                      = 2,
+		.kind                       = FFTD_C2C,
+		.precision                  = FFTD_F64,
+		.direction                  = FFTD_FORWARD };
+	fftd_plan_desc       v[32];
+	const char          *alg[32];
+	int                  n = 0;
 #define VARIANT(stmt)                                                          \
 	do {                                                                   \
 		v[n]   = base;                                                 \
@@ -386,10 +397,13 @@ test_key_distinguishes_fields(void **state)
 	for (int i = 0; i < n; i++) {
 		fftd__shape s;
 		char        msg[128];
-		assert_int_equal(fftd__shape_resolve(&v[i], NULL, &s, msg, sizeof(msg)), 0);
+		assert_int_equal(
+		    fftd__shape_resolve(&v[i], NULL, &s, msg, sizeof(msg)), 0);
 		e[i] = get(c, &s, alg[i]);
 		if (mock.plans != i + 1) {
-			print_error("variant %d shares a plan with an earlier one\n", i);
+			print_error(
+			    "variant %d shares a plan with an earlier one\n",
+			    i);
 			fail();
 		}
 		mock_plan *p = fftd__cache_plan(e[i]);
@@ -401,11 +415,12 @@ test_key_distinguishes_fields(void **state)
 	for (int i = 0; i < n; i++) {
 		fftd__shape s;
 		char        msg[128];
-		assert_int_equal(fftd__shape_resolve(&v[i], NULL, &s, msg, sizeof(msg)), 0);
+		assert_int_equal(
+		    fftd__shape_resolve(&v[i], NULL, &s, msg, sizeof(msg)), 0);
 		fftd__cache_entry *again = get(c, &s, alg[i]);
 		if (again != e[i] || plan_id(again) != i) {
-			print_error("variant %d: second lookup got plan %d\n", i,
-			    plan_id(again));
+			print_error("variant %d: second lookup got plan %d\n",
+			    i, plan_id(again));
 			fail();
 		}
 		fftd__cache_release(c, again);
@@ -427,21 +442,27 @@ static void
 test_key_same_shape_hits(void **state)
 {
 	(void) state;
-	const fftd_plan_desc a = { .rank = 2, .n = { 8, 6 }, .batch = 2,
-		.kind = FFTD_R2C, .precision = FFTD_F32, .direction = FFTD_FORWARD };
-	fftd_plan_desc b = a;
-	b.istride        = 1;
-	b.ostride        = 1;
-	b.inembed[0]     = 8;
-	b.inembed[1]     = 6;
-	b.onembed[0]     = 8;
-	b.onembed[1]     = 4;
-	b.idist          = 48;
-	b.odist          = 32;
+	const fftd_plan_desc a = { .rank = 2,
+		.n                       = { 8, 6 },
+		.batch                   = 2,
+		.kind                    = FFTD_R2C,
+		.precision               = FFTD_F32,
+		.direction               = FFTD_FORWARD };
+	fftd_plan_desc       b = a;
+	b.istride              = 1;
+	b.ostride              = 1;
+	b.inembed[0]           = 8;
+	b.inembed[1]           = 6;
+	b.onembed[0]           = 8;
+	b.onembed[1]           = 4;
+	b.idist                = 48;
+	b.odist                = 32;
 	fftd__shape sa, sb;
 	char        msg[128];
-	assert_int_equal(fftd__shape_resolve(&a, NULL, &sa, msg, sizeof(msg)), 0);
-	assert_int_equal(fftd__shape_resolve(&b, NULL, &sb, msg, sizeof(msg)), 0);
+	assert_int_equal(
+	    fftd__shape_resolve(&a, NULL, &sa, msg, sizeof(msg)), 0);
+	assert_int_equal(
+	    fftd__shape_resolve(&b, NULL, &sb, msg, sizeof(msg)), 0);
 	fftd__cache *c;
 	assert_int_equal(fftd__cache_create(&c, &dev, 1000), 0);
 	fftd__cache_entry *ea = get(c, &sa, "mock");
@@ -462,7 +483,7 @@ test_key_same_shape_hits(void **state)
 	for (int k = 0; k < FFTD_MAX_RANK; k++) {
 		sc.n[k] = sa.n[k];
 	}
-	fftd__side *dst[2] = { &sc.in, &sc.out };
+	fftd__side       *dst[2] = { &sc.in, &sc.out };
 	const fftd__side *src[2] = { &sa.in, &sa.out };
 	for (int i = 0; i < 2; i++) {
 		dst[i]->complex   = src[i]->complex;
@@ -485,8 +506,9 @@ test_key_same_shape_hits(void **state)
 	fftd__cache_destroy(c);
 	assert_int_equal(mock.live, 0);
 	if (ec != ea) {
-		print_error("an equal shape with other padding bytes missed the "
-		            "cache (the key hashes raw struct bytes)\n");
+		print_error(
+		    "an equal shape with other padding bytes missed the "
+		    "cache (the key hashes raw struct bytes)\n");
 	}
 	assert_ptr_equal(ec, ea);
 	assert_int_equal(plans, 1);
@@ -539,11 +561,12 @@ test_backend_error(void **state)
 	(void) state;
 	fftd__cache *c;
 	assert_int_equal(fftd__cache_create(&c, &dev, 1000), 0);
-	fftd__shape        s   = shape_n(33);
-	fftd__cache_entry *e   = (fftd__cache_entry *) 1;
+	fftd__shape        s        = shape_n(33);
+	fftd__cache_entry *e        = (fftd__cache_entry *) 1;
 	char               msg[128] = "";
-	mock.fail_next             = FFTD_EUNSUPPORTED;
-	assert_int_equal(fftd__cache_acquire(c, &s, "mock", &e, msg, sizeof(msg)),
+	mock.fail_next              = FFTD_EUNSUPPORTED;
+	assert_int_equal(
+	    fftd__cache_acquire(c, &s, "mock", &e, msg, sizeof(msg)),
 	    FFTD_EUNSUPPORTED);
 	assert_non_null(strstr(msg, "mock says no"));
 	fftd__cache_stats st = stats(c);

@@ -19,19 +19,23 @@
 
 #include "tc.h"
 
-static void test_errors(void **state)
+static void
+test_errors(void **state)
 {
-	(void)state;
+	(void) state;
 	assert_string_equal(fftd_tc_strerror(FFTD_TC_OK), "success");
-	assert_string_equal(fftd_tc_strerror(FFTD_TC_EUNSUPPORTED), "size, rank or algorithm not supported");
+	assert_string_equal(fftd_tc_strerror(FFTD_TC_EUNSUPPORTED),
+	    "size, rank or algorithm not supported");
 	assert_int_equal(fftd_tc_cuda_error(FFTD_TC_ECUDA_BASE - 2), 2);
 	assert_int_equal(fftd_tc_cuda_error(FFTD_TC_EINVAL), 0);
-	assert_string_equal(fftd_tc_strerror(FFTD_TC_ECUDA_BASE - 700), "CUDA runtime error");
+	assert_string_equal(
+	    fftd_tc_strerror(FFTD_TC_ECUDA_BASE - 700), "CUDA runtime error");
 }
 
 // Largest number of neighbouring columns a column pass of len points moves
 // at once, over both algorithms and both column-run widths.
-static int max_block_ffts(int len)
+static int
+max_block_ffts(int len)
 {
 	int c = 1;
 	for (int eb = 4; eb <= 8; eb *= 2)
@@ -49,24 +53,29 @@ static int max_block_ffts(int len)
 // OUT where only in-place-safe passes (same positions read and written) run
 // in place, and the workspace the chain uses. limits = 0 skips the kernels'
 // length limits (small instances of the schemes).
-static void check_layout_1d(const fftd__tc_layout *lay, int64_t n, int64_t batch, int limits)
+static void
+check_layout_1d(
+    const fftd__tc_layout *lay, int64_t n, int64_t batch, int limits)
 {
-	int64_t prod = 1;
+	int64_t prod    = 1;
 	int     uses_ws = 0;
 	assert_int_equal(lay->points, n);
 	assert_true(lay->npass >= 1 && lay->npass <= FFTD__TC_MAX_PASSES);
 	for (int i = 0; i < lay->npass; i++) {
-		const fftd__tc_pass *p = &lay->pass[i];
-		int strided = p->s_in > 1 || p->s_out > 1;
+		const fftd__tc_pass *p       = &lay->pass[i];
+		int                  strided = p->s_in > 1 || p->s_out > 1;
 		prod *= p->len;
 		assert_int_equal(p->q_total * p->len, batch * n);
 		if (!limits) {
 			// index algebra only
-		} else if (p->len < FFTD__TC_MIN_LEN) { // a CUDA-core radix pass
+		} else if (p->len
+		    < FFTD__TC_MIN_LEN) { // a CUDA-core radix pass
 			assert_true(p->len == 2 || p->len == 4 || p->len == 8);
 			assert_int_equal(p->tw_n, 0);
 		} else {
-			assert_true(p->len <= (strided ? FFTD__TC_MAX_STRIDED_LEN : FFTD__TC_MAX_LEN));
+			assert_true(
+			    p->len <= (strided ? FFTD__TC_MAX_STRIDED_LEN
+			                       : FFTD__TC_MAX_LEN));
 			int c = max_block_ffts(p->len);
 			if (strided) {
 				assert_true(p->s_in == 1 || p->s_in % c == 0);
@@ -80,49 +89,65 @@ static void check_layout_1d(const fftd__tc_layout *lay, int64_t n, int64_t batch
 		assert_int_equal((batch * n) % (p->len * p->s_in), 0);
 		assert_int_equal((batch * n) % (p->len * p->s_out), 0);
 		if (p->tw_n > 0) {
-			assert_true(p->tw_n <= FFTD__TC_MAX_1D && p->tw_n % p->len == 0);
-			assert_true(!limits || p->len >= FFTD__TC_MIN_LEN); // twiddles: tensor-core passes
+			assert_true(p->tw_n <= FFTD__TC_MAX_1D
+			    && p->tw_n % p->len == 0);
+			assert_true(!limits
+			    || p->len
+			        >= FFTD__TC_MIN_LEN); // twiddles: tensor-core
+			                              // passes
 			// the twiddle exponent (q % s_in) k stays below tw_n
 			assert_true((p->s_in - 1) * (p->len - 1) < p->tw_n);
-			// the compiled twiddle kinds (tc.h, fftd__tc_tw_kind): the
-			// cheap two-pass kind needs s_in = s_out and tw_n <= 2^24;
-			// the general kind is compiled for columns of 256 and 512
+			// the compiled twiddle kinds (tc.h, fftd__tc_tw_kind):
+			// the cheap two-pass kind needs s_in = s_out and tw_n
+			// <= 2^24; the general kind is compiled for columns of
+			// 256 and 512
 			int kind = fftd__tc_tw_kind(p);
 			assert_true(kind == 1 || kind == 2);
 			if (kind == 1)
-				assert_true(p->s_in == p->s_out && p->tw_n <= ((int64_t)1 << 24));
+				assert_true(p->s_in == p->s_out
+				    && p->tw_n <= ((int64_t) 1 << 24));
 			else if (limits)
 				assert_true(p->len == 256 || p->len == 512);
 		} else {
 			assert_int_equal(fftd__tc_tw_kind(p), 0);
 		}
-		assert_int_equal(p->src, i == 0 ? FFTD__TC_BUF_IN : lay->pass[i - 1].dst);
+		assert_int_equal(
+		    p->src, i == 0 ? FFTD__TC_BUF_IN : lay->pass[i - 1].dst);
 		if (i == lay->npass - 1)
 			assert_int_equal(p->dst, FFTD__TC_BUF_OUT);
 		else
-			assert_true(p->dst != FFTD__TC_BUF_IN); // the caller's input is never written (unless in == out)
+			assert_true(p->dst
+			    != FFTD__TC_BUF_IN); // the caller's input is never
+			                         // written (unless in == out)
 		if (p->s_in != p->s_out)
 			assert_true(p->src != p->dst);
-		uses_ws |= p->src == FFTD__TC_BUF_WS || p->dst == FFTD__TC_BUF_WS;
+		uses_ws
+		    |= p->src == FFTD__TC_BUF_WS || p->dst == FFTD__TC_BUF_WS;
 	}
 	assert_int_equal(prod, n);
 	assert_int_equal(lay->ws_points, uses_ws ? batch * n : 0);
 }
 
-static void test_layout_1d(void **state)
+static void
+test_layout_1d(void **state)
 {
-	(void)state;
+	(void) state;
 	fftd__tc_layout lay;
 	for (int l = 8; l <= 27; l++) {
-		int64_t n = (int64_t)1 << l;
+		int64_t n = (int64_t) 1 << l;
 		for (int64_t batch = 1; batch <= 3; batch += 2) {
-			assert_int_equal(fftd__tc_plan_layout(1, &n, batch, &lay), FFTD_TC_OK);
+			assert_int_equal(
+			    fftd__tc_plan_layout(1, &n, batch, &lay),
+			    FFTD_TC_OK);
 			check_layout_1d(&lay, n, batch, 1);
-			// the fewest passes: one while a block holds the FFT, two up
-			// to 4096^2 (the largest column pass squared), else three
-			assert_int_equal(lay.npass, l <= 14 ? 1 : (l <= 24 ? 2 : 3));
+			// the fewest passes: one while a block holds the FFT,
+			// two up to 4096^2 (the largest column pass squared),
+			// else three
+			assert_int_equal(
+			    lay.npass, l <= 14 ? 1 : (l <= 24 ? 2 : 3));
 		}
-		assert_int_equal(fftd__tc_plan_layout(1, &n, 3, &lay), FFTD_TC_OK);
+		assert_int_equal(
+		    fftd__tc_plan_layout(1, &n, 3, &lay), FFTD_TC_OK);
 		if (l <= 14) {
 			assert_int_equal(lay.pass[0].len, n);
 			assert_int_equal(lay.pass[0].q_total, 3);
@@ -130,11 +155,13 @@ static void test_layout_1d(void **state)
 			assert_int_equal(lay.pass[0].s_out, 1);
 		} else if (l <= 24) {
 			int64_t n1 = lay.pass[0].len, n2 = lay.pass[1].len;
-			if (l == 15) { // 4096 columns on the tensor cores, then radix 8
+			if (l == 15) { // 4096 columns on the tensor cores, then
+				       // radix 8
 				assert_int_equal(n1, 4096);
 				assert_int_equal(n2, 8);
 			} else {
-				assert_true(n1 >= 256 && n2 <= 4096 && n2 >= n1);
+				assert_true(
+				    n1 >= 256 && n2 <= 4096 && n2 >= n1);
 			}
 			assert_int_equal(lay.pass[0].s_in, n2);
 			assert_int_equal(lay.pass[0].s_out, n2);
@@ -144,10 +171,13 @@ static void test_layout_1d(void **state)
 			assert_int_equal(lay.pass[1].s_out, n1);
 			assert_int_equal(lay.pass[1].q_total, 3 * n1);
 			assert_int_equal(lay.pass[0].dst, FFTD__TC_BUF_WS);
-			assert_int_equal(fftd__tc_tw_kind(&lay.pass[0]), 1); // the original two-pass kernels
+			assert_int_equal(fftd__tc_tw_kind(&lay.pass[0]),
+			    1); // the original two-pass kernels
 		} else {
-			int64_t n1 = lay.pass[0].len, n2 = lay.pass[1].len, n3 = lay.pass[2].len;
-			assert_true(n1 >= 256 && n1 <= n2 && n2 <= n3 && n3 <= 512);
+			int64_t n1 = lay.pass[0].len, n2 = lay.pass[1].len,
+			        n3 = lay.pass[2].len;
+			assert_true(
+			    n1 >= 256 && n1 <= n2 && n2 <= n3 && n3 <= 512);
 			assert_int_equal(lay.pass[0].s_in, n2 * n3);
 			assert_int_equal(lay.pass[0].tw_n, n);
 			assert_int_equal(lay.pass[1].s_in, n3);
@@ -159,38 +189,52 @@ static void test_layout_1d(void **state)
 			assert_int_equal(fftd__tc_tw_kind(&lay.pass[0]), 2);
 			assert_int_equal(fftd__tc_tw_kind(&lay.pass[1]), 2);
 		}
-		print_message("1D 2^%d: %d pass(es), lengths %d x %d x %d\n", l, lay.npass, lay.pass[0].len,
-		    lay.npass > 1 ? lay.pass[1].len : 1, lay.npass > 2 ? lay.pass[2].len : 1);
+		print_message("1D 2^%d: %d pass(es), lengths %d x %d x %d\n", l,
+		    lay.npass, lay.pass[0].len,
+		    lay.npass > 1 ? lay.pass[1].len : 1,
+		    lay.npass > 2 ? lay.pass[2].len : 1);
 	}
 	// a 2^27 batch of split16 points is 1 GiB of workspace
-	int64_t n27 = (int64_t)1 << 27;
+	int64_t n27 = (int64_t) 1 << 27;
 	assert_int_equal(fftd__tc_plan_layout(1, &n27, 1, &lay), FFTD_TC_OK);
-	assert_true((uint64_t)lay.ws_points * 8 == (uint64_t)1 << 30);
-	int64_t bad[] = {128, 300, (int64_t)1 << 28, 0, -256};
-	int     want[] = {FFTD_TC_EUNSUPPORTED, FFTD_TC_EUNSUPPORTED, FFTD_TC_EUNSUPPORTED, FFTD_TC_EINVAL,
-            FFTD_TC_EINVAL};
+	assert_true((uint64_t) lay.ws_points * 8 == (uint64_t) 1 << 30);
+	int64_t bad[]  = { 128, 300, (int64_t) 1 << 28, 0, -256 };
+	int     want[] = { FFTD_TC_EUNSUPPORTED, FFTD_TC_EUNSUPPORTED,
+		    FFTD_TC_EUNSUPPORTED, FFTD_TC_EINVAL, FFTD_TC_EINVAL };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		assert_int_equal(fftd__tc_plan_layout(1, &bad[i], 1, &lay), want[i]);
+		assert_int_equal(
+		    fftd__tc_plan_layout(1, &bad[i], 1, &lay), want[i]);
 	int64_t n = 4096;
 	assert_int_equal(fftd__tc_plan_layout(1, &n, 0, &lay), FFTD_TC_EINVAL);
-	assert_int_equal(fftd__tc_plan_layout(1, NULL, 1, &lay), FFTD_TC_EINVAL);
-	assert_int_equal(fftd__tc_plan_layout(1, &n, (int64_t)1 << 40, &lay), FFTD_TC_EINVAL);
-	assert_int_equal(fftd__tc_plan_layout(1, &n27, ((int64_t)1 << 13) + 1, &lay), FFTD_TC_EINVAL);
-	int64_t d3[3] = {256, 256, 256};
-	assert_int_equal(fftd__tc_plan_layout(3, d3, 1, &lay), FFTD_TC_EUNSUPPORTED);
-	assert_int_equal(fftd_tc_plan_supported((fftd_tc_algo)7, 1, &n, 1), FFTD_TC_EINVAL);
-	assert_int_equal(fftd_tc_plan_supported(FFTD_TC_SPLIT16, 1, &n, 1), FFTD_TC_OK);
+	assert_int_equal(
+	    fftd__tc_plan_layout(1, NULL, 1, &lay), FFTD_TC_EINVAL);
+	assert_int_equal(fftd__tc_plan_layout(1, &n, (int64_t) 1 << 40, &lay),
+	    FFTD_TC_EINVAL);
+	assert_int_equal(
+	    fftd__tc_plan_layout(1, &n27, ((int64_t) 1 << 13) + 1, &lay),
+	    FFTD_TC_EINVAL);
+	int64_t d3[3] = { 256, 256, 256 };
+	assert_int_equal(
+	    fftd__tc_plan_layout(3, d3, 1, &lay), FFTD_TC_EUNSUPPORTED);
+	assert_int_equal(
+	    fftd_tc_plan_supported((fftd_tc_algo) 7, 1, &n, 1), FFTD_TC_EINVAL);
+	assert_int_equal(
+	    fftd_tc_plan_supported(FFTD_TC_SPLIT16, 1, &n, 1), FFTD_TC_OK);
 	for (int l = 8; l <= 27; l++) {
-		int64_t m = (int64_t)1 << l;
-		assert_int_equal(fftd_tc_plan_supported(FFTD_TC_TC16, 1, &m, 1), FFTD_TC_OK);
-		assert_int_equal(fftd_tc_plan_supported(FFTD_TC_SPLIT16, 1, &m, 1), FFTD_TC_OK);
+		int64_t m = (int64_t) 1 << l;
+		assert_int_equal(
+		    fftd_tc_plan_supported(FFTD_TC_TC16, 1, &m, 1), FFTD_TC_OK);
+		assert_int_equal(
+		    fftd_tc_plan_supported(FFTD_TC_SPLIT16, 1, &m, 1),
+		    FFTD_TC_OK);
 	}
 }
 
 // ---- the index algebra of the multi-pass schemes, run on the host ----------
 
 // In-place iterative radix-2 DFT in double, sign -1 forward, +1 inverse.
-static void dft_pow2(double *re, double *im, int64_t n, int sign)
+static void
+dft_pow2(double *re, double *im, int64_t n, int sign)
 {
 	for (int64_t i = 1, j = 0; i < n; i++) {
 		int64_t bit = n >> 1;
@@ -208,11 +252,13 @@ static void dft_pow2(double *re, double *im, int64_t n, int sign)
 	}
 	for (int64_t len = 2; len <= n; len <<= 1) {
 		for (int64_t k = 0; k < len / 2; k++) {
-			long double a  = sign * 2.0L * 3.14159265358979323846264338327950288L * k / len;
-			double      wr = (double)cosl(a), wi = (double)sinl(a);
+			long double a = sign * 2.0L
+			    * 3.14159265358979323846264338327950288L * k / len;
+			double wr = (double) cosl(a), wi = (double) sinl(a);
 			for (int64_t i = k; i < n; i += len) {
 				int64_t j  = i + len / 2;
-				double  xr = re[j] * wr - im[j] * wi, xi = re[j] * wi + im[j] * wr;
+				double  xr = re[j] * wr - im[j] * wi,
+				       xi  = re[j] * wi + im[j] * wr;
 				re[j]      = re[i] - xr;
 				im[j]      = im[i] - xi;
 				re[i] += xr;
@@ -226,7 +272,9 @@ static void dft_pow2(double *re, double *im, int64_t n, int sign)
 // DFT, twiddle W_tw_n^((q % s_in) k), scatter with s_out), one buffer per
 // FFTD__TC_BUF_*. A pass whose source is its destination must read and write
 // the same positions (the kernels run its FFTs concurrently).
-static void run_layout(const fftd__tc_layout *lay, int64_t batch, double *bufs[3][2], int sign)
+static void
+run_layout(
+    const fftd__tc_layout *lay, int64_t batch, double *bufs[3][2], int sign)
 {
 	double re[4096], im[4096];
 	for (int i = 0; i < lay->npass; i++) {
@@ -236,10 +284,13 @@ static void run_layout(const fftd__tc_layout *lay, int64_t batch, double *bufs[3
 			assert_int_equal(p->s_in, p->s_out);
 		double **src = bufs[p->src], **dst = bufs[p->dst];
 		for (int64_t q = 0; q < p->q_total; q++) {
-			int64_t bi = (q / p->s_in) * p->len * p->s_in + q % p->s_in;
-			int64_t bo = (q / p->s_out) * p->len * p->s_out + q % p->s_out;
+			int64_t bi
+			    = (q / p->s_in) * p->len * p->s_in + q % p->s_in;
+			int64_t bo
+			    = (q / p->s_out) * p->len * p->s_out + q % p->s_out;
 			for (int64_t k = 0; k < p->len; k++) {
-				assert_true(bi + k * p->s_in < batch * lay->points);
+				assert_true(
+				    bi + k * p->s_in < batch * lay->points);
 				re[k] = src[0][bi + k * p->s_in];
 				im[k] = src[1][bi + k * p->s_in];
 			}
@@ -247,13 +298,18 @@ static void run_layout(const fftd__tc_layout *lay, int64_t batch, double *bufs[3
 			for (int64_t k = 0; k < p->len; k++) {
 				double r = re[k], m = im[k];
 				if (p->tw_n > 0) {
-					int64_t     e = ((q % p->s_in) * k) % p->tw_n;
-					long double a = sign * 2.0L * 3.14159265358979323846264338327950288L * e / p->tw_n;
-					double      wr = (double)cosl(a), wi = (double)sinl(a);
-					r             = re[k] * wr - im[k] * wi;
-					m             = re[k] * wi + im[k] * wr;
+					int64_t e
+					    = ((q % p->s_in) * k) % p->tw_n;
+					long double a = sign * 2.0L
+					    * 3.14159265358979323846264338327950288L
+					    * e / p->tw_n;
+					double wr = (double) cosl(a),
+					       wi = (double) sinl(a);
+					r         = re[k] * wr - im[k] * wi;
+					m         = re[k] * wi + im[k] * wr;
 				}
-				assert_true(bo + k * p->s_out < batch * lay->points);
+				assert_true(
+				    bo + k * p->s_out < batch * lay->points);
 				dst[0][bo + k * p->s_out] = r;
 				dst[1][bo + k * p->s_out] = m;
 			}
@@ -262,13 +318,16 @@ static void run_layout(const fftd__tc_layout *lay, int64_t batch, double *bufs[3
 }
 
 // One layout against a direct DFT of the whole transform, random input.
-static double layout_error(const fftd__tc_layout *lay, int64_t batch, int sign, int in_place)
+static double
+layout_error(const fftd__tc_layout *lay, int64_t batch, int sign, int in_place)
 {
 	int64_t total = batch * lay->points;
-	double *mem   = calloc((size_t)total * 8, sizeof(double));
+	double *mem   = calloc((size_t) total * 8, sizeof(double));
 	assert_non_null(mem);
-	double *x[2] = {mem, mem + total}, *ref[2] = {mem + 2 * total, mem + 3 * total};
-	double *out[2] = {mem + 4 * total, mem + 5 * total}, *ws[2] = {mem + 6 * total, mem + 7 * total};
+	double *x[2]   = { mem, mem + total },
+	       *ref[2] = { mem + 2 * total, mem + 3 * total };
+	double *out[2] = { mem + 4 * total, mem + 5 * total },
+	       *ws[2]  = { mem + 6 * total, mem + 7 * total };
 	srand(777);
 	for (int64_t i = 0; i < total; i++) {
 		x[0][i] = ref[0][i] = 2.0 * rand() / RAND_MAX - 1.0;
@@ -276,47 +335,61 @@ static double layout_error(const fftd__tc_layout *lay, int64_t batch, int sign, 
 		out[0][i] = out[1][i] = ws[0][i] = ws[1][i] = NAN;
 	}
 	for (int64_t b = 0; b < batch; b++)
-		dft_pow2(ref[0] + b * lay->points, ref[1] + b * lay->points, lay->points, sign);
-	double *bufs[3][2] = {{x[0], x[1]}, {in_place ? x[0] : out[0], in_place ? x[1] : out[1]}, {ws[0], ws[1]}};
+		dft_pow2(ref[0] + b * lay->points, ref[1] + b * lay->points,
+		    lay->points, sign);
+	double *bufs[3][2] = { { x[0], x[1] },
+		{ in_place ? x[0] : out[0], in_place ? x[1] : out[1] },
+		{ ws[0], ws[1] } };
 	run_layout(lay, batch, bufs, sign);
 	double num = 0, den = 0;
 	for (int64_t i = 0; i < total; i++) {
-		double dr = bufs[FFTD__TC_BUF_OUT][0][i] - ref[0][i], di = bufs[FFTD__TC_BUF_OUT][1][i] - ref[1][i];
-		num += isfinite(dr) && isfinite(di) ? dr * dr + di * di : INFINITY;
+		double dr = bufs[FFTD__TC_BUF_OUT][0][i] - ref[0][i],
+		       di = bufs[FFTD__TC_BUF_OUT][1][i] - ref[1][i];
+		num += isfinite(dr) && isfinite(di) ? dr * dr + di * di
+		                                    : INFINITY;
 		den += ref[0][i] * ref[0][i] + ref[1][i] * ref[1][i];
 	}
 	free(mem);
 	return sqrt(num / den);
 }
 
-static void test_layout_algebra(void **state)
+static void
+test_layout_algebra(void **state)
 {
-	(void)state;
+	(void) state;
 	// small instances of every scheme, radix (len < 256) factors included
-	static const int64_t f[][3] = {{16, 8, 0}, {8, 2, 0}, {32, 64, 0}, {4096, 8, 0}, {4, 8, 16},
-	    {8, 8, 8}, {16, 4, 2}, {2, 32, 4}, {256, 16, 32}};
+	static const int64_t f[][3] = { { 16, 8, 0 }, { 8, 2, 0 },
+		{ 32, 64, 0 }, { 4096, 8, 0 }, { 4, 8, 16 }, { 8, 8, 8 },
+		{ 16, 4, 2 }, { 2, 32, 4 }, { 256, 16, 32 } };
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
 		int             np = f[i][2] ? 3 : 2;
 		fftd__tc_layout lay;
-		int64_t         batch = f[i][0] * f[i][1] * (f[i][2] ? f[i][2] : 1) > 65536 ? 1 : 3;
+		int64_t         batch
+		    = f[i][0] * f[i][1] * (f[i][2] ? f[i][2] : 1) > 65536 ? 1
+		                                                          : 3;
 		fftd__tc_layout_factors(np, f[i], batch, &lay);
 		check_layout_1d(&lay, lay.points, batch, 0);
 		for (int sign = -1; sign <= 1; sign += 2)
 			for (int ip = 0; ip < 2; ip++) {
-				if (batch == 1 && (sign > 0 || ip)) // the big one: once
+				if (batch == 1
+				    && (sign > 0 || ip)) // the big one: once
 					continue;
 				double e = layout_error(&lay, batch, sign, ip);
-				print_message("factors %lld x %lld x %lld batch %lld %s%s: rel L2 %.2e\n", (long long)f[i][0],
-				    (long long)f[i][1], (long long)f[i][2], (long long)batch, sign < 0 ? "fwd" : "inv",
+				print_message("factors %lld x %lld x %lld "
+				              "batch %lld %s%s: rel L2 %.2e\n",
+				    (long long) f[i][0], (long long) f[i][1],
+				    (long long) f[i][2], (long long) batch,
+				    sign < 0 ? "fwd" : "inv",
 				    ip ? " in-place" : "", e);
 				assert_true(e < 1e-12);
 			}
 	}
 	// the planner's own layout of 2^15 and 2^16, in place and not
 	for (int l = 15; l <= 16; l++) {
-		int64_t         n = (int64_t)1 << l;
+		int64_t         n = (int64_t) 1 << l;
 		fftd__tc_layout lay;
-		assert_int_equal(fftd__tc_plan_layout(1, &n, 2, &lay), FFTD_TC_OK);
+		assert_int_equal(
+		    fftd__tc_plan_layout(1, &n, 2, &lay), FFTD_TC_OK);
 		for (int ip = 0; ip < 2; ip++)
 			assert_true(layout_error(&lay, 2, -1, ip) < 1e-12);
 	}
@@ -325,56 +398,72 @@ static void test_layout_algebra(void **state)
 // The four-step twiddle as the kernels form it (tc16_fft.cuh, tw4): a
 // product of three or four float table entries, in float arithmetic, for
 // every table size up to N = 2^27; against long double.
-static void test_twiddle_product(void **state)
+static void
+test_twiddle_product(void **state)
 {
-	(void)state;
+	(void) state;
 	float *t = malloc(2 * FFTD__TC_TW_ENTRIES * sizeof *t);
 	assert_non_null(t);
 	for (int l = 16; l <= 27; l++) {
-		int64_t n = (int64_t)1 << l;
+		int64_t n = (int64_t) 1 << l;
 		for (int lvl = 0; lvl < 3; lvl++)
-			fftd__tc_twiddles(n, FFTD__TC_TW_TABLE, (int64_t)1 << (8 * lvl), t + 2 * lvl * FFTD__TC_TW_TABLE);
-		fftd__tc_twiddles(n, FFTD__TC_TW_TOP, (int64_t)1 << 24, t + 2 * 3 * FFTD__TC_TW_TABLE);
+			fftd__tc_twiddles(n, FFTD__TC_TW_TABLE,
+			    (int64_t) 1 << (8 * lvl),
+			    t + 2 * lvl * FFTD__TC_TW_TABLE);
+		fftd__tc_twiddles(n, FFTD__TC_TW_TOP, (int64_t) 1 << 24,
+		    t + 2 * 3 * FFTD__TC_TW_TABLE);
 		double   worst = 0, sum2 = 0;
-		uint64_t r     = 0x12345678u + (uint64_t)l;
-		int      cnt   = 200000;
+		uint64_t r   = 0x12345678u + (uint64_t) l;
+		int      cnt = 200000;
 		for (int i = 0; i < cnt; i++) {
 			r ^= r << 13;
 			r ^= r >> 7;
 			r ^= r << 17;
-			uint32_t m = (uint32_t)(r % (uint64_t)n);
-			const float *a = t + 2 * (m & 255), *b = t + 2 * (256 + ((m >> 8) & 255)),
+			uint32_t     m = (uint32_t) (r % (uint64_t) n);
+			const float *a = t + 2 * (m & 255),
+			            *b = t + 2 * (256 + ((m >> 8) & 255)),
 			            *c = t + 2 * (512 + ((m >> 16) & 255));
-			float wr = a[0] * b[0] - a[1] * b[1], wi = a[0] * b[1] + a[1] * b[0];
-			float          xr = wr * c[0] - wi * c[1], xi = wr * c[1] + wi * c[0];
+			float wr       = a[0] * b[0] - a[1] * b[1],
+			      wi       = a[0] * b[1] + a[1] * b[0];
+			float xr       = wr * c[0] - wi * c[1],
+			      xi       = wr * c[1] + wi * c[0];
 			if (m >> 24) {
 				const float *d  = t + 2 * (768 + (m >> 24));
-				float yr = xr * d[0] - xi * d[1], yi = xr * d[1] + xi * d[0];
-				xr = yr;
-				xi = yi;
+				float        yr = xr * d[0] - xi * d[1],
+				      yi        = xr * d[1] + xi * d[0];
+				xr              = yr;
+				xi              = yi;
 			}
-			long double ang = -2.0L * 3.14159265358979323846264338327950288L * m / n;
-			double      e   = hypot((double)(xr - cosl(ang)), (double)(xi - sinl(ang)));
-			worst           = fmax(worst, e);
+			long double ang = -2.0L
+			    * 3.14159265358979323846264338327950288L * m / n;
+			double e = hypot((double) (xr - cosl(ang)),
+			    (double) (xi - sinl(ang)));
+			worst    = fmax(worst, e);
 			sum2 += e * e;
 		}
-		print_message("twiddle products N=2^%d: worst %.2e rms %.2e\n", l, worst, sqrt(sum2 / cnt));
-		assert_true(worst < 2.5e-7); // a few float roundings (seen: <= 2.0e-7, rms <= 5e-8)
+		print_message("twiddle products N=2^%d: worst %.2e rms %.2e\n",
+		    l, worst, sqrt(sum2 / cnt));
+		assert_true(worst < 2.5e-7); // a few float roundings (seen:
+		                             // <= 2.0e-7, rms <= 5e-8)
 		assert_true(sqrt(sum2 / cnt) < 6e-8);
 	}
 	free(t);
 }
 
-static void test_layout_2d(void **state)
+static void
+test_layout_2d(void **state)
 {
-	(void)state;
+	(void) state;
 	fftd__tc_layout lay;
 	for (int a = 8; a <= 12; a++)
 		for (int b = 8; b <= 12; b++) {
-			int64_t d[2] = {(int64_t)1 << a, (int64_t)1 << b};
-			assert_int_equal(fftd__tc_plan_layout(2, d, 5, &lay), FFTD_TC_OK);
+			int64_t d[2] = { (int64_t) 1 << a, (int64_t) 1 << b };
+			assert_int_equal(
+			    fftd__tc_plan_layout(2, d, 5, &lay), FFTD_TC_OK);
 			assert_int_equal(lay.npass, 2);
-			assert_int_equal((int64_t)lay.pass[0].len * lay.pass[1].len, d[0] * d[1]);
+			assert_int_equal(
+			    (int64_t) lay.pass[0].len * lay.pass[1].len,
+			    d[0] * d[1]);
 			assert_int_equal(lay.pass[0].len, d[1]);
 			assert_int_equal(lay.pass[0].q_total, 5 * d[0]);
 			assert_int_equal(lay.pass[0].s_in, 1);
@@ -385,24 +474,30 @@ static void test_layout_2d(void **state)
 			assert_int_equal(lay.pass[1].src, FFTD__TC_BUF_OUT);
 			assert_int_equal(lay.ws_points, 0);
 		}
-	int64_t d1[2] = {128, 256}, d2[2] = {256, 8192}, d3[2] = {256, 300};
-	assert_int_equal(fftd__tc_plan_layout(2, d1, 1, &lay), FFTD_TC_EUNSUPPORTED);
-	assert_int_equal(fftd__tc_plan_layout(2, d2, 1, &lay), FFTD_TC_EUNSUPPORTED);
-	assert_int_equal(fftd__tc_plan_layout(2, d3, 1, &lay), FFTD_TC_EUNSUPPORTED);
+	int64_t d1[2] = { 128, 256 }, d2[2] = { 256, 8192 },
+	        d3[2] = { 256, 300 };
+	assert_int_equal(
+	    fftd__tc_plan_layout(2, d1, 1, &lay), FFTD_TC_EUNSUPPORTED);
+	assert_int_equal(
+	    fftd__tc_plan_layout(2, d2, 1, &lay), FFTD_TC_EUNSUPPORTED);
+	assert_int_equal(
+	    fftd__tc_plan_layout(2, d3, 1, &lay), FFTD_TC_EUNSUPPORTED);
 }
 
-static void test_twiddles(void **state)
+static void
+test_twiddles(void **state)
 {
-	(void)state;
+	(void) state;
 	const int64_t n = 4096;
 	float        *w = malloc(2 * n * sizeof *w);
 	assert_non_null(w);
 	fftd__tc_twiddles(n, n, 1, w);
 	double worst = 0;
 	for (int64_t j = 0; j < n; j++) {
-		long double a = 2.0L * 3.14159265358979323846264338327950288L * j / n;
-		worst         = fmax(worst, fabs((double)(w[2 * j] - cosl(a))));
-		worst         = fmax(worst, fabs((double)(w[2 * j + 1] + sinl(a))));
+		long double a
+		    = 2.0L * 3.14159265358979323846264338327950288L * j / n;
+		worst = fmax(worst, fabs((double) (w[2 * j] - cosl(a))));
+		worst = fmax(worst, fabs((double) (w[2 * j + 1] + sinl(a))));
 	}
 	assert_true(worst <= 6.0e-8); // rounded to float: half an ulp of 1
 	assert_true(w[2 * 1024] == 0.0f && w[2 * 1024 + 1] == -1.0f);
@@ -410,56 +505,76 @@ static void test_twiddles(void **state)
 	assert_true(w[2 * 3072] == 0.0f && w[2 * 3072 + 1] == 1.0f);
 	// strided: W_N^(4096 j) for the four-step's high table
 	float hi[2 * 8];
-	fftd__tc_twiddles((int64_t)1 << 15, 8, 4096, hi);
+	fftd__tc_twiddles((int64_t) 1 << 15, 8, 4096, hi);
 	for (int j = 0; j < 8; j++) {
-		long double a = 2.0L * 3.14159265358979323846264338327950288L * j / 8;
-		assert_true(fabs((double)(hi[2 * j] - cosl(a))) <= 6e-8);
-		assert_true(fabs((double)(hi[2 * j + 1] + sinl(a))) <= 6e-8);
+		long double a
+		    = 2.0L * 3.14159265358979323846264338327950288L * j / 8;
+		assert_true(fabs((double) (hi[2 * j] - cosl(a))) <= 6e-8);
+		assert_true(fabs((double) (hi[2 * j + 1] + sinl(a))) <= 6e-8);
 	}
 	free(w);
 }
 
-static float bits_f(uint32_t b)
+static float
+bits_f(uint32_t b)
 {
 	float f;
 	memcpy(&f, &b, sizeof f);
 	return f;
 }
 
-static void test_f16(void **state)
+static void
+test_f16(void **state)
 {
-	(void)state;
+	(void) state;
 	struct {
 		float    x;
 		uint16_t h;
 	} c[] = {
-	    {1.0f, 0x3c00}, {-2.0f, 0xc000}, {65504.0f, 0x7bff}, {65519.0f, 0x7bff}, {65520.0f, 0x7c00},
-	    {1e9f, 0x7c00}, {0.0f, 0x0000}, {-0.0f, 0x8000}, {0x1p-24f, 0x0001}, {0x1p-25f, 0x0000},
-	    {0x1.8p-25f, 0x0001}, {0x1.8p-24f, 0x0002}, {0x1p-14f, 0x0400}, {0x1.ff8p-15f, 0x03ff}, {0x1.ffcp-15f, 0x0400},
-	    {1.0f + 0x1p-11f, 0x3c00}, {1.0f + 0x3p-11f, 0x3c02}, {1.0f + 0x1p-10f, 0x3c01},
-	    {0x1p-30f, 0x0000},
+		{ 1.0f, 0x3c00 },
+		{ -2.0f, 0xc000 },
+		{ 65504.0f, 0x7bff },
+		{ 65519.0f, 0x7bff },
+		{ 65520.0f, 0x7c00 },
+		{ 1e9f, 0x7c00 },
+		{ 0.0f, 0x0000 },
+		{ -0.0f, 0x8000 },
+		{ 0x1p-24f, 0x0001 },
+		{ 0x1p-25f, 0x0000 },
+		{ 0x1.8p-25f, 0x0001 },
+		{ 0x1.8p-24f, 0x0002 },
+		{ 0x1p-14f, 0x0400 },
+		{ 0x1.ff8p-15f, 0x03ff },
+		{ 0x1.ffcp-15f, 0x0400 },
+		{ 1.0f + 0x1p-11f, 0x3c00 },
+		{ 1.0f + 0x3p-11f, 0x3c02 },
+		{ 1.0f + 0x1p-10f, 0x3c01 },
+		{ 0x1p-30f, 0x0000 },
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
 		assert_int_equal(fftd__tc_f16_from_f32(c[i].x), c[i].h);
-	assert_int_equal(fftd__tc_f16_from_f32(bits_f(0x7fc00000u)) & 0x7e00, 0x7e00);
+	assert_int_equal(
+	    fftd__tc_f16_from_f32(bits_f(0x7fc00000u)) & 0x7e00, 0x7e00);
 	assert_int_equal(fftd__tc_f16_from_f32(bits_f(0x7f800000u)), 0x7c00);
 	for (uint32_t h = 0; h < 0x10000u; h++) {
 		if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu))
 			continue; // NaN payloads
-		float f = fftd__tc_f32_from_f16((uint16_t)h);
+		float f = fftd__tc_f32_from_f16((uint16_t) h);
 		assert_int_equal(fftd__tc_f16_from_f32(f), h);
 	}
 }
 
-static void test_split(void **state)
+static void
+test_split(void **state)
 {
-	(void)state;
+	(void) state;
 	srand(12345);
 	for (int k = 0; k < 200000; k++) {
 		// magnitudes over many decades, as inside a long FFT
 		float mag = ldexpf(1.0f, (rand() % 60) - 30);
-		float x   = mag * (2.0f * rand() / (float)RAND_MAX - 1.0f);
-		float m   = fabsf(x) * (1.0f + (rand() % 4)); // the tile max >= |x|
+		float x   = mag * (2.0f * rand() / (float) RAND_MAX - 1.0f);
+		float m
+		    = fabsf(x) * (1.0f + (rand() % 4)); // the tile max >= |x|
 		uint32_t mb;
 		memcpy(&mb, &m, sizeof mb);
 		int e = fftd__tc_scale_exp(mb);
@@ -469,8 +584,9 @@ static void test_split(void **state)
 		}
 		uint16_t hi, lo;
 		fftd__tc_split(x, e, &hi, &lo);
-		double xs = ldexp((double)x, e);
-		double r  = (double)fftd__tc_f32_from_f16(hi) + (double)fftd__tc_f32_from_f16(lo);
+		double xs = ldexp((double) x, e);
+		double r  = (double) fftd__tc_f32_from_f16(hi)
+		    + (double) fftd__tc_f32_from_f16(lo);
 		// hi carries 11 bits, lo 11 more; lo may be subnormal only for
 		// values far below the tile max, where 2^-24 absolute is fine
 		double tol = fmax(fabs(xs) * 0x1p-22, 0x1p-24);
@@ -483,24 +599,27 @@ static void test_split(void **state)
 
 typedef uint32_t (*swz_fn)(uint32_t);
 
-static uint32_t elem_off(int e, uint32_t rs, uint32_t cs)
+static uint32_t
+elem_off(int e, uint32_t rs, uint32_t cs)
 {
 	return 8u * rs * ((e >> 1) & 1) + cs * (e & 1) + 8u * cs * (e >> 2);
 }
 
 // Wavefronts a warp needs for idx[0..31]: 4-byte words over 32 banks (whole
 // warp), or 8-byte words over 16 bank pairs (each half-warp separately).
-static int wavefronts(const uint32_t *idx, int bytes, swz_fn swz)
+static int
+wavefronts(const uint32_t *idx, int bytes, swz_fn swz)
 {
-	int worst = 0;
-	int groups = bytes == 4 ? 1 : 2, lanes = 32 / groups, banks = bytes == 4 ? 32 : 16;
+	int worst  = 0;
+	int groups = bytes == 4 ? 1 : 2, lanes = 32 / groups,
+	    banks = bytes == 4 ? 32 : 16;
 	for (int h = 0; h < groups; h++) {
 		for (int b = 0; b < banks; b++) {
 			uint32_t seen[32];
 			int      ns = 0;
 			for (int l = h * lanes; l < (h + 1) * lanes; l++) {
 				uint32_t p = swz(idx[l]);
-				if ((int)(p % (uint32_t)banks) != b)
+				if ((int) (p % (uint32_t) banks) != b)
 					continue;
 				int dup = 0;
 				for (int s = 0; s < ns; s++)
@@ -515,23 +634,25 @@ static int wavefronts(const uint32_t *idx, int bytes, swz_fn swz)
 	return worst;
 }
 
-static int check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided)
+static int
+check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided)
 {
-	int R = L / 256, worst = 1;
+	int      R = L / 256, worst = 1;
 	uint32_t idx[32];
-#define CHECK()                                                                 \
-	do {                                                                    \
-		int w_ = wavefronts(idx, bytes, swz);                           \
-		if (w_ > worst)                                                 \
-			worst = w_;                                             \
+#define CHECK()                                                                \
+	do {                                                                   \
+		int w_ = wavefronts(idx, bytes, swz);                          \
+		if (w_ > worst)                                                \
+			worst = w_;                                            \
 	} while (0)
 	for (int warp = 0; warp < NT / 32; warp++) {
 		// copies
 		for (int j = 0; j < C * L / NT; j++) {
 			for (int l = 0; l < 32; l++) {
 				int tid = warp * 32 + l;
-				idx[l]  = strided ? (uint32_t)((tid % C) * L + tid / C + j * (NT / C))
-				                  : (uint32_t)(tid + j * NT);
+				idx[l]  = strided ? (uint32_t) ((tid % C) * L
+                                             + tid / C + j * (NT / C))
+				                  : (uint32_t) (tid + j * NT);
 			}
 			CHECK();
 		}
@@ -541,12 +662,17 @@ static int check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided
 				for (int e = 0; e < 8; e++) {
 					for (int l = 0; l < 32; l++) {
 						int g = l >> 2, t = l & 3;
-						idx[l] = (uint32_t)(f * L + a + R * (g + 32 * t)) + elem_off(e, R, 16 * R);
+						idx[l] = (uint32_t) (f * L + a
+						             + R * (g + 32 * t))
+						    + elem_off(e, R, 16 * R);
 					}
 					CHECK();
 					for (int l = 0; l < 32; l++) {
 						int g = l >> 2, t = l & 3;
-						idx[l] = (uint32_t)(f * L + 256 * a + g + 32 * t) + elem_off(e, 1, 16);
+						idx[l] = (uint32_t) (f * L
+						             + 256 * a + g
+						             + 32 * t)
+						    + elem_off(e, 1, 16);
 					}
 					CHECK();
 				}
@@ -555,8 +681,12 @@ static int check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided
 			for (int j = 0; j < C * 256 / NT; j++)
 				for (int x = 0; x < R; x++) {
 					for (int l = 0; l < 32; l++) {
-						int pidx = warp * 32 + l + j * NT;
-						idx[l]   = (uint32_t)((pidx / 256) * L + pidx % 256 + 256 * x);
+						int pidx
+						    = warp * 32 + l + j * NT;
+						idx[l]
+						    = (uint32_t) ((pidx / 256)
+						            * L
+						        + pidx % 256 + 256 * x);
 					}
 					CHECK();
 				}
@@ -567,14 +697,28 @@ static int check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided
 				for (int b = 0; b < RR; b++)
 					for (int e = 0; e < 8; e++) {
 						for (int l = 0; l < 32; l++) {
-							int g = l >> 2, t = l & 3;
-							idx[l] = (uint32_t)(kb0 + 4096 * b + g + 512 * t) + elem_off(e, 1, 256);
+							int g = l >> 2,
+							    t = l & 3;
+							idx[l]
+							    = (uint32_t) (kb0
+							          + 4096 * b + g
+							          + 512 * t)
+							    + elem_off(
+							        e, 1, 256);
 						}
 						CHECK();
 						for (int l = 0; l < 32; l++) {
-							int g = l >> 2, t = l & 3;
-							idx[l] = (uint32_t)(kb0 + 256 * b + g + 512 * RR * t) +
-							    elem_off(e, 1, 256 * (uint32_t)RR);
+							int g = l >> 2,
+							    t = l & 3;
+							idx[l]
+							    = (uint32_t) (kb0
+							          + 256 * b + g
+							          + 512 * RR
+							              * t)
+							    + elem_off(e, 1,
+							        256
+							            * (uint32_t)
+							                RR);
 						}
 						CHECK();
 					}
@@ -584,56 +728,73 @@ static int check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided
 	return worst;
 }
 
-static uint32_t swz4(uint32_t p) { return fftd__tc_swz4(p); }
-static uint32_t swz8(uint32_t p) { return fftd__tc_swz8(p); }
-
-static void test_swizzle(void **state)
+static uint32_t
+swz4(uint32_t p)
 {
-	(void)state;
+	return fftd__tc_swz4(p);
+}
+static uint32_t
+swz8(uint32_t p)
+{
+	return fftd__tc_swz8(p);
+}
+
+static void
+test_swizzle(void **state)
+{
+	(void) state;
 	// bijections that stay inside each 32-word (16-word) row
 	for (uint32_t p = 0; p < 65536; p++) {
 		assert_int_equal(fftd__tc_swz4(p) >> 5, p >> 5);
 		assert_int_equal(fftd__tc_swz8(p) >> 4, p >> 4);
-		assert_int_equal(fftd__tc_swz4(fftd__tc_swz4(p)), p); // XOR with f(high bits): an involution
+		assert_int_equal(fftd__tc_swz4(fftd__tc_swz4(p)),
+		    p); // XOR with f(high bits): an involution
 		assert_int_equal(fftd__tc_swz8(fftd__tc_swz8(p)), p);
 	}
 	// linear: swz(a ^ b) = swz(a) ^ swz(b) ^ swz(0)
 	for (uint32_t a = 1; a < 65536; a = a * 3 + 7)
 		for (uint32_t b = 5; b < 65536; b = b * 5 + 3)
-			assert_int_equal(fftd__tc_swz4(a ^ b), fftd__tc_swz4(a) ^ fftd__tc_swz4(b));
-	static const int warps4[] = {8, 8, 8, 8, 8, 16, 16}; // tc16 contiguous 256 .. 16384
+			assert_int_equal(fftd__tc_swz4(a ^ b),
+			    fftd__tc_swz4(a) ^ fftd__tc_swz4(b));
+	static const int warps4[]
+	    = { 8, 8, 8, 8, 8, 16, 16 }; // tc16 contiguous 256 .. 16384
 	for (int l = 8; l <= 14; l++) {
-		int L = 1 << l, C = fftd__tc_block_ffts(L, 0, 4, 0), W = warps4[l - 8];
+		int L = 1 << l, C = fftd__tc_block_ffts(L, 0, 4, 0),
+		    W = warps4[l - 8];
 		assert_int_equal(check_config(L, C, W * 32, 4, swz4, 0), 1);
 		assert_int_equal(check_config(L, C, W * 32, 8, swz8, 0), 1);
 	}
 	for (int wide = 0; wide < 2; wide++)
 		for (int l = 8; l <= 12; l++) {
 			int L  = 1 << l;
-			int C4 = fftd__tc_block_ffts(L, 1, 4, wide), C8 = fftd__tc_block_ffts(L, 1, 8, wide);
+			int C4 = fftd__tc_block_ffts(L, 1, 4, wide),
+			    C8 = fftd__tc_block_ffts(L, 1, 8, wide);
 			int W4 = C4 * L / 256 / 2, W8 = C8 * L / 256 / 2;
 			W4     = W4 < 4 ? 4 : (W4 > 16 ? 16 : W4);
 			W8     = W8 < 4 ? 4 : (W8 > 16 ? 16 : W8);
-			int c4 = check_config(L, C4, W4 * 32, 4, swz4, 1), c8 = check_config(L, C8, W8 * 32, 8, swz8, 1);
-			print_message("strided%s L=%d: tc16 C=%d worst %d, split16 C=%d worst %d\n", wide ? " wide" : "", L,
-			    C4, c4, C8, c8);
+			int c4 = check_config(L, C4, W4 * 32, 4, swz4, 1),
+			    c8 = check_config(L, C8, W8 * 32, 8, swz8, 1);
+			print_message("strided%s L=%d: tc16 C=%d worst %d, "
+			              "split16 C=%d worst %d\n",
+			    wide ? " wide" : "", L, C4, c4, C8, c8);
 			assert_true(c4 <= 1);
 			assert_true(c8 <= 1);
 		}
 }
 
-int main(void)
+int
+main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_layout_1d),
-	    cmocka_unit_test(test_layout_2d),
-	    cmocka_unit_test(test_layout_algebra),
-	    cmocka_unit_test(test_twiddles),
-	    cmocka_unit_test(test_twiddle_product),
-	    cmocka_unit_test(test_f16),
-	    cmocka_unit_test(test_split),
-	    cmocka_unit_test(test_swizzle),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_layout_1d),
+		cmocka_unit_test(test_layout_2d),
+		cmocka_unit_test(test_layout_algebra),
+		cmocka_unit_test(test_twiddles),
+		cmocka_unit_test(test_twiddle_product),
+		cmocka_unit_test(test_f16),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_swizzle),
 	};
 	return cmocka_run_group_tests_name("tc_host", tests, NULL, NULL);
 }

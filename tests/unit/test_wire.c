@@ -37,22 +37,24 @@ typedef struct frame_case {
 	const char *name;
 	uint32_t    magic;
 	uint16_t    version, flags;
-	int         pb_len_delta;   // pb_len field = real pb length + delta
+	int         pb_len_delta; // pb_len field = real pb length + delta
 	uint32_t    reserved;
-	uint64_t    payload_field;  // payload_len field
-	int         payload_field_is_real; // field = payload bytes actually sent (+delta)
-	int64_t     payload_delta;
-	size_t      payload_bytes;  // payload bytes actually present
-	int         truncate;       // bytes cut off the end of the frame
-	int         extra;          // zero bytes appended to the frame
-	int         code;
+	uint64_t    payload_field; // payload_len field
+	int payload_field_is_real; // field = payload bytes actually sent
+	                           // (+delta)
+	int64_t payload_delta;
+	size_t  payload_bytes; // payload bytes actually present
+	int     truncate;      // bytes cut off the end of the frame
+	int     extra;         // zero bytes appended to the frame
+	int     code;
 } frame_case;
 
 static const frame_case frames[] = {
 	{ "good, no payload", MAGIC, V, 0, 0, 0, 0, 0, 0, 0, 0, 0, FFTD_OK },
 	{ "good, 100-byte payload", MAGIC, V, 0, 0, 0, 0, 1, 0, 100, 0, 0,
 	    FFTD_OK },
-	{ "good, 1-byte payload", MAGIC, V, 0, 0, 0, 0, 1, 0, 1, 0, 0, FFTD_OK },
+	{ "good, 1-byte payload", MAGIC, V, 0, 0, 0, 0, 1, 0, 1, 0, 0,
+	    FFTD_OK },
 	{ "bad magic", 0x44544647u, V, 0, 0, 0, 0, 0, 0, 0, 0, 0, FFTD_EPROTO },
 	{ "magic byte-swapped", 0x46465444u, V, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	    FFTD_EPROTO },
@@ -71,10 +73,10 @@ static const frame_case frames[] = {
 	    0, 0, 0, 0, FFTD_EPROTO },
 	{ "no payload but trailing bytes", MAGIC, V, 0, 0, 0, 0, 0, 0, 0, 0, 3,
 	    FFTD_EPROTO },
-	{ "payload one byte more than announced", MAGIC, V, 0, 0, 0, 0, 1, 1, 100, 0, 0,
-	    FFTD_EPROTO },
-	{ "payload one byte less than announced", MAGIC, V, 0, 0, 0, 0, 1, -1, 100, 0, 0,
-	    FFTD_EPROTO },
+	{ "payload one byte more than announced", MAGIC, V, 0, 0, 0, 0, 1, 1,
+	    100, 0, 0, FFTD_EPROTO },
+	{ "payload one byte less than announced", MAGIC, V, 0, 0, 0, 0, 1, -1,
+	    100, 0, 0, FFTD_EPROTO },
 	{ "payload truncated", MAGIC, V, 0, 0, 0, 0, 1, 0, 256, 56, 0,
 	    FFTD_EPROTO },
 	{ "payload announced, none sent", MAGIC, V, 0, 0, 0, 64, 0, 0, 0, 0, 0,
@@ -95,19 +97,20 @@ test_parse_table(void **state)
 	uint8_t *pb  = ping_pb(&pbn, 42);
 	int      bad = 0;
 	for (size_t i = 0; i < NFRAMES; i++) {
-		const frame_case *c = &frames[i];
+		const frame_case *c  = &frames[i];
 		uint64_t          pl = c->payload_field;
 		if (c->payload_field_is_real) {
-			pl = (uint64_t) ((int64_t) c->payload_bytes - c->payload_delta);
+			pl = (uint64_t) ((int64_t) c->payload_bytes
+			    - c->payload_delta);
 		}
 		uint8_t *payload = malloc(c->payload_bytes + 1);
 		for (size_t k = 0; k < c->payload_bytes; k++) {
 			payload[k] = (uint8_t) (k * 13 + 5);
 		}
 		size_t   len;
-		uint8_t *f = fftd_test_frame(&len, c->magic, c->version, c->flags,
-		    (uint32_t) ((int) pbn + c->pb_len_delta), c->reserved, pl, pb, pbn,
-		    payload, c->payload_bytes);
+		uint8_t *f = fftd_test_frame(&len, c->magic, c->version,
+		    c->flags, (uint32_t) ((int) pbn + c->pb_len_delta),
+		    c->reserved, pl, pb, pbn, payload, c->payload_bytes);
 		len -= (size_t) c->truncate;
 		if (c->extra) {
 			f = realloc(f, len + (size_t) c->extra);
@@ -118,23 +121,33 @@ test_parse_table(void **state)
 		memset(&fr, 0, sizeof(fr));
 		int rv = fftd__frame_parse(f, len, &fr);
 		if (rv != c->code) {
-			print_error("%s: got %d, want %d\n", c->name, rv, c->code);
+			print_error(
+			    "%s: got %d, want %d\n", c->name, rv, c->code);
 			bad++;
 		} else if (rv == FFTD_OK) {
-			size_t off = c->payload_bytes ? fftd__wire_payload_offset((uint32_t) pbn) : 0;
-			if (fr.version != V || fr.pb_len != pbn ||
-			    fr.pb != f + FFTD__WIRE_HEADER_SIZE ||
-			    fr.payload_len != c->payload_bytes ||
-			    (c->payload_bytes ? fr.payload != f + off : fr.payload != NULL) ||
-			    (c->payload_bytes && memcmp(fr.payload, payload, c->payload_bytes))) {
-				print_error("%s: parsed fields wrong\n", c->name);
+			size_t off = c->payload_bytes
+			    ? fftd__wire_payload_offset((uint32_t) pbn)
+			    : 0;
+			if (fr.version != V || fr.pb_len != pbn
+			    || fr.pb != f + FFTD__WIRE_HEADER_SIZE
+			    || fr.payload_len != c->payload_bytes
+			    || (c->payload_bytes ? fr.payload != f + off
+			                         : fr.payload != NULL)
+			    || (c->payload_bytes
+			        && memcmp(
+			            fr.payload, payload, c->payload_bytes))) {
+				print_error(
+				    "%s: parsed fields wrong\n", c->name);
 				bad++;
 			}
-			Fftd__Wire__Request *rq =
-			    fftd__wire__request__unpack(NULL, fr.pb_len, fr.pb);
-			if (rq == NULL || rq->body_case != FFTD__WIRE__REQUEST__BODY_PING ||
-			    rq->ping->token != 42) {
-				print_error("%s: protobuf part does not unpack\n", c->name);
+			Fftd__Wire__Request *rq = fftd__wire__request__unpack(
+			    NULL, fr.pb_len, fr.pb);
+			if (rq == NULL
+			    || rq->body_case != FFTD__WIRE__REQUEST__BODY_PING
+			    || rq->ping->token != 42) {
+				print_error(
+				    "%s: protobuf part does not unpack\n",
+				    c->name);
 				bad++;
 			}
 			if (rq != NULL) {
@@ -156,16 +169,18 @@ test_parse_short(void **state)
 	size_t   pbn, len, flen;
 	uint8_t *pb = ping_pb(&pbn, 1);
 	uint8_t *f  = fftd_test_frame(
-            &flen, MAGIC, V, 0, (uint32_t) pbn, 0, 0, pb, pbn, NULL, 0);
+	     &flen, MAGIC, V, 0, (uint32_t) pbn, 0, 0, pb, pbn, NULL, 0);
 	fftd__frame fr;
 	for (size_t n = 0; n < FFTD__WIRE_HEADER_SIZE; n++) {
-		uint8_t *cut = malloc(n ? n : 1); // exact size: ASan sees overreads
+		uint8_t *cut
+		    = malloc(n ? n : 1); // exact size: ASan sees overreads
 		memcpy(cut, f, n);
 		assert_int_equal(fftd__frame_parse(cut, n, &fr), FFTD_EPROTO);
 		free(cut);
 	}
 	// A header alone with pb_len 0 is a valid (empty) frame...
-	uint8_t *h = fftd_test_frame(&len, MAGIC, V, 0, 0, 0, 0, NULL, 0, NULL, 0);
+	uint8_t *h
+	    = fftd_test_frame(&len, MAGIC, V, 0, 0, 0, 0, NULL, 0, NULL, 0);
 	assert_int_equal(len, FFTD__WIRE_HEADER_SIZE);
 	assert_int_equal(fftd__frame_parse(h, len, &fr), FFTD_OK);
 	assert_int_equal(fr.pb_len, 0);
@@ -192,7 +207,7 @@ test_parse_pb_too_large(void **state)
 	size_t   n  = FFTD__WIRE_MAX_PB + 1, len;
 	uint8_t *pb = calloc(1, n);
 	uint8_t *f  = fftd_test_frame(
-            &len, MAGIC, V, 0, (uint32_t) n, 0, 0, pb, n, NULL, 0);
+	     &len, MAGIC, V, 0, (uint32_t) n, 0, 0, pb, n, NULL, 0);
 	fftd__frame fr;
 	assert_int_equal(fftd__frame_parse(f, len, &fr), FFTD_EPROTO);
 	free(f);
@@ -210,17 +225,17 @@ test_parse_no_wraparound(void **state)
 {
 	(void) state;
 	size_t   pbn, len;
-	uint8_t *pb  = ping_pb(&pbn, 7);
-	size_t   off = fftd__wire_payload_offset((uint32_t) pbn);
+	uint8_t *pb      = ping_pb(&pbn, 7);
+	size_t   off     = fftd__wire_payload_offset((uint32_t) pbn);
 	uint64_t wraps[] = {
-		(uint64_t) 0 - off,             // off + x == 0
-		(uint64_t) 0 - off + 100,       // off + x == 100 (mod 2^64)
-		(uint64_t) 0 - off + 99,        // off + x < len (mod 2^64)
+		(uint64_t) 0 - off,       // off + x == 0
+		(uint64_t) 0 - off + 100, // off + x == 100 (mod 2^64)
+		(uint64_t) 0 - off + 99,  // off + x < len (mod 2^64)
 		UINT64_MAX - 63,
 	};
 	for (size_t i = 0; i < sizeof(wraps) / sizeof(wraps[0]); i++) {
-		uint8_t *f = fftd_test_frame(&len, MAGIC, V, 0, (uint32_t) pbn, 0,
-		    wraps[i], pb, pbn, NULL, 100);
+		uint8_t *f = fftd_test_frame(&len, MAGIC, V, 0, (uint32_t) pbn,
+		    0, wraps[i], pb, pbn, NULL, 100);
 		fftd__frame fr;
 		assert_int_equal(fftd__frame_parse(f, len, &fr), FFTD_EPROTO);
 		free(f);
@@ -242,7 +257,8 @@ test_payload_offset(void **state)
 		assert_int_equal(off, t[i].off);
 		assert_int_equal(off % FFTD__WIRE_ALIGN, 0);
 		assert_true(off >= FFTD__WIRE_HEADER_SIZE + t[i].pb_len);
-		assert_true(off < FFTD__WIRE_HEADER_SIZE + t[i].pb_len + FFTD__WIRE_ALIGN);
+		assert_true(off
+		    < FFTD__WIRE_HEADER_SIZE + t[i].pb_len + FFTD__WIRE_ALIGN);
 	}
 }
 
@@ -253,40 +269,41 @@ static void
 test_msg_build_round_trip(void **state)
 {
 	(void) state;
-	int64_t             n[3] = { 17, 12, 5 }, ie[3] = { 20, 14, 9 };
-	Fftd__Wire__Layout  in = FFTD__WIRE__LAYOUT__INIT;
-	Fftd__Wire__Layout  out = FFTD__WIRE__LAYOUT__INIT;
-	Fftd__Wire__PlanDesc pd = FFTD__WIRE__PLAN_DESC__INIT;
-	Fftd__Wire__PlanCreate pc = FFTD__WIRE__PLAN_CREATE__INIT;
-	Fftd__Wire__Request rq = FFTD__WIRE__REQUEST__INIT;
-	in.n_embed    = 3;
-	in.embed      = ie;
-	in.stride     = 2;
-	in.dist       = 12345;
-	out.stride    = 3;
-	out.dist      = -7; // the wire carries what it is given
-	pd.rank       = 3;
-	pd.n_n        = 3;
-	pd.n          = n;
-	pd.batch      = 1ll << 40;
-	pd.kind       = FFTD__WIRE__KIND__R2C;
-	pd.precision  = FFTD__WIRE__PRECISION__F16;
-	pd.direction  = -1;
-	pd.norm       = FFTD__WIRE__NORM__NORM_ORTHO;
-	pd.input      = &in;
-	pd.output     = &out;
-	pd.algorithm  = "split16";
-	pd.device     = -1;
-	pc.desc       = &pd;
-	rq.body_case  = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
-	rq.plan_create = &pc;
+	int64_t                n[3] = { 17, 12, 5 }, ie[3] = { 20, 14, 9 };
+	Fftd__Wire__Layout     in  = FFTD__WIRE__LAYOUT__INIT;
+	Fftd__Wire__Layout     out = FFTD__WIRE__LAYOUT__INIT;
+	Fftd__Wire__PlanDesc   pd  = FFTD__WIRE__PLAN_DESC__INIT;
+	Fftd__Wire__PlanCreate pc  = FFTD__WIRE__PLAN_CREATE__INIT;
+	Fftd__Wire__Request    rq  = FFTD__WIRE__REQUEST__INIT;
+	in.n_embed                 = 3;
+	in.embed                   = ie;
+	in.stride                  = 2;
+	in.dist                    = 12345;
+	out.stride                 = 3;
+	out.dist                   = -7; // the wire carries what it is given
+	pd.rank                    = 3;
+	pd.n_n                     = 3;
+	pd.n                       = n;
+	pd.batch                   = 1ll << 40;
+	pd.kind                    = FFTD__WIRE__KIND__R2C;
+	pd.precision               = FFTD__WIRE__PRECISION__F16;
+	pd.direction               = -1;
+	pd.norm                    = FFTD__WIRE__NORM__NORM_ORTHO;
+	pd.input                   = &in;
+	pd.output                  = &out;
+	pd.algorithm               = "split16";
+	pd.device                  = -1;
+	pc.desc                    = &pd;
+	rq.body_case               = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
+	rq.plan_create             = &pc;
 
 	size_t payloads[] = { 0, 1, 63, 64, 65, 4096 + 3 };
 	for (size_t i = 0; i < sizeof(payloads) / sizeof(payloads[0]); i++) {
 		size_t   pl = payloads[i];
 		nng_msg *m  = NULL;
 		void    *p  = (void *) 1;
-		assert_int_equal(fftd__msg_build(&m, &rq.base, pl, &p), FFTD_OK);
+		assert_int_equal(
+		    fftd__msg_build(&m, &rq.base, pl, &p), FFTD_OK);
 		size_t   pbn  = protobuf_c_message_get_packed_size(&rq.base);
 		uint8_t *body = nng_msg_body(m);
 		size_t   len  = nng_msg_len(m);
@@ -296,9 +313,11 @@ test_msg_build_round_trip(void **state)
 		} else {
 			size_t off = fftd__wire_payload_offset((uint32_t) pbn);
 			assert_ptr_equal(p, body + off);
-			assert_int_equal((size_t) ((uint8_t *) p - body) % 64, 0);
+			assert_int_equal(
+			    (size_t) ((uint8_t *) p - body) % 64, 0);
 			assert_int_equal(len, off + pl);
-			for (size_t k = FFTD__WIRE_HEADER_SIZE + pbn; k < off; k++) {
+			for (size_t k = FFTD__WIRE_HEADER_SIZE + pbn; k < off;
+			     k++) {
 				assert_int_equal(body[k], 0); // padding is zero
 			}
 			memset(p, 0xA5, pl);
@@ -310,7 +329,9 @@ test_msg_build_round_trip(void **state)
 		assert_int_equal(body[3], 'D');
 		assert_int_equal(body[4] | body[5] << 8, V);
 		assert_int_equal(body[6] | body[7] << 8, 0);
-		assert_int_equal(body[8] | body[9] << 8 | body[10] << 16 | (uint32_t) body[11] << 24, pbn);
+		assert_int_equal(body[8] | body[9] << 8 | body[10] << 16
+		        | (uint32_t) body[11] << 24,
+		    pbn);
 		for (int k = 12; k < 16; k++) {
 			assert_int_equal(body[k], 0);
 		}
@@ -326,12 +347,14 @@ test_msg_build_round_trip(void **state)
 		assert_int_equal(fr.pb_len, pbn);
 		if (pl) {
 			assert_ptr_equal(fr.payload, p);
-			assert_int_equal(((uint8_t *) fr.payload)[pl - 1], 0xA5);
+			assert_int_equal(
+			    ((uint8_t *) fr.payload)[pl - 1], 0xA5);
 		}
-		Fftd__Wire__Request *u =
-		    fftd__wire__request__unpack(NULL, fr.pb_len, fr.pb);
+		Fftd__Wire__Request *u
+		    = fftd__wire__request__unpack(NULL, fr.pb_len, fr.pb);
 		assert_non_null(u);
-		assert_int_equal(u->body_case, FFTD__WIRE__REQUEST__BODY_PLAN_CREATE);
+		assert_int_equal(
+		    u->body_case, FFTD__WIRE__REQUEST__BODY_PLAN_CREATE);
 		Fftd__Wire__PlanDesc *d = u->plan_create->desc;
 		assert_non_null(d);
 		assert_int_equal(d->rank, 3);
@@ -367,8 +390,10 @@ test_msg_build_overflow(void **state)
 	rq.ping                = &pg;
 	nng_msg *m             = NULL;
 	void    *p             = NULL;
-	assert_int_equal(fftd__msg_build(&m, &rq.base, UINT64_MAX, &p), FFTD_EOVERFLOW);
-	assert_int_equal(fftd__msg_build(&m, &rq.base, SIZE_MAX - 10, &p), FFTD_EOVERFLOW);
+	assert_int_equal(
+	    fftd__msg_build(&m, &rq.base, UINT64_MAX, &p), FFTD_EOVERFLOW);
+	assert_int_equal(
+	    fftd__msg_build(&m, &rq.base, SIZE_MAX - 10, &p), FFTD_EOVERFLOW);
 	assert_null(m);
 	// A Reply round trip too, with a message and an empty payload.
 	Fftd__Wire__Reply rp = FFTD__WIRE__REPLY__INIT;
@@ -378,7 +403,8 @@ test_msg_build_overflow(void **state)
 	fftd__frame fr;
 	assert_int_equal(
 	    fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &fr), FFTD_OK);
-	Fftd__Wire__Reply *u = fftd__wire__reply__unpack(NULL, fr.pb_len, fr.pb);
+	Fftd__Wire__Reply *u
+	    = fftd__wire__reply__unpack(NULL, fr.pb_len, fr.pb);
 	assert_non_null(u);
 	assert_int_equal(u->status, FFTD_ENOPLAN);
 	assert_string_equal(u->message, "plan 99 is not yours");

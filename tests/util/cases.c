@@ -22,17 +22,29 @@ typedef struct size_row {
 } size_row;
 
 static const size_row sizes_any[] = {
-	{ 1, { 1 } }, { 1, { 2 } }, { 1, { 7 } }, { 1, { 17 } },
-	{ 1, { 64 } }, { 1, { 100 } }, { 1, { 101 } }, { 1, { 1009 } },
+	{ 1, { 1 } },
+	{ 1, { 2 } },
+	{ 1, { 7 } },
+	{ 1, { 17 } },
+	{ 1, { 64 } },
+	{ 1, { 100 } },
+	{ 1, { 101 } },
+	{ 1, { 1009 } },
 	{ 1, { 4096 } },
-	{ 2, { 17, 12 } }, { 2, { 64, 65 } },
-	{ 3, { 5, 6, 7 } }, { 3, { 16, 16, 16 } },
+	{ 2, { 17, 12 } },
+	{ 2, { 64, 65 } },
+	{ 3, { 5, 6, 7 } },
+	{ 3, { 16, 16, 16 } },
 };
 
 static const size_row sizes_pow2[] = {
-	{ 1, { 2 } }, { 1, { 64 } }, { 1, { 4096 } },
-	{ 2, { 16, 32 } }, { 2, { 64, 64 } },
-	{ 3, { 4, 8, 2 } }, { 3, { 16, 16, 16 } },
+	{ 1, { 2 } },
+	{ 1, { 64 } },
+	{ 1, { 4096 } },
+	{ 2, { 16, 32 } },
+	{ 2, { 64, 64 } },
+	{ 3, { 4, 8, 2 } },
+	{ 3, { 16, 16, 16 } },
 };
 
 // The layout variants every size runs in.
@@ -47,8 +59,8 @@ enum {
 	V_COUNT
 };
 
-static const char *const variant_name[V_COUNT] = { "contig", "batch",
-	"stride", "embed", "interleaved", "dist", "in-place" };
+static const char *const variant_name[V_COUNT] = { "contig", "batch", "stride",
+	"embed", "interleaved", "dist", "in-place" };
 
 static const char *
 kind_name(fftd_kind k)
@@ -65,7 +77,9 @@ fftd_test_prec_name(fftd_precision p)
 static const char *
 norm_name(fftd_norm n)
 {
-	return n == FFTD_NORM_NONE ? "none" : n == FFTD_NORM_BY_N ? "by_n" : "ortho";
+	return n == FFTD_NORM_NONE ? "none"
+	    : n == FFTD_NORM_BY_N  ? "by_n"
+	                           : "ortho";
 }
 
 void
@@ -115,7 +129,7 @@ make_case(fftd_test_case *tc, fftd_kind kind, fftd_precision p,
 		vin *= nin[k];
 		vout *= nout[k];
 	}
-	fftd_direction dir = FFTD_FORWARD;
+	fftd_direction dir  = FFTD_FORWARD;
 	fftd_norm      norm = FFTD_NORM_NONE;
 	switch (v) {
 	case V_CONTIG:
@@ -132,8 +146,9 @@ make_case(fftd_test_case *tc, fftd_kind kind, fftd_precision p,
 		norm       = FFTD_NORM_ORTHO;
 		break;
 	case V_EMBED: {
-		static const int64_t pin[3] = { 1, 2, 3 }, pout[3] = { 2, 1, 1 };
-		d->batch = 3;
+		static const int64_t pin[3]  = { 1, 2, 3 },
+		                     pout[3] = { 2, 1, 1 };
+		d->batch                     = 3;
 		for (int k = 0; k < sz->rank; k++) {
 			d->inembed[k] = nin[k] + pin[k];
 			d->onembed[k] = nout[k] + pout[k];
@@ -165,15 +180,15 @@ make_case(fftd_test_case *tc, fftd_kind kind, fftd_precision p,
 			}
 			e[last] = 2 * (sz->n[last] / 2 + 1);
 		}
-		dir           = FFTD_INVERSE;
-		norm          = FFTD_NORM_BY_N;
-		tc->in_place  = true;
+		dir          = FFTD_INVERSE;
+		norm         = FFTD_NORM_BY_N;
+		tc->in_place = true;
 		break;
 	}
 	d->direction = kind == FFTD_R2C ? FFTD_FORWARD
 	    : kind == FFTD_C2R          ? FFTD_INVERSE
 	                                : dir;
-	d->norm = norm;
+	d->norm      = norm;
 	char desc[100];
 	fftd_test_describe(d, desc, sizeof(desc));
 	snprintf(tc->name, sizeof(tc->name), "%s [%s]", desc, variant_name[v]);
@@ -212,8 +227,8 @@ seed_init(void)
 	} else {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		base_seed = ((uint64_t) ts.tv_sec * 1000000007ull) ^
-		    (uint64_t) ts.tv_nsec ^ ((uint64_t) getpid() << 32);
+		base_seed = ((uint64_t) ts.tv_sec * 1000000007ull)
+		    ^ (uint64_t) ts.tv_nsec ^ ((uint64_t) getpid() << 32);
 	}
 	printf("seed: FFTD_TEST_SEED=%llu\n", (unsigned long long) base_seed);
 	fflush(stdout);
@@ -259,10 +274,14 @@ fftd_test_layout_mask(
 					for (int k = 0; k < rank; k++) {
 						j[k] = a[k + off];
 					}
-					int64_t idx = fftd__side_index(sd, rank, b, j);
-					size_t  at  = (size_t) idx * sd->elem_size;
-					if (idx >= 0 && at + sd->elem_size <= bytes) {
-						memset(m + at, 1, sd->elem_size);
+					int64_t idx
+					    = fftd__side_index(sd, rank, b, j);
+					size_t at
+					    = (size_t) idx * sd->elem_size;
+					if (idx >= 0
+					    && at + sd->elem_size <= bytes) {
+						memset(
+						    m + at, 1, sd->elem_size);
 					}
 				}
 			}
@@ -285,7 +304,8 @@ note(fftd_precision p, double err, double bound)
 	}
 	pthread_mutex_lock(&stats_lock);
 	stats[p].cases++;
-	if (stats[p].cases == 1 || !(err / bound <= stats[p].err / stats[p].bound)) {
+	if (stats[p].cases == 1
+	    || !(err / bound <= stats[p].err / stats[p].bound)) {
 		stats[p].err   = err;
 		stats[p].bound = bound;
 	}
@@ -298,7 +318,7 @@ fftd_test_check(const fftd__shape *s, const void *in, const void *out,
     size_t whylen)
 {
 	memset(r, 0, sizeof(*r));
-	why[0] = '\0';
+	why[0]           = '\0';
 	long double *ref = fftd_ref_transform(s, in);
 	if (ref == NULL) {
 		snprintf(why, whylen, "reference transform failed");
@@ -309,13 +329,14 @@ fftd_test_check(const fftd__shape *s, const void *in, const void *out,
 	r->unwritten = fftd_ref_unwritten(s, out);
 	free(ref);
 
-	unsigned char *m = fftd_test_layout_mask(&s->out, s->rank, s->batch, len);
+	unsigned char *m
+	    = fftd_test_layout_mask(&s->out, s->rank, s->batch, len);
 	if (m == NULL) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
 	const unsigned char *o = out, *bf = before;
-	size_t first = 0;
+	size_t               first = 0;
 	for (size_t i = 0; i < len; i++) {
 		if (!m[i] && o[i] != bf[i]) {
 			if (r->touched++ == 0) {
@@ -340,7 +361,8 @@ fftd_test_check(const fftd__shape *s, const void *in, const void *out,
 	}
 	if (r->touched && k < whylen) {
 		snprintf(why + k, whylen - k,
-		    "%s%zu bytes outside the output layout changed (first at byte "
+		    "%s%zu bytes outside the output layout changed (first at "
+		    "byte "
 		    "%zu of %zu)",
 		    bad ? "; " : "", r->touched, first, len);
 		bad = 1;

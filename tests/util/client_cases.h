@@ -48,8 +48,8 @@ fftd_test_buffers_free(fftd_test_buffers *b)
 // fftd_test_buffers_make resolves d, fills the input with seed, poisons the
 // output (and the slack after it) and keeps copies of both. Returns 0 or -1.
 static inline int
-fftd_test_buffers_make(fftd_test_buffers *b, const fftd_plan_desc *d,
-    int in_place, uint64_t seed)
+fftd_test_buffers_make(
+    fftd_test_buffers *b, const fftd_plan_desc *d, int in_place, uint64_t seed)
 {
 	char msg[256];
 	memset(b, 0, sizeof(*b));
@@ -97,7 +97,8 @@ static inline int
 fftd_test_buffers_check(
     fftd_test_buffers *b, fftd_test_result *r, char *why, size_t whylen)
 {
-	if (!b->in_place && memcmp(b->in, b->pristine, (size_t) b->s.in.bytes)) {
+	if (!b->in_place
+	    && memcmp(b->in, b->pristine, (size_t) b->s.in.bytes)) {
 		snprintf(why, whylen, "the input buffer was changed");
 		return -1;
 	}
@@ -127,8 +128,8 @@ fftd_test_run_case(fftd_client *c, const fftd_test_case *tc, uint64_t seed)
 		p = NULL;
 		goto out;
 	}
-	if (fftd_plan_input_bytes(p) != (size_t) b.s.in.bytes ||
-	    fftd_plan_output_bytes(p) != (size_t) b.s.out.bytes) {
+	if (fftd_plan_input_bytes(p) != (size_t) b.s.in.bytes
+	    || fftd_plan_output_bytes(p) != (size_t) b.s.out.bytes) {
 		snprintf(why, sizeof(why),
 		    "plan bytes in %zu out %zu, the layout says %llu and %llu",
 		    fftd_plan_input_bytes(p), fftd_plan_output_bytes(p),
@@ -145,7 +146,8 @@ fftd_test_run_case(fftd_client *c, const fftd_test_case *tc, uint64_t seed)
 	rv = fftd_test_buffers_check(&b, &r, why, sizeof(why));
 out:
 	if (rv != 0) {
-		fprintf(stderr, "FAIL %s: %s [case seed %llu, FFTD_TEST_SEED=%llu]\n",
+		fprintf(stderr,
+		    "FAIL %s: %s [case seed %llu, FFTD_TEST_SEED=%llu]\n",
 		    tc->name, why, (unsigned long long) seed,
 		    (unsigned long long) fftd_test_seed());
 	}
@@ -157,18 +159,21 @@ out:
 // fftd_test_run_cases runs every case of kind x rank x precision (see
 // fftd_test_cases) and returns how many failed.
 static inline int
-fftd_test_run_cases(fftd_client *c, fftd_kind kind, int rank,
-    fftd_precision p, int pow2_only)
+fftd_test_run_cases(
+    fftd_client *c, fftd_kind kind, int rank, fftd_precision p, int pow2_only)
 {
 	fftd_test_case *tc = calloc(FFTD_TEST_MAX_CASES, sizeof(*tc));
 	if (tc == NULL) {
 		return 1;
 	}
-	size_t n = fftd_test_cases(kind, rank, p, pow2_only, tc, FFTD_TEST_MAX_CASES);
-	int    failed = 0;
+	size_t n = fftd_test_cases(
+	    kind, rank, p, pow2_only, tc, FFTD_TEST_MAX_CASES);
+	int failed = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t seed = fftd_test_case_seed(
-		    ((uint64_t) kind * 16 + (uint64_t) rank * 4 + (uint64_t) p) * 1000 + i);
+		    ((uint64_t) kind * 16 + (uint64_t) rank * 4 + (uint64_t) p)
+		        * 1000
+		    + i);
 		failed += fftd_test_run_case(c, &tc[i], seed) != 0;
 	}
 	if (n == 0) {

@@ -34,8 +34,7 @@ void
 fftd_test_sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-	}
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
 }
 
 const char *
@@ -64,7 +63,8 @@ print_log(const fftd_test_daemon *d)
 	if (f == NULL) {
 		return;
 	}
-	fprintf(stderr, "---- %s log (%s) ----\n", fftd_test_daemon_bin(), d->log);
+	fprintf(
+	    stderr, "---- %s log (%s) ----\n", fftd_test_daemon_bin(), d->log);
 	char line[1024];
 	while (fgets(line, sizeof(line), f) != NULL) {
 		fputs(line, stderr);
@@ -125,7 +125,8 @@ fftd_test_daemon_start(
 	}
 	snprintf(d->dir, sizeof(d->dir), "%s/fftd-test-XXXXXX", tmp);
 	if (mkdtemp(d->dir) == NULL) {
-		fprintf(stderr, "daemon: mkdtemp %s: %s\n", d->dir, strerror(errno));
+		fprintf(stderr, "daemon: mkdtemp %s: %s\n", d->dir,
+		    strerror(errno));
 		d->dir[0] = '\0';
 		return -1;
 	}
@@ -156,9 +157,11 @@ fftd_test_daemon_start(
 	}
 	argv[argc] = NULL;
 
-	int logfd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int logfd
+	    = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (logfd < 0) {
-		fprintf(stderr, "daemon: open %s: %s\n", d->log, strerror(errno));
+		fprintf(
+		    stderr, "daemon: open %s: %s\n", d->log, strerror(errno));
 		remove_dir(d);
 		return -1;
 	}
@@ -194,7 +197,8 @@ fftd_test_daemon_start(
 		int st;
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			d->pid = 0;
-			fprintf(stderr, "daemon: %s exited during start-up (status %d)\n",
+			fprintf(stderr,
+			    "daemon: %s exited during start-up (status %d)\n",
 			    bin, status_code(st));
 			print_log(d);
 			remove_dir(d);
@@ -205,7 +209,8 @@ fftd_test_daemon_start(
 			return 0;
 		}
 		if (p < 0 || fftd_test_now_ms() > deadline) {
-			fprintf(stderr, "daemon: %s did not answer at %s within %d ms\n",
+			fprintf(stderr,
+			    "daemon: %s did not answer at %s within %d ms\n",
 			    bin, d->url, FFTD_TEST_START_MS);
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
@@ -236,7 +241,7 @@ fftd_test_daemon_alive(fftd_test_daemon *d)
 	int st;
 	if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
 		d->reaped = status_code(st);
-		d->pid       = -d->pid; // reaped, status kept
+		d->pid    = -d->pid; // reaped, status kept
 		return 0;
 	}
 	return 1;
@@ -265,7 +270,8 @@ fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 			}
 			if (fftd_test_now_ms() > deadline) {
 				fprintf(stderr,
-				    "daemon: still running %d ms after the signal: "
+				    "daemon: still running %d ms after the "
+				    "signal: "
 				    "SIGKILL\n",
 				    timeout_ms);
 				kill(d->pid, SIGKILL);
@@ -329,7 +335,7 @@ fftd_test_child_dispatch(int argc, char **argv, const fftd_test_role *roles)
 pid_t
 fftd_test_spawn(const char *role, const char *const *args)
 {
-	char self[4096];
+	char    self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
 		return -1;
@@ -371,7 +377,8 @@ fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 	while (left > 0) {
 		for (int i = 0; i < n; i++) {
 			int st;
-			if (codes[i] == -2 && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+			if (codes[i] == -2
+			    && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
 				codes[i] = status_code(st);
 				left--;
 			}
@@ -382,7 +389,9 @@ fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 		if (fftd_test_now_ms() > deadline) {
 			for (int i = 0; i < n; i++) {
 				if (codes[i] == -2) {
-					fprintf(stderr, "child %d (pid %d) timed out: SIGKILL\n",
+					fprintf(stderr,
+					    "child %d (pid %d) timed out: "
+					    "SIGKILL\n",
 					    i, (int) pids[i]);
 					kill(pids[i], SIGKILL);
 					waitpid(pids[i], NULL, 0);
@@ -425,7 +434,8 @@ fftd_test_run_children(int n, const char *role, const char *const *args,
 	int bad = fftd_test_wait_pids(pids, n, timeout_ms, c);
 	for (int i = 0; i < n; i++) {
 		if (c[i] != 0) {
-			fprintf(stderr, "child %s %d: status %d\n", role, i, c[i]);
+			fprintf(
+			    stderr, "child %s %d: status %d\n", role, i, c[i]);
 		}
 		if (codes != NULL) {
 			codes[i] = c[i];

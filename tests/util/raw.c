@@ -20,10 +20,10 @@ fftd_test_raw_open(nng_socket *s, const char *url, int timeout_ms)
 	if (rv != 0) {
 		return rv;
 	}
-	if ((rv = nng_setopt_ms(*s, NNG_OPT_SENDTIMEO, timeout_ms)) != 0 ||
-	    (rv = nng_setopt_ms(*s, NNG_OPT_RECVTIMEO, timeout_ms)) != 0 ||
-	    (rv = nng_setopt_size(*s, NNG_OPT_RECVMAXSZ, 0)) != 0 ||
-	    (rv = nng_dial(*s, url, NULL, 0)) != 0) {
+	if ((rv = nng_setopt_ms(*s, NNG_OPT_SENDTIMEO, timeout_ms)) != 0
+	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECVTIMEO, timeout_ms)) != 0
+	    || (rv = nng_setopt_size(*s, NNG_OPT_RECVMAXSZ, 0)) != 0
+	    || (rv = nng_dial(*s, url, NULL, 0)) != 0) {
 		nng_close(*s);
 		return rv;
 	}
@@ -84,8 +84,9 @@ fftd_test_raw_recv_reply(
 	fftd__frame f;
 	rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f);
 	if (rv != FFTD_OK) {
-		fprintf(stderr, "raw: reply frame does not parse: %d (%zu bytes)\n",
-		    rv, nng_msg_len(m));
+		fprintf(stderr,
+		    "raw: reply frame does not parse: %d (%zu bytes)\n", rv,
+		    nng_msg_len(m));
 		nng_msg_free(m);
 		return -1;
 	}
@@ -167,11 +168,11 @@ fftd_test_frame(size_t *len, uint32_t magic, uint16_t version, uint16_t flags,
     uint32_t pb_len, uint32_t reserved, uint64_t payload_len, const void *pb,
     size_t pb_bytes, const void *payload, size_t payload_bytes)
 {
-	size_t end = FFTD__WIRE_HEADER_SIZE + pb_bytes;
-	size_t off = payload_bytes
-	    ? (end + FFTD__WIRE_ALIGN - 1) & ~(size_t) (FFTD__WIRE_ALIGN - 1)
-	    : end;
-	size_t    total = off + payload_bytes;
+	size_t   end   = FFTD__WIRE_HEADER_SIZE + pb_bytes;
+	size_t   off   = payload_bytes
+	        ? (end + FFTD__WIRE_ALIGN - 1) & ~(size_t) (FFTD__WIRE_ALIGN - 1)
+	        : end;
+	size_t   total = off + payload_bytes;
 	uint8_t *b     = calloc(1, total ? total : 1);
 	if (b == NULL) {
 		abort();

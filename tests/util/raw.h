@@ -61,8 +61,7 @@ int fftd_test_raw_hello(nng_socket s, uint32_t version, Fftd__Wire__Reply **rp);
 // and its length in *len.
 uint8_t *fftd_test_frame(size_t *len, uint32_t magic, uint16_t version,
     uint16_t flags, uint32_t pb_len, uint32_t reserved, uint64_t payload_len,
-    const void *pb, size_t pb_bytes, const void *payload,
-    size_t payload_bytes);
+    const void *pb, size_t pb_bytes, const void *payload, size_t payload_bytes);
 
 // fftd_test_pack packs a protobuf-c message into a malloc'd buffer and
 // stores its length in *len.

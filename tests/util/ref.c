@@ -50,16 +50,16 @@ fftd_ref_f32_to_f16(float f)
 		return sign | 0x7c00;
 	}
 	uint32_t h, rem, half;
-	if (ax < 0x38800000) { // below 2^-14: a subnormal result
+	if (ax < 0x38800000) {          // below 2^-14: a subnormal result
 		if (ax <= 0x33000000) { // <= 2^-25 rounds (ties even) to 0
 			return sign;
 		}
 		uint32_t e     = ax >> 23;
 		uint32_t m     = (ax & 0x7fffff) | 0x800000;
 		uint32_t shift = 126 - e; // 14 .. 24
-		h    = m >> shift;
-		rem  = m & ((1u << shift) - 1);
-		half = 1u << (shift - 1);
+		h              = m >> shift;
+		rem            = m & ((1u << shift) - 1);
+		half           = 1u << (shift - 1);
 	} else {
 		h    = ((ax >> 23) - 127 + 15) << 10 | ((ax & 0x7fffff) >> 13);
 		rem  = ax & 0x1fff;
@@ -177,8 +177,7 @@ splitmix64(uint64_t *x)
 }
 
 void
-fftd_ref_fill(
-    void *buf, const fftd__side *sd, fftd_precision p, uint64_t seed)
+fftd_ref_fill(void *buf, const fftd__side *sd, fftd_precision p, uint64_t seed)
 {
 	uint64_t x = seed;
 	int64_t  n = sd->elems * reals_per_elem(sd);
@@ -198,7 +197,7 @@ fftd_ref_hermitian(const fftd__shape *s, void *in)
 	}
 	const fftd__side *sd   = &s->in;
 	int               r    = s->rank;
-	int64_t           nl   = s->n[r - 1]; // logical (real) last size
+	int64_t           nl   = s->n[r - 1];  // logical (real) last size
 	int64_t           half = sd->n[r - 1]; // nl/2 + 1
 	fftd_precision    p    = s->precision;
 
@@ -227,14 +226,15 @@ fftd_ref_hermitian(const fftd__shape *s, void *in)
 			int64_t     i  = 2 * fftd__side_index(sd, r, b, k);
 			int64_t     j  = 2 * fftd__side_index(sd, r, b, m);
 			long double re = (get(in, p, i) + get(in, p, j)) / 2;
-			long double im = (get(in, p, i + 1) - get(in, p, j + 1)) / 2;
+			long double im
+			    = (get(in, p, i + 1) - get(in, p, j + 1)) / 2;
 			if (mlin == lin) {
 				im = 0;
 			}
 			put(in, p, i, re);
 			put(in, p, i + 1, im);
-			// Rounding is symmetric in sign: the mirror gets exactly
-			// the conjugate of what was stored.
+			// Rounding is symmetric in sign: the mirror gets
+			// exactly the conjugate of what was stored.
 			put(in, p, j, get(in, p, i));
 			put(in, p, j + 1, -get(in, p, i + 1));
 		}
@@ -257,8 +257,8 @@ fftd_ref_poison(void *buf, size_t n)
 // --- reference -----------------------------------------------------------
 
 static void
-side_dims(const fftd__side *sd, int rank, const int64_t *n,
-    fftwl_iodim64 *dims, bool is_in)
+side_dims(const fftd__side *sd, int rank, const int64_t *n, fftwl_iodim64 *dims,
+    bool is_in)
 {
 	int64_t pitch = sd->stride;
 	for (int k = rank - 1; k >= 0; k--) {
@@ -275,10 +275,10 @@ side_dims(const fftd__side *sd, int rank, const int64_t *n,
 long double *
 fftd_ref_transform(const fftd__shape *s, const void *in)
 {
-	int64_t      ni  = s->in.elems * reals_per_elem(&s->in);
-	int64_t      no  = s->out.elems * reals_per_elem(&s->out);
-	long double *x   = malloc((size_t) ni * sizeof(long double));
-	long double *y   = calloc((size_t) no, sizeof(long double));
+	int64_t      ni   = s->in.elems * reals_per_elem(&s->in);
+	int64_t      no   = s->out.elems * reals_per_elem(&s->out);
+	long double *x    = malloc((size_t) ni * sizeof(long double));
+	long double *y    = calloc((size_t) no, sizeof(long double));
 	fftwl_plan   plan = NULL;
 	if (x == NULL || y == NULL) {
 		goto fail;
@@ -289,9 +289,8 @@ fftd_ref_transform(const fftd__shape *s, const void *in)
 
 	// Logical sizes are the real ones for r2c/c2r, as FFTW wants.
 	fftwl_iodim64 dims[FFTD_MAX_RANK];
-	fftwl_iodim64 howmany = { .n = s->batch,
-		.is                  = s->in.dist,
-		.os                  = s->out.dist };
+	fftwl_iodim64 howmany
+	    = { .n = s->batch, .is = s->in.dist, .os = s->out.dist };
 	side_dims(&s->in, s->rank, s->n, dims, true);
 	side_dims(&s->out, s->rank, s->n, dims, false);
 	unsigned flags = FFTW_ESTIMATE | FFTW_DESTROY_INPUT;
@@ -303,12 +302,12 @@ fftd_ref_transform(const fftd__shape *s, const void *in)
 		    flags);
 		break;
 	case FFTD_R2C:
-		plan = fftwl_plan_guru64_dft_r2c(s->rank, dims, 1, &howmany, x,
-		    (fftwl_complex *) y, flags);
+		plan = fftwl_plan_guru64_dft_r2c(
+		    s->rank, dims, 1, &howmany, x, (fftwl_complex *) y, flags);
 		break;
 	default:
-		plan = fftwl_plan_guru64_dft_c2r(s->rank, dims, 1, &howmany,
-		    (fftwl_complex *) x, y, flags);
+		plan = fftwl_plan_guru64_dft_c2r(
+		    s->rank, dims, 1, &howmany, (fftwl_complex *) x, y, flags);
 		break;
 	}
 	if (plan == NULL) {
@@ -345,7 +344,7 @@ rel_l2(const fftd__shape *s, const void *out, int p, const long double *ref)
 {
 	layout_it   it;
 	int64_t     idx;
-	int         re = reals_per_elem(&s->out);
+	int         re  = reals_per_elem(&s->out);
 	long double err = 0, nrm = 0;
 	it_init(&it, &s->out, s->rank, s->batch);
 	while (it_next(&it, &idx)) {
@@ -382,7 +381,7 @@ fftd_ref_unwritten(const fftd__shape *s, const void *out)
 {
 	layout_it it;
 	int64_t   idx;
-	int       re = reals_per_elem(&s->out);
+	int       re  = reals_per_elem(&s->out);
 	size_t    bad = 0;
 	it_init(&it, &s->out, s->rank, s->batch);
 	while (it_next(&it, &idx)) {
@@ -399,7 +398,7 @@ fftd_ref_unwritten(const fftd__shape *s, const void *out)
 size_t
 fftd_ref_gaps_nonzero(const fftd__shape *s, const void *out)
 {
-	int64_t  n   = s->out.elems;
+	int64_t  n         = s->out.elems;
 	uint8_t *in_layout = calloc((size_t) n, 1);
 	if (in_layout == NULL) {
 		return (size_t) n; // cannot check: fail loudly
@@ -429,8 +428,8 @@ fftd_ref_gaps_nonzero(const fftd__shape *s, const void *out)
 }
 
 void
-fftd_ref_store(void *dst, const fftd__side *sd, fftd_precision p,
-    const long double *src)
+fftd_ref_store(
+    void *dst, const fftd__side *sd, fftd_precision p, const long double *src)
 {
 	int64_t n = sd->elems * reals_per_elem(sd);
 	for (int64_t i = 0; i < n; i++) {

@@ -21,8 +21,8 @@
 // fftd_ref_fill fills every element of side sd's extent (gaps included)
 // with uniform [-1, 1] values of precision p (f16 as binary16 bits), the
 // same values for the same seed on every machine.
-void fftd_ref_fill(void *buf, const fftd__side *sd, fftd_precision p,
-    uint64_t seed);
+void fftd_ref_fill(
+    void *buf, const fftd__side *sd, fftd_precision p, uint64_t seed);
 
 // fftd_ref_fill_input fills the input extent of s like fftd_ref_fill and,
 // for C2R, makes it a valid Hermitian half-spectrum (fftd_ref_hermitian):
@@ -54,13 +54,13 @@ long double *fftd_ref_transform(const fftd__shape *s, const void *in);
 // |ref|^2) over the output layout's elements only (out in s->precision). If
 // the reference is all zero it returns the absolute L2 norm of out. A NaN
 // or Inf in out makes it NaN or Inf (which fails any bound).
-double fftd_ref_rel_l2(const fftd__shape *s, const void *out,
-    const long double *ref);
+double fftd_ref_rel_l2(
+    const fftd__shape *s, const void *out, const long double *ref);
 
 // fftd_ref_rel_l2_ld is fftd_ref_rel_l2 with x in long double (laid out as
 // fftd_ref_transform's result): for comparing two references.
-double fftd_ref_rel_l2_ld(const fftd__shape *s, const long double *x,
-    const long double *ref);
+double fftd_ref_rel_l2_ld(
+    const fftd__shape *s, const long double *x, const long double *ref);
 
 // fftd_ref_unwritten returns the number of output-layout elements of out
 // that are NaN or Inf (the 0xFF poison is a NaN), 0 when all were written.
@@ -73,8 +73,8 @@ size_t fftd_ref_gaps_nonzero(const fftd__shape *s, const void *out);
 
 // fftd_ref_store rounds a long double array laid out as side sd (as from
 // fftd_ref_transform) to precision p into dst, every element of the extent.
-void fftd_ref_store(void *dst, const fftd__side *sd, fftd_precision p,
-    const long double *src);
+void fftd_ref_store(
+    void *dst, const fftd__side *sd, fftd_precision p, const long double *src);
 
 // fftd_ref_bound is the largest relative L2 error a correct transform of s
 // may show: c * eps * L, with L = max(1, log2 N), N = s->total, eps the

@@ -58,15 +58,15 @@ suite_setup(void **state)
 	if (suite.cfg->skip_reason != NULL) {
 		return 0;
 	}
-	const char *args[] = { "--backend", suite.cfg->backend, "--log-level",
-		"info", NULL };
+	const char *args[]
+	    = { "--backend", suite.cfg->backend, "--log-level", "info", NULL };
 	if (fftd_test_daemon_start(&suite.d, NULL, args) != 0) {
 		return -1;
 	}
 	int rv = fftd_client_open(&suite.c, suite.d.url, SUITE_TIMEOUT_MS);
 	if (rv != FFTD_OK) {
-		fprintf(stderr, "fftd_client_open: %s (%s)\n", fftd_err_name(rv),
-		    fftd_last_error());
+		fprintf(stderr, "fftd_client_open: %s (%s)\n",
+		    fftd_err_name(rv), fftd_last_error());
 		fftd_test_daemon_stop(&suite.d);
 		return -1;
 	}
@@ -141,8 +141,8 @@ test_cases(void **state)
 	int failed = fftd_test_run_cases(
 	    suite.c, g->kind, g->rank, g->p, g->p == FFTD_F16);
 	if (failed) {
-		print_error("%s: %d case(s) failed (FFTD_TEST_SEED=%llu)\n", g->name,
-		    failed, (unsigned long long) fftd_test_seed());
+		print_error("%s: %d case(s) failed (FFTD_TEST_SEED=%llu)\n",
+		    g->name, failed, (unsigned long long) fftd_test_seed());
 	}
 	assert_int_equal(failed, 0);
 }
@@ -151,7 +151,7 @@ test_cases(void **state)
 
 // each_elem calls fn for every element index of side sd.
 static void
-each_elem(const fftd__shape *s, const fftd__side *sd,
+each_elem(const fftd__shape *s, const fftd__side        *sd,
     void (*fn)(int64_t idx, int64_t b, void *arg), void *arg)
 {
 	int64_t n[3] = { 1, 1, 1 };
@@ -167,7 +167,8 @@ each_elem(const fftd__shape *s, const fftd__side *sd,
 					for (int k = 0; k < s->rank; k++) {
 						j[k] = a[k + off];
 					}
-					fn(fftd__side_index(sd, s->rank, b, j), b, arg);
+					fn(fftd__side_index(sd, s->rank, b, j),
+					    b, arg);
 				}
 			}
 		}
@@ -199,12 +200,13 @@ mangle_one(int64_t idx, int64_t b, void *arg)
 		break;
 	case M_SCALE: // the wrong norm
 		m->out[2 * idx] = m->good[2 * idx] / (double) m->s->total;
-		m->out[2 * idx + 1] = m->good[2 * idx + 1] / (double) m->s->total;
+		m->out[2 * idx + 1]
+		    = m->good[2 * idx + 1] / (double) m->s->total;
 		break;
 	case M_SWAP_BATCH: { // transforms 0 and 1 exchanged
-		int64_t other = b == 0 ? idx + m->s->out.dist
-		    : b == 1          ? idx - m->s->out.dist
-		                      : idx;
+		int64_t other       = b == 0 ? idx + m->s->out.dist
+		          : b == 1           ? idx - m->s->out.dist
+		                             : idx;
 		m->out[2 * idx]     = m->good[2 * other];
 		m->out[2 * idx + 1] = m->good[2 * other + 1];
 		break;
@@ -252,7 +254,8 @@ test_checker_catches_errors(void **state)
 	d.ostride = 3;
 	d.norm    = FFTD_NORM_ORTHO;
 	fftd_test_buffers b;
-	assert_int_equal(fftd_test_buffers_make(&b, &d, 0, fftd_test_case_seed(777)), 0);
+	assert_int_equal(
+	    fftd_test_buffers_make(&b, &d, 0, fftd_test_case_seed(777)), 0);
 	fftd_plan *p;
 	assert_int_equal(fftd_plan_create(suite.c, &d, &p), FFTD_OK);
 	assert_int_equal(fftd_execute(p, b.in, b.out), FFTD_OK);
@@ -272,7 +275,8 @@ test_checker_catches_errors(void **state)
 	// The reference of the other direction: a sign error in the daemon.
 	fftd__shape flipped = *s;
 	flipped.direction   = FFTD_INVERSE;
-	assert_int_equal(check_quiet(&flipped, b.pristine, b.out, b.before, len, &r), -1);
+	assert_int_equal(
+	    check_quiet(&flipped, b.pristine, b.out, b.before, len, &r), -1);
 	assert_true(r.err > 100 * r.bound);
 
 	static const int kinds[] = { M_CONJ, M_SHIFT, M_SCALE, M_SWAP_BATCH };
@@ -286,7 +290,8 @@ test_checker_catches_errors(void **state)
 		assert_true(m.count == s->total * s->batch);
 		int rv = check_quiet(s, b.pristine, bad, b.before, len, &r);
 		if (rv != -1) {
-			print_error("mangle %d not caught: err %.3g bound %.3g\n",
+			print_error(
+			    "mangle %d not caught: err %.3g bound %.3g\n",
 			    kinds[i], r.err, r.bound);
 		}
 		assert_int_equal(rv, -1);
@@ -294,8 +299,10 @@ test_checker_catches_errors(void **state)
 
 	// Off by one stride: written with ostride 2 instead of 3.
 	{
-		int64_t    *want = malloc(sizeof(int64_t) * (size_t) (s->total * s->batch));
-		int64_t    *got  = malloc(sizeof(int64_t) * (size_t) (s->total * s->batch));
+		int64_t *want
+		    = malloc(sizeof(int64_t) * (size_t) (s->total * s->batch));
+		int64_t *got
+		    = malloc(sizeof(int64_t) * (size_t) (s->total * s->batch));
 		stride_walk w1 = { 0, want }, w2 = { 0, got };
 		fftd__side  narrow = s->out;
 		narrow.stride      = s->out.stride - 1;
@@ -307,7 +314,8 @@ test_checker_catches_errors(void **state)
 			bad[2 * got[k]]     = good[2 * want[k]];
 			bad[2 * got[k] + 1] = good[2 * want[k] + 1];
 		}
-		assert_int_equal(check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
+		assert_int_equal(
+		    check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
 		assert_true(r.unwritten > 0 || r.err > r.bound);
 		assert_true(r.touched > 0);
 		free(want);
@@ -317,23 +325,26 @@ test_checker_catches_errors(void **state)
 	// One element left unwritten.
 	memcpy(bad, b.out, len);
 	{
-		int64_t    *idx = malloc(sizeof(int64_t) * (size_t) (s->total * s->batch));
-		stride_walk w   = { 0, idx };
+		int64_t *idx
+		    = malloc(sizeof(int64_t) * (size_t) (s->total * s->batch));
+		stride_walk w = { 0, idx };
 		each_elem(s, &s->out, collect, &w);
 		int64_t last = idx[w.k - 1];
 		fftd_ref_poison(&bad[2 * last], 16);
-		assert_int_equal(check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
+		assert_int_equal(
+		    check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
 		assert_int_equal(r.unwritten, 1);
 		// One element wrong by a relative 1e-9 of the whole: f64 must
 		// see it (bound ~1e-14).
 		memcpy(bad, b.out, len);
 		double norm2 = 0;
 		for (int64_t k = 0; k < w.k; k++) {
-			norm2 += bad[2 * idx[k]] * bad[2 * idx[k]] +
-			    bad[2 * idx[k] + 1] * bad[2 * idx[k] + 1];
+			norm2 += bad[2 * idx[k]] * bad[2 * idx[k]]
+			    + bad[2 * idx[k] + 1] * bad[2 * idx[k] + 1];
 		}
 		bad[2 * idx[w.k / 2]] += 1e-9 * sqrt(norm2);
-		assert_int_equal(check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
+		assert_int_equal(
+		    check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
 		assert_true(r.err > r.bound);
 		free(idx);
 	}
@@ -342,12 +353,14 @@ test_checker_catches_errors(void **state)
 	// the slack after the span) changed.
 	memcpy(bad, b.out, len);
 	((unsigned char *) bad)[16 + 3] ^= 1; // element 1: a stride-3 gap
-	assert_int_equal(check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
+	assert_int_equal(
+	    check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
 	assert_int_equal(r.touched, 1);
 	assert_int_equal(r.unwritten, 0);
 	memcpy(bad, b.out, len);
 	((unsigned char *) bad)[len - 1] ^= 0x40;
-	assert_int_equal(check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
+	assert_int_equal(
+	    check_quiet(s, b.pristine, bad, b.before, len, &r), -1);
 	assert_int_equal(r.touched, 1);
 
 	// And the unmangled output still passes.
@@ -395,9 +408,9 @@ test_async_in_flight(void **state)
 	fftd_plan_desc d;
 	const int64_t  n[1] = { 1009 };
 	assert_int_equal(fftd_plan_desc_init(&d, 1, n, FFTD_C2C, FFTD_F32), 0);
-	d.batch = 3;
+	d.batch   = 3;
 	d.ostride = 2;
-	d.norm  = FFTD_NORM_BY_N;
+	d.norm    = FFTD_NORM_BY_N;
 	fftd_plan *p;
 	assert_int_equal(fftd_plan_create(suite.c, &d, &p), FFTD_OK);
 
@@ -418,13 +431,13 @@ test_async_in_flight(void **state)
 		ref[i].st = &st;
 		ref[i].i  = i;
 		if (i % 2 == 0) {
-			assert_int_equal(fftd_execute_async(p, b[i].in, b[i].out,
-			                     async_cb, &ref[i], NULL),
+			assert_int_equal(fftd_execute_async(p, b[i].in,
+			                     b[i].out, async_cb, &ref[i], NULL),
 			    FFTD_OK);
 			ncb++;
 		} else {
-			assert_int_equal(fftd_execute_async(
-			                     p, b[i].in, b[i].out, NULL, NULL, &req[i]),
+			assert_int_equal(fftd_execute_async(p, b[i].in,
+			                     b[i].out, NULL, NULL, &req[i]),
 			    FFTD_OK);
 			assert_non_null(req[i]);
 		}
@@ -435,7 +448,8 @@ test_async_in_flight(void **state)
 	// Requests with reqp: poll, then wait.
 	for (int i = 1; i < ASYNC_N; i += 2) {
 		long long until = fftd_test_now_ms() + SUITE_TIMEOUT_MS;
-		while (!fftd_request_done(req[i]) && fftd_test_now_ms() < until) {
+		while (
+		    !fftd_request_done(req[i]) && fftd_test_now_ms() < until) {
 			fftd_test_sleep_ms(1);
 		}
 		assert_int_equal(fftd_request_done(req[i]), 1);
@@ -458,7 +472,8 @@ test_async_in_flight(void **state)
 			assert_int_equal(st.calls[i], 1);
 		}
 		if (st.status[i] != FFTD_OK) {
-			print_error("request %d: %s\n", i, fftd_err_name(st.status[i]));
+			print_error(
+			    "request %d: %s\n", i, fftd_err_name(st.status[i]));
 			failed++;
 			continue;
 		}
@@ -490,19 +505,23 @@ test_async_errors(void **state)
 	assert_int_equal(fftd_plan_desc_init(&d, 1, n, FFTD_C2C, FFTD_F64), 0);
 	fftd_plan *p;
 	assert_int_equal(fftd_plan_create(suite.c, &d, &p), FFTD_OK);
-	double       in[32] = { 0 }, out[32];
-	async_state  st;
-	async_ref    ref = { &st, 0 };
+	double        in[32] = { 0 }, out[32];
+	async_state   st;
+	async_ref     ref = { &st, 0 };
 	fftd_request *req = (fftd_request *) &st;
 	memset(&st, 0, sizeof(st));
 	pthread_mutex_init(&st.mtx, NULL);
 	pthread_cond_init(&st.cv, NULL);
-	assert_int_equal(fftd_execute_async(p, NULL, out, async_cb, &ref, NULL), FFTD_EINVAL);
-	assert_int_equal(fftd_execute_async(p, in, NULL, async_cb, &ref, NULL), FFTD_EINVAL);
+	assert_int_equal(fftd_execute_async(p, NULL, out, async_cb, &ref, NULL),
+	    FFTD_EINVAL);
+	assert_int_equal(
+	    fftd_execute_async(p, in, NULL, async_cb, &ref, NULL), FFTD_EINVAL);
 	// Both or neither of cb and reqp.
-	assert_int_equal(fftd_execute_async(p, in, out, async_cb, &ref, &req), FFTD_EINVAL);
+	assert_int_equal(
+	    fftd_execute_async(p, in, out, async_cb, &ref, &req), FFTD_EINVAL);
 	assert_ptr_equal(req, (fftd_request *) &st); // *reqp not set
-	assert_int_equal(fftd_execute_async(p, in, out, NULL, NULL, NULL), FFTD_EINVAL);
+	assert_int_equal(
+	    fftd_execute_async(p, in, out, NULL, NULL, NULL), FFTD_EINVAL);
 	assert_int_equal(fftd_execute(p, NULL, out), FFTD_EINVAL);
 	assert_int_equal(fftd_execute(p, in, NULL), FFTD_EINVAL);
 	assert_int_equal(fftd_execute(NULL, in, out), FFTD_EINVAL);
@@ -557,14 +576,16 @@ test_same_plan_threads(void **state)
 	for (int k = 0; k < THREADS; k++) {
 		for (int i = 0; i < PER_THREAD; i++) {
 			assert_int_equal(fftd_test_buffers_make(&b[k][i], &d, 0,
-			                     fftd_test_case_seed(9000 + (uint64_t) (k * 100 + i))),
+			                     fftd_test_case_seed(9000
+			                         + (uint64_t) (k * 100 + i))),
 			    0);
 		}
 		jobs[k].p = p;
 		jobs[k].b = b[k];
 	}
 	for (int k = 0; k < THREADS; k++) {
-		assert_int_equal(pthread_create(&t[k], NULL, thread_main, &jobs[k]), 0);
+		assert_int_equal(
+		    pthread_create(&t[k], NULL, thread_main, &jobs[k]), 0);
 	}
 	for (int k = 0; k < THREADS; k++) {
 		pthread_join(t[k], NULL);
@@ -578,8 +599,10 @@ test_same_plan_threads(void **state)
 				print_error("thread %d execute %d: %s\n", k, i,
 				    fftd_err_name(jobs[k].status[i]));
 				failed++;
-			} else if (fftd_test_buffers_check(&b[k][i], &r, why, sizeof(why))) {
-				print_error("thread %d execute %d: %s\n", k, i, why);
+			} else if (fftd_test_buffers_check(
+			               &b[k][i], &r, why, sizeof(why))) {
+				print_error(
+				    "thread %d execute %d: %s\n", k, i, why);
 				failed++;
 			}
 			fftd_test_buffers_free(&b[k][i]);
@@ -589,7 +612,8 @@ test_same_plan_threads(void **state)
 	assert_int_equal(failed, 0);
 }
 
-// --- refused plans ------------------------------------------------------------
+// --- refused plans
+// ------------------------------------------------------------
 
 static int
 plan_status(const fftd_plan_desc *d)
@@ -612,32 +636,40 @@ test_refused(void **state)
 	suite_skip_if_needed();
 	fftd_plan_desc d;
 	const int64_t  n64[3] = { 64, 64, 64 }, n100[1] = { 100 };
-	assert_int_equal(fftd_plan_desc_init(&d, 1, n64, FFTD_C2C, FFTD_F16), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&d, 1, n64, FFTD_C2C, FFTD_F16), 0);
 	if (suite.cfg->f16) {
 		assert_int_equal(plan_status(&d), FFTD_OK);
 		// f16 needs power-of-two sizes.
-		assert_int_equal(fftd_plan_desc_init(&d, 1, n100, FFTD_C2C, FFTD_F16), 0);
+		assert_int_equal(
+		    fftd_plan_desc_init(&d, 1, n100, FFTD_C2C, FFTD_F16), 0);
 		assert_int_equal(plan_status(&d), FFTD_EUNSUPPORTED);
 		const int64_t n2[2] = { 64, 48 };
-		assert_int_equal(fftd_plan_desc_init(&d, 2, n2, FFTD_R2C, FFTD_F16), 0);
+		assert_int_equal(
+		    fftd_plan_desc_init(&d, 2, n2, FFTD_R2C, FFTD_F16), 0);
 		assert_int_equal(plan_status(&d), FFTD_EUNSUPPORTED);
 	} else {
 		assert_int_equal(plan_status(&d), FFTD_EUNSUPPORTED);
-		assert_int_equal(fftd_plan_desc_init(&d, 3, n64, FFTD_R2C, FFTD_F16), 0);
+		assert_int_equal(
+		    fftd_plan_desc_init(&d, 3, n64, FFTD_R2C, FFTD_F16), 0);
 		assert_int_equal(plan_status(&d), FFTD_EUNSUPPORTED);
-		assert_int_equal(fftd_plan_desc_init(&d, 1, n100, FFTD_C2R, FFTD_F16), 0);
+		assert_int_equal(
+		    fftd_plan_desc_init(&d, 1, n100, FFTD_C2R, FFTD_F16), 0);
 		assert_int_equal(plan_status(&d), FFTD_EUNSUPPORTED);
 	}
 	// An algorithm the daemon does not serve.
-	assert_int_equal(fftd_plan_desc_init(&d, 1, n64, FFTD_C2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&d, 1, n64, FFTD_C2C, FFTD_F64), 0);
 	d.algorithm = "no-such-algorithm";
 	assert_int_equal(plan_status(&d), FFTD_EUNSUPPORTED);
-	d.algorithm = strcmp(suite.cfg->backend, "fftw") == 0 ? "cufft" : "fftw";
+	d.algorithm
+	    = strcmp(suite.cfg->backend, "fftw") == 0 ? "cufft" : "fftw";
 	if (strcmp(suite.cfg->backend, "fftw") == 0) {
 		assert_int_equal(plan_status(&d), FFTD_EUNSUPPORTED);
 	}
 	// The backend's own name is fine, and so is "auto".
-	d.algorithm = strcmp(suite.cfg->backend, "fftw") == 0 ? "fftw" : "cufft";
+	d.algorithm
+	    = strcmp(suite.cfg->backend, "fftw") == 0 ? "fftw" : "cufft";
 	assert_int_equal(plan_status(&d), FFTD_OK);
 	d.algorithm = "auto";
 	assert_int_equal(plan_status(&d), FFTD_OK);
@@ -652,21 +684,24 @@ test_refused(void **state)
 	d.n[0]    = 64;
 	d.istride = -1;
 	assert_int_equal(plan_status(&d), FFTD_EINVAL);
-	d.istride = 0;
-	d.kind    = FFTD_R2C;
+	d.istride   = 0;
+	d.kind      = FFTD_R2C;
 	d.direction = FFTD_INVERSE;
 	assert_int_equal(plan_status(&d), FFTD_EINVAL);
 	const int64_t big[3] = { (int64_t) 1 << 40, (int64_t) 1 << 40, 4 };
-	assert_int_equal(fftd_plan_desc_init(&d, 3, big, FFTD_C2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&d, 3, big, FFTD_C2C, FFTD_F64), 0);
 	assert_int_equal(plan_status(&d), FFTD_EOVERFLOW);
 	const int64_t huge[1] = { (int64_t) 1 << 40 };
-	assert_int_equal(fftd_plan_desc_init(&d, 1, huge, FFTD_C2C, FFTD_F64), 0);
+	assert_int_equal(
+	    fftd_plan_desc_init(&d, 1, huge, FFTD_C2C, FFTD_F64), 0);
 	assert_int_equal(plan_status(&d), FFTD_ELIMIT);
 	// After all that, the client and daemon are fine.
 	assert_int_equal(fftd_ping(suite.c, NULL), FFTD_OK);
 }
 
-// --- the daemon's exit -----------------------------------------------------------
+// --- the daemon's exit
+// -----------------------------------------------------------
 
 static void
 test_daemon_exits_cleanly(void **state)
@@ -678,33 +713,37 @@ test_daemon_exits_cleanly(void **state)
 	assert_int_equal(st.sessions, 1);
 	assert_int_equal(st.plans, 0); // every test destroyed its plans
 	assert_true(st.executes > 0);
-	print_message("daemon: %llu requests, %llu errors, %llu executes, cache "
-	              "%llu hits / %llu misses\n",
+	print_message(
+	    "daemon: %llu requests, %llu errors, %llu executes, cache "
+	    "%llu hits / %llu misses\n",
 	    (unsigned long long) st.requests, (unsigned long long) st.errors,
-	    (unsigned long long) st.executes, (unsigned long long) st.cache_hits,
+	    (unsigned long long) st.executes,
+	    (unsigned long long) st.cache_hits,
 	    (unsigned long long) st.cache_misses);
 	fftd_client_close(suite.c);
 	suite.c = NULL;
 	assert_int_equal(fftd_test_daemon_stop(&suite.d), 0);
 }
 
-// --- main -------------------------------------------------------------------------
+// --- main
+// -------------------------------------------------------------------------
 
 static int
 fftd_suite_main(const fftd_suite_config *cfg)
 {
-	static suite_group      groups[3 * 3 * 3];
+	static suite_group       groups[3 * 3 * 3];
 	static struct CMUnitTest tests[64];
 	int                      nt = 0, ng = 0;
-	suite.cfg                   = cfg;
+	suite.cfg = cfg;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	(void) fftd_test_seed(); // print it first
 
-	tests[nt++] = (struct CMUnitTest) { "info", test_info, NULL, NULL, NULL };
+	tests[nt++]
+	    = (struct CMUnitTest) { "info", test_info, NULL, NULL, NULL };
 	tests[nt++] = (struct CMUnitTest) { "checker_catches_errors",
 		test_checker_catches_errors, NULL, NULL, NULL };
-	static const fftd_kind kinds[] = { FFTD_C2C, FFTD_R2C, FFTD_C2R };
-	static const char *const kn[] = { "c2c", "r2c", "c2r" };
+	static const fftd_kind   kinds[] = { FFTD_C2C, FFTD_R2C, FFTD_C2R };
+	static const char *const kn[]    = { "c2c", "r2c", "c2r" };
 	for (int p = 0; p < 3; p++) {
 		if (p == FFTD_F16 && !cfg->f16) {
 			continue;
@@ -715,23 +754,24 @@ fftd_suite_main(const fftd_suite_config *cfg)
 				g->kind        = kinds[k];
 				g->rank        = rank;
 				g->p           = (fftd_precision) p;
-				snprintf(g->name, sizeof(g->name), "%s_rank%d_%s", kn[k],
-				    rank, fftd_test_prec_name(g->p));
-				tests[nt++] = (struct CMUnitTest) { g->name, test_cases,
-					NULL, NULL, g };
+				snprintf(g->name, sizeof(g->name),
+				    "%s_rank%d_%s", kn[k], rank,
+				    fftd_test_prec_name(g->p));
+				tests[nt++] = (struct CMUnitTest) { g->name,
+					test_cases, NULL, NULL, g };
 			}
 		}
 	}
-	tests[nt++] = (struct CMUnitTest) { "async_in_flight", test_async_in_flight,
-		NULL, NULL, NULL };
+	tests[nt++] = (struct CMUnitTest) { "async_in_flight",
+		test_async_in_flight, NULL, NULL, NULL };
 	tests[nt++] = (struct CMUnitTest) { "async_errors", test_async_errors,
 		NULL, NULL, NULL };
 	tests[nt++] = (struct CMUnitTest) { "same_plan_threads",
 		test_same_plan_threads, NULL, NULL, NULL };
-	tests[nt++] = (struct CMUnitTest) { "refused", test_refused, NULL, NULL,
-		NULL };
-	tests[nt++] = (struct CMUnitTest) { "daemon_exits_cleanly",
-		test_daemon_exits_cleanly, NULL, NULL, NULL };
+	tests[nt++]
+	    = (struct CMUnitTest) { "refused", test_refused, NULL, NULL, NULL };
+	tests[nt++]        = (struct CMUnitTest) { "daemon_exits_cleanly",
+		       test_daemon_exits_cleanly, NULL, NULL, NULL };
 	const char *filter = getenv("FFTD_TEST_FILTER"); // e.g. "c2r_*"
 	if (filter != NULL) {
 		cmocka_set_test_filter(filter);
