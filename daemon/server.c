@@ -314,10 +314,14 @@ session_close(fftd__server *s, uint32_t pipe)
 		shbuf_unref(s, b);
 		nb++;
 	}
-	fftd__log(FFTD_LOG_INFO,
-	    "client %u (pid %" PRIu64
-	    ") disconnected; %d plan(s), %d buffer(s) "
-	    "released",
+	char f_client[32], f_pid[40];
+	snprintf(f_client, sizeof(f_client), "FFTD_CLIENT=%u", pipe);
+	snprintf(f_pid, sizeof(f_pid), "FFTD_CLIENT_PID=%" PRIu64, ss->pid);
+	const char *const fields[]
+	    = { f_client, f_pid, "FFTD_EVENT=disconnect", NULL };
+	fftd__log_fields(FFTD_LOG_INFO, fields,
+	    "client %u (pid %" PRIu64 ") disconnected; %d plan(s), %d "
+	    "buffer(s) released",
 	    pipe, ss->pid, n, nb);
 	free(ss);
 	atomic_fetch_sub(&s->n_sessions, 1);
@@ -355,7 +359,15 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 		s->sessions = ss;
 		pthread_mutex_unlock(&s->mtx);
 		atomic_fetch_add(&s->n_sessions, 1);
-		fftd__log(FFTD_LOG_INFO,
+		char f_client[32], f_pid[40], f_uid[40];
+		snprintf(f_client, sizeof(f_client), "FFTD_CLIENT=%u", id);
+		snprintf(
+		    f_pid, sizeof(f_pid), "FFTD_CLIENT_PID=%" PRIu64, ss->pid);
+		snprintf(
+		    f_uid, sizeof(f_uid), "FFTD_CLIENT_UID=%" PRIu64, ss->uid);
+		const char *const fields[]
+		    = { f_client, f_pid, f_uid, "FFTD_EVENT=connect", NULL };
+		fftd__log_fields(FFTD_LOG_INFO, fields,
 		    "client %u connected (pid %" PRIu64 ", uid %" PRIu64 ")",
 		    id, ss->pid, ss->uid);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
@@ -629,8 +641,15 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		fftd__side_copy(dst, tmp_out, &sh->out, sh->rank, sh->batch);
 	}
 	if (rv != FFTD_OK) {
-		fftd__log(FFTD_LOG_WARN, "execute on %s failed: %s: %s",
-		    dev->name, fftd_err_name(rv), msg);
+		char f_dev[80], f_err[48];
+		snprintf(f_dev, sizeof(f_dev), "FFTD_DEVICE=%s", dev->name);
+		snprintf(
+		    f_err, sizeof(f_err), "FFTD_ERROR=%s", fftd_err_name(rv));
+		const char *const fields[]
+		    = { f_dev, f_err, "FFTD_EVENT=execute_failed", NULL };
+		fftd__log_fields(FFTD_LOG_WARN, fields,
+		    "execute on %s failed: %s: %s", dev->name,
+		    fftd_err_name(rv), msg);
 	}
 done:
 	nng_msg_free(req);
