@@ -29,6 +29,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "dial.h"
 #include "fftd.pb-c.h"
 #include "layout.h"
 #include "wire.h"
@@ -71,8 +72,10 @@ struct fftd_client {
 	// under callbacks that still close its contexts).
 	pthread_mutex_t      mtx;
 	pthread_cond_t       idle;
+	pthread_cond_t       slot; // signalled whenever one completes
 	struct fftd_request *inflight;
 	int                  ninflight;
+	_Atomic uint64_t     next_tag;
 };
 
 struct fftd_plan {
@@ -96,6 +99,7 @@ struct fftd_request {
 	fftd_buffer     *stage;      // staging buffer lent to this request
 	uint64_t         stage_out;  // offset of the output in it
 	fftd_request    *next_inflight, *prev_inflight;
+	uint64_t         tag; // names it for cancellation
 	enum req_state   state;
 	int              status;
 	char             message[512];
@@ -104,6 +108,10 @@ struct fftd_request {
 };
 
 static _Thread_local char last_error[512];
+// Set while a completion callback runs on a library I/O thread: such a
+// thread must never wait for a free in-flight slot (the slot may need the
+// very thread to complete).
+static _Thread_local bool in_callback;
 
 static void         stage_release(fftd_client *c, fftd_buffer *b);
 static fftd_buffer *stage_acquire(fftd_client *c, uint64_t bytes);
@@ -320,9 +328,14 @@ fill_info(fftd_info *info, const Fftd__Wire__HelloReply *h)
 		}
 	}
 	if (h->limits != NULL) {
-		info->max_request_bytes = h->limits->max_request_bytes;
-		info->max_rank          = h->limits->max_rank;
-		info->max_batch         = h->limits->max_batch;
+		info->max_request_bytes    = h->limits->max_request_bytes;
+		info->max_rank             = h->limits->max_rank;
+		info->max_batch            = h->limits->max_batch;
+		info->max_plans_per_client = h->limits->max_plans_per_client;
+		info->max_inflight_per_client
+		    = h->limits->max_inflight_per_client;
+		info->max_queued_bytes_per_client
+		    = h->limits->max_queued_bytes_per_client;
 	}
 }
 
@@ -362,22 +375,22 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	const char *staging = getenv("FFTD_INLINE_STAGING");
 	c->staging_off
 	    = !c->ipc || (staging != NULL && strcmp(staging, "0") == 0);
-	if ((rv = nng_dial(c->sock, url, NULL, 0)) != 0) {
+	char dmsg[256] = "";
+	if ((rv = fftd__client_dial(c->sock, url, dmsg, sizeof(dmsg))) != 0) {
 		nng_close(c->sock);
 		free(c);
-		return set_error(map_nng(rv), "cannot connect to %s: %s", url,
-		    nng_strerror(rv));
+		return set_error(rv, "cannot connect to %s: %s", url, dmsg);
 	}
 	Fftd__Wire__Request req   = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__Hello   hello = FFTD__WIRE__HELLO__INIT;
 	hello.protocol_version    = FFTD_PROTOCOL_VERSION;
-	hello.client_name         = "libfftd "
-	                            "0.1.0";
-	hello.pid                 = (uint32_t) getpid();
-	req.body_case             = FFTD__WIRE__REQUEST__BODY_HELLO;
-	req.hello                 = &hello;
-	Fftd__Wire__Reply *r      = NULL;
-	rv                        = rpc(c, &req, &r);
+	// The program's name, so that stats and logs say who is who.
+	hello.client_name    = program_invocation_short_name;
+	hello.pid            = (uint32_t) getpid();
+	req.body_case        = FFTD__WIRE__REQUEST__BODY_HELLO;
+	req.hello            = &hello;
+	Fftd__Wire__Reply *r = NULL;
+	rv                   = rpc(c, &req, &r);
 	if (rv == FFTD_OK
 	    && (r->body_case != FFTD__WIRE__REPLY__BODY_HELLO
 	        || r->hello == NULL)) {
@@ -401,6 +414,7 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->idle, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&c->slot, NULL);
 	*clientp = c;
 	return FFTD_OK;
 }
@@ -411,6 +425,7 @@ client_unref(fftd_client *c)
 	if (atomic_fetch_sub(&c->refs, 1) == 1) {
 		pthread_mutex_destroy(&c->mtx);
 		pthread_cond_destroy(&c->idle);
+		pthread_cond_destroy(&c->slot);
 		free(c);
 	}
 }
@@ -524,6 +539,7 @@ fftd_client_close(fftd_client *client)
 	    : (long) client->timeout;
 	struct timespec until = deadline_after(drain);
 	pthread_mutex_lock(&client->mtx);
+	pthread_cond_broadcast(&client->slot); // no one waits for a slot now
 	while (client->ninflight > 0
 	    && pthread_cond_timedwait(&client->idle, &client->mtx, &until)
 	        != ETIMEDOUT) { }
@@ -619,6 +635,115 @@ fftd_get_stats(fftd_client *client, fftd_stats *st)
 		st->cache_entries          = s->cache_entries;
 		st->cache_bytes            = s->cache_bytes;
 		st->cache_budget_bytes     = s->cache_budget_bytes;
+		st->canceled               = s->canceled;
+		st->expired                = s->expired;
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	return rv;
+}
+
+// stats_rpc fetches the daemon's full statistics reply.
+static int
+stats_rpc(fftd_client *client, Fftd__Wire__Reply **rp)
+{
+	Fftd__Wire__Request      req = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__StatsRequest sr  = FFTD__WIRE__STATS_REQUEST__INIT;
+	req.body_case                = FFTD__WIRE__REQUEST__BODY_STATS;
+	req.stats                    = &sr;
+	int rv                       = rpc(client, &req, rp);
+	if (rv == FFTD_OK
+	    && (*rp)->body_case != FFTD__WIRE__REPLY__BODY_STATS) {
+		rv = set_error(FFTD_EPROTO, "stats answered without stats");
+	}
+	return rv;
+}
+
+static void
+copy_hist(uint64_t *dst, const uint64_t *src, size_t n)
+{
+	for (size_t i = 0; i < FFTD_HIST_BUCKETS; i++) {
+		dst[i] = i < n ? src[i] : 0;
+	}
+}
+
+int
+fftd_get_client_stats(
+    fftd_client *client, fftd_client_stats *out, int max, int *n)
+{
+	if (client == NULL || n == NULL || max < 0
+	    || (out == NULL && max > 0)) {
+		return set_error(FFTD_EINVAL, "client, out or n is NULL");
+	}
+	Fftd__Wire__Reply *r  = NULL;
+	int                rv = stats_rpc(client, &r);
+	if (rv == FFTD_OK) {
+		*n = (int) r->stats->n_clients;
+		for (int i = 0; i < *n && i < max; i++) {
+			const Fftd__Wire__ClientStats *w = r->stats->clients[i];
+			fftd_client_stats             *x = &out[i];
+			memset(x, 0, sizeof(*x));
+			x->id  = w->id;
+			x->pid = w->pid;
+			x->uid = w->uid;
+			copy_str(x->name, sizeof(x->name), w->name);
+			x->weight         = w->weight;
+			x->requests       = w->requests;
+			x->errors         = w->errors;
+			x->executes       = w->executes;
+			x->bytes_in       = w->bytes_in;
+			x->bytes_out      = w->bytes_out;
+			x->canceled       = w->canceled;
+			x->expired        = w->expired;
+			x->inflight       = w->inflight;
+			x->queued_bytes   = w->queued_bytes;
+			x->queue_seconds  = w->queue_seconds;
+			x->device_seconds = w->device_seconds;
+			copy_hist(
+			    x->queue_hist, w->queue_hist, w->n_queue_hist);
+			copy_hist(
+			    x->device_hist, w->device_hist, w->n_device_hist);
+		}
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	return rv;
+}
+
+int
+fftd_get_device_stats(
+    fftd_client *client, fftd_device_stats *out, int max, int *n)
+{
+	if (client == NULL || n == NULL || max < 0
+	    || (out == NULL && max > 0)) {
+		return set_error(FFTD_EINVAL, "client, out or n is NULL");
+	}
+	Fftd__Wire__Reply *r  = NULL;
+	int                rv = stats_rpc(client, &r);
+	if (rv == FFTD_OK) {
+		*n = (int) r->stats->n_devices;
+		for (int i = 0; i < *n && i < max; i++) {
+			const Fftd__Wire__DeviceStats *w = r->stats->devices[i];
+			fftd_device_stats             *x = &out[i];
+			memset(x, 0, sizeof(*x));
+			x->index = (int) w->index;
+			copy_str(x->name, sizeof(x->name), w->name);
+			copy_str(x->backend, sizeof(x->backend), w->backend);
+			x->memory_bytes       = w->memory_bytes;
+			x->memory_used_bytes  = w->memory_used_bytes;
+			x->busy_seconds       = w->busy_seconds;
+			x->busy_fraction      = w->busy_fraction;
+			x->queued             = w->queued;
+			x->executes           = w->executes;
+			x->cache_hits         = w->cache_hits;
+			x->cache_misses       = w->cache_misses;
+			x->cache_evictions    = w->cache_evictions;
+			x->cache_entries      = w->cache_entries;
+			x->cache_bytes        = w->cache_bytes;
+			x->cache_budget_bytes = w->cache_budget_bytes;
+		}
 	}
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);
@@ -778,6 +903,7 @@ inflight_done(fftd_client *c)
 	if (--c->ninflight == 0) {
 		pthread_cond_broadcast(&c->idle);
 	}
+	pthread_cond_broadcast(&c->slot);
 	pthread_mutex_unlock(&c->mtx);
 }
 
@@ -792,7 +918,9 @@ request_finish(fftd_request *req, int status)
 	if (req->cb != NULL) {
 		// The caller's thread-local last error is not ours to set here;
 		// the callback sees the status.
+		in_callback = true;
 		req->cb(req, status, req->data);
+		in_callback = false;
 		request_free(req, true);
 		inflight_done(c);
 		return;
@@ -890,9 +1018,33 @@ find_buffer(fftd_client *c, const void *p, uint64_t len, size_t elem,
 	return found;
 }
 
+// wait_slot holds the caller while the client has the daemon's limit of
+// executions in flight, so a deep pipeline waits instead of being refused.
+static void
+wait_slot(fftd_client *c)
+{
+	uint32_t limit = c->info.max_inflight_per_client;
+	if (limit == 0 || in_callback) {
+		return;
+	}
+	pthread_mutex_lock(&c->mtx);
+	while (c->ninflight >= (int) limit && !atomic_load(&c->closed)) {
+		pthread_cond_wait(&c->slot, &c->mtx);
+	}
+	pthread_mutex_unlock(&c->mtx);
+}
+
 int
 fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
     fftd_callback cb, void *data, fftd_request **reqp)
+{
+	return fftd_execute_async_opts(plan, in, out, NULL, cb, data, reqp);
+}
+
+int
+fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
+    const fftd_exec_options *opts, fftd_callback cb, void *data,
+    fftd_request **reqp)
 {
 	if (plan == NULL || in == NULL || out == NULL) {
 		return set_error(FFTD_EINVAL, "plan, in or out is NULL");
@@ -901,6 +1053,12 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 		return set_error(
 		    FFTD_EINVAL, "give exactly one of cb and reqp");
 	}
+	if (opts != NULL && opts->deadline_us < 0) {
+		return set_error(FFTD_EINVAL,
+		    "deadline_us = %lld: must be >= 0",
+		    (long long) opts->deadline_us);
+	}
+	wait_slot(plan->client);
 	if (atomic_load(&plan->client->closed)) {
 		return set_error(FFTD_ECLOSED, "the client is closed");
 	}
@@ -919,8 +1077,11 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	Fftd__Wire__Request wr = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__Execute ex = FFTD__WIRE__EXECUTE__INIT;
 	ex.plan_id             = plan->id;
-	wr.body_case           = FFTD__WIRE__REQUEST__BODY_EXECUTE;
-	wr.execute             = &ex;
+	req->tag       = atomic_fetch_add(&plan->client->next_tag, 1) + 1;
+	ex.tag         = req->tag;
+	ex.deadline_us = opts != NULL ? (uint64_t) opts->deadline_us : 0;
+	wr.body_case   = FFTD__WIRE__REQUEST__BODY_EXECUTE;
+	wr.execute     = &ex;
 	// Arrays inside this client's shared buffers go by reference.
 	find_buffer(plan->client, in, plan->shape.in.bytes,
 	    plan->shape.in.elem_size, &ex.in_buffer, &ex.in_offset);
@@ -979,6 +1140,29 @@ fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
 	inflight_add(plan->client, req);
 	nng_ctx_send(req->ctx, req->aio);
 	return FFTD_OK;
+}
+
+int
+fftd_request_cancel(fftd_request *req)
+{
+	if (req == NULL || req->cb != NULL) {
+		return set_error(
+		    FFTD_EINVAL, "req is NULL or completes through a callback");
+	}
+	if (fftd_request_done(req)) {
+		return set_error(FFTD_EBUSY, "the request has completed");
+	}
+	Fftd__Wire__Request wr = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__Cancel  cr = FFTD__WIRE__CANCEL__INIT;
+	cr.tag                 = req->tag;
+	wr.body_case           = FFTD__WIRE__REQUEST__BODY_CANCEL;
+	wr.cancel              = &cr;
+	Fftd__Wire__Reply *r   = NULL;
+	int                rv  = rpc(req->client, &wr, &r);
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	return rv;
 }
 
 int
@@ -1388,6 +1572,7 @@ struct fftd_stream {
 	int              head;         // next slot to submit
 	int              tail;         // oldest slot in flight
 	int              pending;
+	int64_t          deadline_us;
 	fftd_request    *req[MAX_DEPTH];
 };
 
@@ -1456,8 +1641,9 @@ fftd_stream_submit(fftd_stream *st, const void *in)
 	if (in != NULL && in != slot) {
 		memcpy(slot, in, (size_t) st->plan->shape.in.bytes);
 	}
-	int rv = fftd_execute_async(
-	    st->plan, slot, slot + st->in_off, NULL, NULL, &st->req[st->head]);
+	fftd_exec_options opts = { .deadline_us = st->deadline_us };
+	int rv = fftd_execute_async_opts(st->plan, slot, slot + st->in_off,
+	    &opts, NULL, NULL, &st->req[st->head]);
 	if (rv != FFTD_OK) {
 		return rv;
 	}
@@ -1505,4 +1691,12 @@ fftd_stream_close(fftd_stream *st)
 	}
 	fftd_buffer_destroy(st->buf);
 	free(st);
+}
+
+void
+fftd_stream_set_deadline(fftd_stream *st, int64_t deadline_us)
+{
+	if (st != NULL) {
+		st->deadline_us = deadline_us > 0 ? deadline_us : 0;
+	}
 }

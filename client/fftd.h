@@ -70,7 +70,9 @@ extern "C" {
 	X(EBUSY, 15, "operation still in progress")                            \
 	X(ENODEVICE, 16, "no such device")                                     \
 	X(EDEVMEM, 17, "not enough device memory for this request")            \
-	X(EINTERNAL, 18, "internal error")
+	X(EINTERNAL, 18, "internal error")                                     \
+	X(EDEADLINE, 19, "deadline passed before the transform could start")   \
+	X(ECANCELED, 20, "request canceled")
 
 // fftd_error lists the error codes. Codes at or above FFTD_ESYSERR are
 // tagged: the range says where the code came from and the low 24 bits hold
@@ -135,6 +137,18 @@ typedef enum fftd_norm {
 	FFTD_NORM_ORTHO = 2,
 } fftd_norm;
 
+// fftd_priority is the scheduling class of a plan's executions. On each
+// device the daemon keeps a queue per client and class; it starts realtime
+// work before any batch work, and shares device time among the clients of
+// one class in proportion to their weights (configured per user, default 1)
+// by start-time fair queueing on measured device time. A transform is
+// never preempted once started, so a realtime request may wait for the
+// batch transform in progress (bounded by the daemon's pipeline chunk).
+typedef enum fftd_priority {
+	FFTD_PRIORITY_BATCH    = 0, // throughput work (default)
+	FFTD_PRIORITY_REALTIME = 1, // streaming pipelines: latency first
+} fftd_priority;
+
 // fftd_plan_desc describes a batched transform in FFTW's advanced layout
 // (fftw_plan_many_dft): element (j_0 .. j_{rank-1}) of transform b of the
 // input lives at element index
@@ -187,12 +201,17 @@ typedef struct fftd_plan_desc {
 	// FFTD_EUNSUPPORTED and fftd_last_error() saying why;
 	// fftd_plan_algorithm() names the one chosen.
 	const char *algorithm;
-	int         device; // device index to pin the plan to, or -1 for any
+	// device pins the plan's executions to one device index; -1 lets the
+	// daemon run each execution on the least-loaded device (planning
+	// there on first use).
+	int           device;
+	fftd_priority priority; // scheduling class (FFTD_PRIORITY_BATCH)
 } fftd_plan_desc;
 
 // fftd_plan_desc_init fills *desc for a contiguous, forward (inverse for
 // C2R), unnormalized, batch-1 transform of the given rank and sizes, with
-// the layout fields zero (defaults) and algorithm "auto". n must hold rank
+// the layout fields zero (defaults), algorithm "auto", device -1 and
+// priority FFTD_PRIORITY_BATCH. n must hold rank
 // sizes. Returns FFTD_EINVAL if rank is outside 1..FFTD_MAX_RANK.
 int fftd_plan_desc_init(fftd_plan_desc *desc, int rank, const int64_t *n,
     fftd_kind kind, fftd_precision precision);
@@ -255,6 +274,11 @@ typedef struct fftd_info {
 	uint64_t max_request_bytes; // largest payload accepted, bytes
 	uint32_t max_rank;
 	uint64_t max_batch;
+	uint32_t max_plans_per_client;
+	// Executions one connection may have queued or running; libfftd
+	// holds further fftd_execute_async calls until one completes.
+	uint32_t max_inflight_per_client;
+	uint64_t max_queued_bytes_per_client; // inline input bytes queued
 } fftd_info;
 
 // fftd_client_info copies the daemon's capabilities, as reported at
@@ -281,10 +305,65 @@ typedef struct fftd_stats {
 	uint64_t cache_entries;
 	uint64_t cache_bytes; // bytes held by cached plans (workspace)
 	uint64_t cache_budget_bytes;
+	uint64_t canceled; // executions dropped by cancel or disconnect
+	uint64_t expired;  // executions not started by their deadline
 } fftd_stats;
 
 // fftd_get_stats fetches the daemon's counters into *stats.
 int fftd_get_stats(fftd_client *client, fftd_stats *stats);
+
+// FFTD_HIST_BUCKETS is the number of buckets of the daemon's latency
+// histograms (queue time, device time).
+#define FFTD_HIST_BUCKETS 20
+
+// fftd_hist_bound returns the upper bound, in seconds, of histogram bucket
+// i: 1e-5, 2.5e-5, 5e-5, 1e-4, ... 5, 10 (1-2.5-5 steps), and +Inf for the
+// last bucket (i = FFTD_HIST_BUCKETS - 1). Prometheus's "le" bounds.
+double fftd_hist_bound(int i);
+
+// fftd_client_stats is one connected client as the daemon sees it.
+// Histogram arrays hold counts per bucket (not cumulative).
+typedef struct fftd_client_stats {
+	uint32_t id;       // connection id, as FFTD_CLIENT= in the logs
+	uint64_t pid, uid; // peer credentials (ipc://), else 0
+	char     name[64]; // client name sent at handshake (program name)
+	double   weight;   // fair-share weight (configured per user)
+	uint64_t requests, errors; // answered requests, failed ones
+	uint64_t executes;         // executions answered successfully
+	uint64_t bytes_in, bytes_out;
+	uint64_t canceled, expired;
+	uint32_t inflight;      // executions queued or running now
+	uint64_t queued_bytes;  // their inline input bytes
+	double   queue_seconds; // sum of time spent queued
+	double   device_seconds; // sum of device time used
+	uint64_t queue_hist[FFTD_HIST_BUCKETS];
+	uint64_t device_hist[FFTD_HIST_BUCKETS];
+} fftd_client_stats;
+
+// fftd_device_stats is one device of the daemon.
+typedef struct fftd_device_stats {
+	int      index;
+	char     name[64];
+	char     backend[16];
+	uint64_t memory_bytes;      // device memory (0 for the CPU)
+	uint64_t memory_used_bytes; // held by plans and buffers now
+	double   busy_seconds;      // device time spent executing, total
+	double   busy_fraction;     // busy share of the last ~10 s (0..1)
+	uint32_t queued;            // jobs queued or running now
+	uint64_t executes;
+	uint64_t cache_hits, cache_misses, cache_evictions;
+	uint64_t cache_entries, cache_bytes, cache_budget_bytes;
+} fftd_device_stats;
+
+// fftd_get_client_stats fetches up to max clients' statistics into out
+// and their number (all of them, possibly more than max) into *n.
+int fftd_get_client_stats(
+    fftd_client *client, fftd_client_stats *out, int max, int *n);
+
+// fftd_get_device_stats fetches up to max devices' statistics into out and
+// their number into *n.
+int fftd_get_device_stats(
+    fftd_client *client, fftd_device_stats *out, int max, int *n);
 
 // fftd_plan_create asks the daemon for a plan described by *desc and stores
 // a new handle in *planp. The daemon validates the description before it
@@ -347,6 +426,30 @@ typedef void (*fftd_callback)(fftd_request *req, int status, void *data);
 // set.
 int fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
     fftd_callback cb, void *data, fftd_request **reqp);
+
+// fftd_exec_options are per-execution settings for fftd_execute_async_opts.
+// Zero-initialise and set what you need.
+typedef struct fftd_exec_options {
+	// deadline_us > 0: the transform must start within this many
+	// microseconds of the daemon receiving the request; if it cannot (the
+	// device is busy with earlier work), it is not started and the
+	// request completes with FFTD_EDEADLINE. 0: no deadline.
+	int64_t deadline_us;
+} fftd_exec_options;
+
+// fftd_execute_async_opts is fftd_execute_async with options (opts may be
+// NULL: none).
+int fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
+    const fftd_exec_options *opts, fftd_callback cb, void *data,
+    fftd_request **reqp);
+
+// fftd_request_cancel asks the daemon to drop the request if it has not
+// started; the request then completes with FFTD_ECANCELED (complete it with
+// fftd_request_wait as usual). Returns FFTD_OK if the daemon dropped it,
+// FFTD_EBUSY if it had started or finished (it completes normally), or the
+// connection's errors. Only for requests obtained through reqp, before
+// fftd_request_wait.
+int fftd_request_cancel(fftd_request *req);
 
 // fftd_request_done returns 1 if the request has completed (wait will not
 // block), else 0.
@@ -422,6 +525,10 @@ int fftd_stream_wait(fftd_stream *stream, void *out, const void **outp);
 
 // fftd_stream_pending is the number of executions in flight.
 int fftd_stream_pending(const fftd_stream *stream);
+
+// fftd_stream_set_deadline gives each later submission a deadline
+// (fftd_exec_options.deadline_us; 0 turns it off).
+void fftd_stream_set_deadline(fftd_stream *stream, int64_t deadline_us);
 
 // fftd_stream_close waits for what is in flight and frees the stream and
 // its buffer. NULL is ignored.

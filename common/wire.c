@@ -184,6 +184,7 @@ fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d)
 	w->pd.output    = &w->out;
 	w->pd.algorithm = (char *) (d->algorithm ? d->algorithm : "");
 	w->pd.device    = d->device;
+	w->pd.priority  = (Fftd__Wire__Priority) d->priority;
 }
 
 int
@@ -240,5 +241,6 @@ fftd__desc_from_wire(
 	}
 	d->algorithm = pd->algorithm;
 	d->device    = pd->device;
+	d->priority  = (fftd_priority) pd->priority;
 	return FFTD_OK;
 }

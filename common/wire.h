@@ -56,6 +56,10 @@ int fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f);
 int fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
     uint64_t payload_len, void **payload);
 
+// fftd__hist_bucket is the latency histogram bucket of a duration in
+// seconds (the first whose bound, fftd_hist_bound, is not below it).
+int fftd__hist_bucket(double seconds);
+
 #endif // FFTD_COMMON_WIRE_H
 
 // fftd__wire_desc is the storage behind a packed PlanDesc (its repeated

@@ -84,6 +84,10 @@ typedef struct fftd__backend {
 
 	// host_unregister undoes host_register. NULL when host_register is.
 	void (*host_unregister)(fftd__device *dev, void *addr);
+
+	// memory_in_use is the device memory the backend holds now (plans,
+	// workspaces, pipeline and request buffers), bytes. NULL: none (CPU).
+	uint64_t (*memory_in_use)(fftd__device *dev);
 } fftd__backend;
 
 // fftd__device is one device served by one worker thread.

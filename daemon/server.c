@@ -39,6 +39,7 @@
 #include "fdsock.h"
 #include "fftd.pb-c.h"
 #include "log.h"
+#include "remote.h"
 #include "wire.h"
 
 // How long a stopping daemon keeps connections open after the last answer
@@ -57,6 +58,7 @@ enum ctx_state { CTX_RECV, CTX_WORK, CTX_SEND, CTX_DONE };
 
 struct fftd__ctx {
 	fftd__server   *srv;
+	uint32_t        pipe; // the connection of the request being served
 	nng_ctx         ctx;
 	nng_aio        *aio;
 	pthread_mutex_t mtx;
@@ -65,18 +67,30 @@ struct fftd__ctx {
 
 // A plan handle: what one client's plan id stands for. References: one
 // from the session list while the plan is alive, one per queued job.
-// The handle doubles as the job that releases its cache entry on the
-// worker thread when the last reference goes.
+// Unless pinned, a plan runs on whichever device is least loaded, and is
+// planned there (through that device's cache) on first use: entries[i] is
+// its cache entry on worker i. When the last reference goes, one release
+// job per entry gives it back on its own worker.
+typedef struct release_job {
+	fftd__job     job; // must be first
+	fftd__handle *h;
+	int           wi;
+} release_job;
+
 struct fftd__handle {
-	fftd__job          release_job; // must be first
-	uint64_t           id;
-	uint32_t           pipe; // owning session's pipe id
-	fftd__worker      *worker;
-	fftd__shape        shape;
-	char               algorithm[16];
-	fftd__cache_entry *entry; // set on the worker once planned
-	_Atomic int        refs;
-	fftd__handle      *next; // in the session's list
+	uint64_t                   id;
+	uint32_t                   pipe; // owning session's pipe id
+	int                        home; // worker index it was planned on first
+	bool                       pinned;
+	int                        realtime;
+	fftd__shape                shape;
+	char                       algorithm[16];
+	fftd__cache_entry *_Atomic entries[FFTD_MAX_DEVICES];
+	_Atomic uint64_t           est_ns; // execution time, moving average
+	_Atomic int                refs;
+	_Atomic int                releases_left;
+	release_job                rel[FFTD_MAX_DEVICES];
+	fftd__handle              *next; // in the session's list
 };
 
 // A client's shared-memory buffer, mapped here and pinned for DMA.
@@ -109,8 +123,11 @@ struct fftd__session {
 		uint8_t  token[FFTD__FDSOCK_TOKEN];
 		uint64_t bytes;
 	} pending[MAX_PENDING_TOKENS];
-	int            npending;
-	fftd__session *next;
+	int               npending;
+	double            weight;
+	uint64_t          queued_bytes; // inline input of executions in flight
+	fftd_client_stats st;           // counters (server lock)
+	fftd__session    *next;
 };
 
 struct fftd__server {
@@ -140,6 +157,10 @@ struct fftd__server {
 	// counters
 	_Atomic uint64_t n_sessions, n_plans, n_requests, n_errors;
 	_Atomic uint64_t n_bytes_in, n_bytes_out, n_executes;
+	_Atomic uint64_t n_canceled, n_expired;
+	// busy-fraction windows per worker (server lock)
+	uint64_t mark_ns[FFTD_MAX_DEVICES], mark_busy[FFTD_MAX_DEVICES];
+	double   busy_frac[FFTD_MAX_DEVICES];
 };
 
 typedef struct plan_job {
@@ -149,28 +170,47 @@ typedef struct plan_job {
 } plan_job;
 
 typedef struct exec_job {
-	fftd__job     job;
+	fftd__job     job; // must be first
 	fftd__ctx    *ctx;
 	fftd__handle *h;
 	nng_msg      *req;
 	void         *payload;    // inline input, or NULL
 	fftd__shbuf  *inb, *outb; // shared buffers, or NULL
 	uint64_t      in_off, out_off;
+	uint64_t      inline_bytes; // counted in the session's queued_bytes
+	uint64_t      deadline_us;
+	bool          moved; // re-posted to the plan's home device
 } exec_job;
 
 // --- replies -----------------------------------------------------------------
 
 static void ctx_send(fftd__ctx *c, nng_msg *m);
 
+static fftd__session *find_session(fftd__server *s, uint32_t p);
+
+// count_reply counts an answer in the daemon's and its client's totals.
+static void
+count_reply(fftd__server *s, uint32_t pipe, int status)
+{
+	atomic_fetch_add(&s->n_requests, 1);
+	if (status != FFTD_OK) {
+		atomic_fetch_add(&s->n_errors, 1);
+	}
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, pipe);
+	if (ss != NULL) {
+		ss->st.requests++;
+		ss->st.errors += status != FFTD_OK;
+	}
+	pthread_mutex_unlock(&s->mtx);
+}
+
 static void
 ctx_reply(
     fftd__ctx *c, Fftd__Wire__Reply *r, uint64_t payload_len, void **payload)
 {
 	nng_msg *m;
-	atomic_fetch_add(&c->srv->n_requests, 1);
-	if (r->status != FFTD_OK) {
-		atomic_fetch_add(&c->srv->n_errors, 1);
-	}
+	count_reply(c->srv, c->pipe, r->status);
 	if (fftd__msg_build(&m, &r->base, payload_len, payload) != FFTD_OK) {
 		// Out of memory even for the reply: answer without the body so
 		// the client learns why instead of timing out.
@@ -223,29 +263,40 @@ find_session(fftd__server *s, uint32_t p)
 static void
 release_job_run(fftd__worker *w, fftd__job *job)
 {
-	fftd__handle *h = (fftd__handle *) job;
-	if (h->entry != NULL) {
-		fftd__cache_release(fftd__worker_cache(w), h->entry);
+	release_job  *rj = (release_job *) job;
+	fftd__handle *h  = rj->h;
+	fftd__cache_release(
+	    fftd__worker_cache(w), atomic_load(&h->entries[rj->wi]));
+	if (atomic_fetch_sub(&h->releases_left, 1) == 1) {
+		free(h);
 	}
-	free(h);
 }
 
-// handle_unref drops one reference; the last one releases the cache entry
-// on the worker's thread (directly when already there).
+// handle_unref drops one reference; the last one gives the plan's cache
+// entries back, each on its own worker's thread.
 static void
-handle_unref(fftd__server *s, fftd__handle *h, bool on_worker)
+handle_unref(fftd__server *s, fftd__handle *h)
 {
 	if (atomic_fetch_sub(&h->refs, 1) != 1) {
 		return;
 	}
 	atomic_fetch_sub(&s->n_plans, 1);
-	if (h->entry == NULL) {
+	int n = 0;
+	for (int i = 0; i < s->nworkers; i++) {
+		n += atomic_load(&h->entries[i]) != NULL;
+	}
+	if (n == 0) {
 		free(h);
-	} else if (on_worker) {
-		release_job_run(h->worker, &h->release_job);
-	} else {
-		h->release_job.fn = release_job_run;
-		fftd__worker_post(h->worker, &h->release_job);
+		return;
+	}
+	atomic_store(&h->releases_left, n);
+	for (int i = 0; i < s->nworkers; i++) {
+		if (atomic_load(&h->entries[i]) != NULL) {
+			h->rel[i].job.fn = release_job_run;
+			h->rel[i].h      = h;
+			h->rel[i].wi     = i;
+			fftd__worker_post(s->workers[i], &h->rel[i].job);
+		}
 	}
 }
 
@@ -303,10 +354,15 @@ session_close(fftd__server *s, uint32_t pipe)
 	if (ss == NULL) {
 		return;
 	}
+	// Queued work of a client that is gone is dropped, not run.
+	int nq = 0;
+	for (int i = 0; i < s->nworkers; i++) {
+		nq += fftd__worker_cancel(s->workers[i], pipe, 0, FFTD_ECLOSED);
+	}
 	int n = 0, nb = 0;
 	for (fftd__handle *h = ss->plans, *next; h != NULL; h = next) {
 		next = h->next;
-		handle_unref(s, h, false);
+		handle_unref(s, h);
 		n++;
 	}
 	for (fftd__shbuf *b = ss->bufs, *next; b != NULL; b = next) {
@@ -321,8 +377,8 @@ session_close(fftd__server *s, uint32_t pipe)
 	    = { f_client, f_pid, "FFTD_EVENT=disconnect", NULL };
 	fftd__log_fields(FFTD_LOG_INFO, fields,
 	    "client %u (pid %" PRIu64 ") disconnected; %d plan(s), %d "
-	    "buffer(s) released",
-	    pipe, ss->pid, n, nb);
+	    "buffer(s) released, %d queued execution(s) dropped",
+	    pipe, ss->pid, n, nb, nq);
 	free(ss);
 	atomic_fetch_sub(&s->n_sessions, 1);
 }
@@ -335,6 +391,12 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 	if (ev == NNG_PIPE_EV_ADD_PRE) {
 		if (atomic_load(&s->stopping)) {
 			nng_pipe_close(p); // shutting down: no new clients
+			return;
+		}
+		char why[160];
+		if (!fftd__remote_allowed(p, &s->cfg, why, sizeof(why))) {
+			fftd__log(FFTD_LOG_WARN, "connection refused: %s", why);
+			nng_pipe_close(p);
 			return;
 		}
 		// The session must exist before the pipe's first request: NNG
@@ -355,6 +417,8 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 		    && nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &ss->uid)
 		        == 0;
 		pthread_mutex_lock(&s->mtx);
+		ss->weight
+		    = ss->ipc ? fftd__config_weight(&s->cfg, ss->uid) : 1.0;
 		ss->next    = s->sessions;
 		s->sessions = ss;
 		pthread_mutex_unlock(&s->mtx);
@@ -416,8 +480,12 @@ plan_job_run(fftd__worker *w, fftd__job *job)
 	char          msg[512] = "";
 	free(pj);
 
+	fftd__cache_entry *e = NULL;
 	int rv = fftd__cache_acquire(fftd__worker_cache(w), &h->shape,
-	    h->algorithm, &h->entry, msg, sizeof(msg));
+	    h->algorithm, &e, msg, sizeof(msg));
+	if (rv == FFTD_OK) {
+		atomic_store(&h->entries[h->home], e);
+	}
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = find_session(s, h->pipe);
 	if (rv == FFTD_OK && ss != NULL) {
@@ -435,7 +503,7 @@ plan_job_run(fftd__worker *w, fftd__job *job)
 	uint64_t out_bytes = h->shape.out.bytes;
 	char     alg[16];
 	memcpy(alg, h->algorithm, sizeof(alg));
-	handle_unref(s, h, true);
+	handle_unref(s, h);
 	if (rv != FFTD_OK) {
 		ctx_reply_error(c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
 	} else if (ss == NULL) {
@@ -478,13 +546,23 @@ handle_plan_create(
 		ctx_reply_error(c, rv, "%s", msg);
 		return;
 	}
-	// Device: the one asked for, else the least loaded.
-	fftd__worker *w = NULL;
+	if (d.priority != FFTD_PRIORITY_BATCH
+	    && d.priority != FFTD_PRIORITY_REALTIME) {
+		ctx_reply_error(c, FFTD_EINVAL,
+		    "priority = %d: must be batch (0) or realtime (1)",
+		    (int) d.priority);
+		return;
+	}
+	// Device: the one asked for, else the least loaded (executions may
+	// later run on other devices; this is where it is planned first).
+	fftd__worker *w    = NULL;
+	int           home = 0;
 	if (d.device >= 0) {
 		for (int i = 0; i < s->nworkers; i++) {
 			if (fftd__worker_device(s->workers[i])->index
 			    == d.device) {
-				w = s->workers[i];
+				w    = s->workers[i];
+				home = i;
 			}
 		}
 		if (w == NULL) {
@@ -500,9 +578,14 @@ handle_plan_create(
 	} else {
 		w = s->workers[0];
 		for (int i = 1; i < s->nworkers; i++) {
-			if (fftd__worker_load(s->workers[i])
-			    < fftd__worker_load(w)) {
-				w = s->workers[i];
+			if (fftd__worker_backlog_ns(s->workers[i])
+			        < fftd__worker_backlog_ns(w)
+			    || (fftd__worker_backlog_ns(s->workers[i])
+			            == fftd__worker_backlog_ns(w)
+			        && fftd__worker_load(s->workers[i])
+			            < fftd__worker_load(w))) {
+				w    = s->workers[i];
+				home = i;
 			}
 		}
 	}
@@ -541,10 +624,12 @@ handle_plan_create(
 		}
 		return;
 	}
-	h->id     = atomic_fetch_add(&s->next_plan_id, 1);
-	h->pipe   = pipe;
-	h->worker = w;
-	h->shape  = sh;
+	h->id       = atomic_fetch_add(&s->next_plan_id, 1);
+	h->pipe     = pipe;
+	h->home     = home;
+	h->pinned   = d.device >= 0;
+	h->realtime = d.priority == FFTD_PRIORITY_REALTIME;
+	h->shape    = sh;
 	memcpy(h->algorithm, alg, sizeof(alg));
 	atomic_store(&h->refs, 1); // the job's reference
 	atomic_fetch_add(&s->n_plans, 1);
@@ -554,11 +639,135 @@ handle_plan_create(
 	fftd__worker_post(w, &pj->job);
 }
 
+// worker_index is w's position in s->workers.
+static int
+worker_index(fftd__server *s, fftd__worker *w)
+{
+	for (int i = 0; i < s->nworkers; i++) {
+		if (s->workers[i] == w) {
+			return i;
+		}
+	}
+	return 0;
+}
+
+// exec_cost_guess is the expected device time of one execution of h: its
+// measured average, else a guess from its bytes (10 GB/s).
+static uint64_t
+exec_cost_guess(const fftd__handle *h)
+{
+	uint64_t est = atomic_load(&((fftd__handle *) h)->est_ns);
+	if (est != 0) {
+		return est;
+	}
+	return (h->shape.in.bytes + h->shape.out.bytes) / 10 + 1000;
+}
+
+// place picks the worker for an execution of h: its home when pinned, else
+// the one whose queued work ends first, counting a planning cost where the
+// plan is not made yet.
+static int
+place(fftd__server *s, const fftd__handle *h)
+{
+	if (h->pinned || s->nworkers == 1) {
+		return h->home;
+	}
+	uint64_t cost = exec_cost_guess(h);
+	int      best = h->home;
+	uint64_t bval = UINT64_MAX;
+	for (int i = 0; i < s->nworkers; i++) {
+		uint64_t v = fftd__worker_backlog_ns(s->workers[i]) + cost;
+		if (atomic_load(&((fftd__handle *) h)->entries[i]) == NULL) {
+			v += 2000000 + cost; // planning there first
+		}
+		if (v < bval) {
+			bval = v;
+			best = i;
+		}
+	}
+	return best;
+}
+
 static bool
 overlaps(const void *a, uint64_t alen, const void *b, uint64_t blen)
 {
 	uintptr_t x = (uintptr_t) a, y = (uintptr_t) b;
 	return x < y + blen && y < x + alen;
+}
+
+// exec_settle takes an execution off its client's books (in flight,
+// queued bytes) and records how it went, before it is answered, so the
+// client sees settled counts. status is FFTD_OK for an execution that ran.
+static void
+exec_settle(fftd__server *s, const exec_job *ej, int status, uint64_t queue_ns,
+    uint64_t device_ns)
+{
+	const fftd__shape *sh = &ej->h->shape;
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, ej->h->pipe);
+	if (ss != NULL) {
+		ss->st.inflight--;
+		ss->queued_bytes -= ej->inline_bytes;
+		if (status == FFTD_OK) {
+			double q = (double) queue_ns * 1e-9;
+			double d = (double) device_ns * 1e-9;
+			ss->st.executes++;
+			ss->st.bytes_in += sh->in.bytes;
+			ss->st.bytes_out += sh->out.bytes;
+			ss->st.queue_seconds += q;
+			ss->st.device_seconds += d;
+			ss->st.queue_hist[fftd__hist_bucket(q)]++;
+			ss->st.device_hist[fftd__hist_bucket(d)]++;
+		} else if (status == FFTD_ECANCELED || status == FFTD_ECLOSED) {
+			ss->st.canceled++;
+		} else if (status == FFTD_EDEADLINE) {
+			ss->st.expired++;
+		}
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (status == FFTD_ECANCELED || status == FFTD_ECLOSED) {
+		atomic_fetch_add(&s->n_canceled, 1);
+	} else if (status == FFTD_EDEADLINE) {
+		atomic_fetch_add(&s->n_expired, 1);
+	}
+}
+
+// exec_job_drop answers an execution that will not run (worker.h).
+static void
+exec_job_drop(fftd__worker *w, fftd__job *job, int status)
+{
+	(void) w;
+	exec_job     *ej     = (exec_job *) job;
+	fftd__ctx    *c      = ej->ctx;
+	fftd__server *s      = c->srv;
+	uint64_t      waited = (fftd__now_ns() - job->enqueue_ns) / 1000;
+	exec_settle(s, ej, status, 0, 0);
+	nng_msg_free(ej->req);
+	handle_unref(s, ej->h);
+	shbuf_unref(s, ej->inb);
+	shbuf_unref(s, ej->outb);
+	uint64_t deadline_us = ej->deadline_us;
+	free(ej);
+	switch (status) {
+	case FFTD_EDEADLINE:
+		ctx_reply_error(c, status,
+		    "deadline of %" PRIu64 " us passed before the transform "
+		    "could start (queued %" PRIu64 " us behind earlier work)",
+		    deadline_us, waited);
+		break;
+	case FFTD_ECANCELED:
+		ctx_reply_error(c, status,
+		    "canceled by the client before it "
+		    "started");
+		break;
+	case FFTD_ECLOSED:
+		ctx_reply_error(c, status, "client went away");
+		break;
+	default:
+		ctx_reply_error(
+		    c, status, "not run: %s", fftd_strerror(status));
+		break;
+	}
 }
 
 static void
@@ -568,7 +777,6 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	fftd__handle       *h   = ej->h;
 	fftd__ctx          *c   = ej->ctx;
 	fftd__server       *s   = c->srv;
-	nng_msg            *req = ej->req;
 	fftd__shbuf        *inb = ej->inb, *outb = ej->outb;
 	const fftd__shape  *sh  = &h->shape;
 	const fftd__device *dev = fftd__worker_device(w);
@@ -579,7 +787,8 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	void    *out      = NULL;
 	char     msg[512] = "";
 	int      rv       = FFTD_OK;
-	free(ej);
+	uint64_t t_start = fftd__now_ns(), t_exec = 0;
+	int      wi = worker_index(s, w);
 
 	pthread_mutex_lock(&s->mtx);
 	bool alive = find_session(s, h->pipe) != NULL;
@@ -589,6 +798,27 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		rv = FFTD_ECLOSED;
 		snprintf(msg, sizeof(msg), "client went away");
 		goto done;
+	}
+	fftd__cache_entry *entry = atomic_load(&h->entries[wi]);
+	if (entry == NULL) {
+		// First execution of this plan on this device: plan it here.
+		rv = fftd__cache_acquire(fftd__worker_cache(w), sh,
+		    h->algorithm, &entry, msg, sizeof(msg));
+		if (rv != FFTD_OK && !ej->moved && wi != h->home) {
+			// This device cannot take it (memory): the plan's
+			// home device can, as it planned it.
+			fftd__log(FFTD_LOG_DEBUG,
+			    "plan %" PRIu64 " cannot be made on %s (%s); "
+			    "running it on its home device",
+			    h->id, dev->name, msg);
+			ej->moved = true;
+			fftd__worker_post(s->workers[h->home], &ej->job);
+			return;
+		}
+		if (rv != FFTD_OK) {
+			goto done;
+		}
+		atomic_store(&h->entries[wi], entry);
 	}
 	if (inb != NULL
 	    && (dev->backend->aligned_input
@@ -635,12 +865,17 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		    sh->out.bytes);
 		goto done;
 	}
-	rv = dev->backend->execute((fftd__device *) dev,
-	    fftd__cache_plan(h->entry), sh, in, out, msg, sizeof(msg));
+	uint64_t t0 = fftd__now_ns();
+	rv          = dev->backend->execute((fftd__device *) dev,
+	             fftd__cache_plan(entry), sh, in, out, msg, sizeof(msg));
+	t_exec      = fftd__now_ns() - t0;
 	if (rv == FFTD_OK && tmp_out != NULL) {
 		fftd__side_copy(dst, tmp_out, &sh->out, sh->rank, sh->batch);
 	}
-	if (rv != FFTD_OK) {
+	if (rv == FFTD_OK) {
+		uint64_t est = atomic_load(&h->est_ns);
+		atomic_store(&h->est_ns, est ? (3 * est + t_exec) / 4 : t_exec);
+	} else {
 		char f_dev[80], f_err[48];
 		snprintf(f_dev, sizeof(f_dev), "FFTD_DEVICE=%s", dev->name);
 		snprintf(
@@ -652,12 +887,15 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		    fftd_err_name(rv), msg);
 	}
 done:
-	nng_msg_free(req);
+	exec_settle(s, ej, rv, t_start - job->enqueue_ns, t_exec);
+	nng_msg_free(ej->req);
+	free(ej);
 	free(tmp_in);
 	free(tmp_out);
 	uint64_t out_bytes = sh->out.bytes;
+	uint32_t pipe      = h->pipe;
 	// References go before the answer, so the client sees settled counts.
-	handle_unref(s, h, true);
+	handle_unref(s, h);
 	shbuf_unref(s, inb);
 	shbuf_unref(s, outb);
 	if (rv != FFTD_OK) {
@@ -668,7 +906,7 @@ done:
 	} else {
 		atomic_fetch_add(&s->n_executes, 1);
 		atomic_fetch_add(&s->n_bytes_out, out_bytes);
-		atomic_fetch_add(&s->n_requests, 1);
+		count_reply(s, pipe, FFTD_OK);
 		ctx_send(c, m);
 	}
 }
@@ -779,25 +1017,72 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 		rv = FFTD_ENOMEM;
 		snprintf(msg, sizeof(msg), "daemon out of memory");
 	}
-	if (rv != FFTD_OK) {
-		handle_unref(s, h, false);
-		shbuf_unref(s, inb);
-		shbuf_unref(s, outb);
-		nng_msg_free(req);
-		ctx_reply_error(c, rv, "%s", msg);
-		return;
+	if (rv == FFTD_OK) {
+		int wi              = place(s, h);
+		ej->job.fn          = exec_job_run;
+		ej->job.drop        = exec_job_drop;
+		ej->job.flow        = pipe;
+		ej->job.realtime    = h->realtime;
+		ej->job.tag         = ex->tag;
+		ej->job.cost_ns     = exec_cost_guess(h);
+		ej->job.deadline_ns = ex->deadline_us == 0 ? 0
+		                                           : fftd__now_ns()
+		        + (ex->deadline_us > UINT64_MAX / 4000
+		                ? UINT64_MAX / 4
+		                : ex->deadline_us * 1000);
+		ej->ctx             = c;
+		ej->h               = h;
+		ej->req             = req;
+		ej->payload         = f->payload;
+		ej->inb             = inb;
+		ej->outb            = outb;
+		ej->in_off          = ex->in_offset;
+		ej->out_off         = ex->out_offset;
+		ej->inline_bytes    = f->payload_len;
+		ej->deadline_us     = ex->deadline_us;
+		// Admission and the post happen under the server lock, so a
+		// client that disconnects now either finds the job queued (and
+		// drops it) or the job finds no session.
+		pthread_mutex_lock(&s->mtx);
+		ss = find_session(s, pipe);
+		if (ss == NULL) {
+			rv = FFTD_ECLOSED;
+			snprintf(msg, sizeof(msg), "client went away");
+		} else if (ss->st.inflight >= s->cfg.max_inflight_per_client) {
+			rv = FFTD_ELIMIT;
+			snprintf(msg, sizeof(msg),
+			    "this connection has %u executions in flight, the "
+			    "limit (limits.max_inflight_per_client)",
+			    ss->st.inflight);
+		} else if (ss->st.inflight > 0
+		    && ss->queued_bytes + f->payload_len
+		        > s->cfg.max_queued_bytes_per_client) {
+			rv = FFTD_ELIMIT;
+			snprintf(msg, sizeof(msg),
+			    "this connection has %" PRIu64
+			    " input bytes queued; %" PRIu64
+			    " more exceed the limit %" PRIu64
+			    " (limits.max_queued_bytes_per_client)",
+			    ss->queued_bytes, f->payload_len,
+			    s->cfg.max_queued_bytes_per_client);
+		} else {
+			ss->st.inflight++;
+			ss->queued_bytes += f->payload_len;
+			ej->job.weight = ss->weight;
+			atomic_fetch_add(&s->n_bytes_in, sh->in.bytes);
+			fftd__worker_post(s->workers[wi], &ej->job);
+		}
+		pthread_mutex_unlock(&s->mtx);
+		if (rv == FFTD_OK) {
+			return;
+		}
+		free(ej);
 	}
-	atomic_fetch_add(&s->n_bytes_in, sh->in.bytes); // inline or shared
-	ej->job.fn  = exec_job_run;
-	ej->ctx     = c;
-	ej->h       = h;
-	ej->req     = req;
-	ej->payload = f->payload;
-	ej->inb     = inb;
-	ej->outb    = outb;
-	ej->in_off  = ex->in_offset;
-	ej->out_off = ex->out_offset;
-	fftd__worker_post(h->worker, &ej->job);
+	handle_unref(s, h);
+	shbuf_unref(s, inb);
+	shbuf_unref(s, outb);
+	nng_msg_free(req);
+	ctx_reply_error(c, rv, "%s", msg);
 }
 
 // --- shared-memory buffers ---------------------------------------------------
@@ -1029,13 +1314,37 @@ handle_plan_destroy(
 		    pd->plan_id);
 		return;
 	}
-	handle_unref(s, h, false);
+	handle_unref(s, h);
 	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
 	ctx_reply(c, &r, 0, NULL);
 }
 
 static void
-handle_hello(fftd__ctx *c, const Fftd__Wire__Hello *hello)
+handle_cancel(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Cancel *cr)
+{
+	fftd__server *s = c->srv;
+	if (cr->tag == 0) {
+		ctx_reply_error(c, FFTD_EINVAL, "cancel needs a request tag");
+		return;
+	}
+	int n = 0;
+	for (int i = 0; i < s->nworkers; i++) {
+		n += fftd__worker_cancel(
+		    s->workers[i], pipe, cr->tag, FFTD_ECANCELED);
+	}
+	if (n == 0) {
+		ctx_reply_error(c, FFTD_EBUSY,
+		    "request %" PRIu64 " is not queued (started, answered or "
+		    "unknown)",
+		    cr->tag);
+		return;
+	}
+	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+	ctx_reply(c, &r, 0, NULL);
+}
+
+static void
+handle_hello(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Hello *hello)
 {
 	fftd__server *s = c->srv;
 	if (hello->protocol_version != FFTD_PROTOCOL_VERSION) {
@@ -1076,10 +1385,17 @@ handle_hello(fftd__ctx *c, const Fftd__Wire__Hello *hello)
 		}
 	}
 	pthread_mutex_lock(&s->mtx);
-	lm.max_request_bytes    = s->limits.max_request_bytes;
-	lm.max_rank             = s->limits.max_rank;
-	lm.max_batch            = s->limits.max_batch;
-	lm.max_plans_per_client = s->max_plans;
+	lm.max_request_bytes           = s->limits.max_request_bytes;
+	lm.max_rank                    = s->limits.max_rank;
+	lm.max_batch                   = s->limits.max_batch;
+	lm.max_plans_per_client        = s->max_plans;
+	lm.max_inflight_per_client     = s->cfg.max_inflight_per_client;
+	lm.max_queued_bytes_per_client = s->cfg.max_queued_bytes_per_client;
+	fftd__session *ss              = find_session(s, pipe);
+	if (ss != NULL && hello->client_name != NULL) {
+		snprintf(
+		    ss->st.name, sizeof(ss->st.name), "%s", hello->client_name);
+	}
 	pthread_mutex_unlock(&s->mtx);
 	hr.protocol_version = FFTD_PROTOCOL_VERSION;
 	hr.server_version   = FFTD_VERSION_STRING;
@@ -1099,10 +1415,31 @@ handle_hello(fftd__ctx *c, const Fftd__Wire__Hello *hello)
 static void
 handle_stats(fftd__ctx *c)
 {
-	fftd_stats st;
-	fftd__server_get_stats(c->srv, &st);
-	Fftd__Wire__Reply r   = FFTD__WIRE__REPLY__INIT;
-	Fftd__Wire__Stats ws  = FFTD__WIRE__STATS__INIT;
+	fftd_stats         st;
+	fftd_client_stats *cl  = NULL;
+	fftd_device_stats *dv  = NULL;
+	int                ncl = 0, ndv = 0;
+	if (fftd__server_snapshot(c->srv, &st, &cl, &ncl, &dv, &ndv)
+	    != FFTD_OK) {
+		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
+		return;
+	}
+	Fftd__Wire__Reply         r  = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__Stats         ws = FFTD__WIRE__STATS__INIT;
+	Fftd__Wire__ClientStats  *wc = calloc((size_t) ncl + 1, sizeof(*wc));
+	Fftd__Wire__ClientStats **pc = calloc((size_t) ncl + 1, sizeof(*pc));
+	Fftd__Wire__DeviceStats  *wd = calloc((size_t) ndv + 1, sizeof(*wd));
+	Fftd__Wire__DeviceStats **pd = calloc((size_t) ndv + 1, sizeof(*pd));
+	if (wc == NULL || pc == NULL || wd == NULL || pd == NULL) {
+		free(wc);
+		free(pc);
+		free(wd);
+		free(pd);
+		free(cl);
+		free(dv);
+		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
+		return;
+	}
 	ws.uptime_ms          = st.uptime_ms;
 	ws.sessions           = st.sessions;
 	ws.plans              = st.plans;
@@ -1117,9 +1454,70 @@ handle_stats(fftd__ctx *c)
 	ws.cache_entries      = st.cache_entries;
 	ws.cache_bytes        = st.cache_bytes;
 	ws.cache_budget_bytes = st.cache_budget_bytes;
-	r.body_case           = FFTD__WIRE__REPLY__BODY_STATS;
-	r.stats               = &ws;
+	ws.canceled           = st.canceled;
+	ws.expired            = st.expired;
+	for (int i = 0; i < ncl; i++) {
+		Fftd__Wire__ClientStats  w0 = FFTD__WIRE__CLIENT_STATS__INIT;
+		Fftd__Wire__ClientStats *w  = &wc[i];
+		fftd_client_stats       *x  = &cl[i];
+		*w                          = w0;
+		w->id                       = x->id;
+		w->pid                      = x->pid;
+		w->uid                      = x->uid;
+		w->name                     = x->name;
+		w->weight                   = x->weight;
+		w->requests                 = x->requests;
+		w->errors                   = x->errors;
+		w->executes                 = x->executes;
+		w->bytes_in                 = x->bytes_in;
+		w->bytes_out                = x->bytes_out;
+		w->canceled                 = x->canceled;
+		w->expired                  = x->expired;
+		w->inflight                 = x->inflight;
+		w->queued_bytes             = x->queued_bytes;
+		w->queue_seconds            = x->queue_seconds;
+		w->device_seconds           = x->device_seconds;
+		w->n_queue_hist             = FFTD_HIST_BUCKETS;
+		w->queue_hist               = x->queue_hist;
+		w->n_device_hist            = FFTD_HIST_BUCKETS;
+		w->device_hist              = x->device_hist;
+		pc[i]                       = w;
+	}
+	for (int i = 0; i < ndv; i++) {
+		Fftd__Wire__DeviceStats  w0 = FFTD__WIRE__DEVICE_STATS__INIT;
+		Fftd__Wire__DeviceStats *w  = &wd[i];
+		fftd_device_stats       *x  = &dv[i];
+		*w                          = w0;
+		w->index                    = (uint32_t) x->index;
+		w->name                     = x->name;
+		w->backend                  = x->backend;
+		w->memory_bytes             = x->memory_bytes;
+		w->memory_used_bytes        = x->memory_used_bytes;
+		w->busy_seconds             = x->busy_seconds;
+		w->busy_fraction            = x->busy_fraction;
+		w->queued                   = x->queued;
+		w->executes                 = x->executes;
+		w->cache_hits               = x->cache_hits;
+		w->cache_misses             = x->cache_misses;
+		w->cache_evictions          = x->cache_evictions;
+		w->cache_entries            = x->cache_entries;
+		w->cache_bytes              = x->cache_bytes;
+		w->cache_budget_bytes       = x->cache_budget_bytes;
+		pd[i]                       = w;
+	}
+	ws.n_clients = (size_t) ncl;
+	ws.clients   = pc;
+	ws.n_devices = (size_t) ndv;
+	ws.devices   = pd;
+	r.body_case  = FFTD__WIRE__REPLY__BODY_STATS;
+	r.stats      = &ws;
 	ctx_reply(c, &r, 0, NULL);
+	free(wc);
+	free(pc);
+	free(wd);
+	free(pd);
+	free(cl);
+	free(dv);
 }
 
 static void
@@ -1127,7 +1525,8 @@ handle_request(fftd__ctx *c, nng_msg *m)
 {
 	fftd__frame f;
 	uint32_t    pipe = (uint32_t) nng_pipe_id(nng_msg_get_pipe(m));
-	int         rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f);
+	c->pipe          = pipe;
+	int rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f);
 	if (rv != FFTD_OK) {
 		nng_msg_free(m);
 		ctx_reply_error(c, rv,
@@ -1157,7 +1556,7 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	switch (req->body_case) {
 	case FFTD__WIRE__REQUEST__BODY_HELLO:
 		nng_msg_free(m);
-		handle_hello(c, req->hello);
+		handle_hello(c, pipe, req->hello);
 		break;
 	case FFTD__WIRE__REQUEST__BODY_PING: {
 		nng_msg_free(m);
@@ -1191,6 +1590,10 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	case FFTD__WIRE__REQUEST__BODY_BUFFER_RELEASE:
 		nng_msg_free(m);
 		handle_buffer_release(c, pipe, req->buffer_release);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_CANCEL:
+		nng_msg_free(m);
+		handle_cancel(c, pipe, req->cancel);
 		break;
 	default:
 		nng_msg_free(m);
@@ -1320,6 +1723,12 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 			nng_listener_set_int(
 			    *l, NNG_OPT_IPC_PERMISSIONS, s->cfg.socket_mode);
 		}
+		if ((rv = fftd__remote_listener_setup(
+		         *l, url, &s->cfg, err, errlen))
+		    != FFTD_OK) {
+			nng_listener_close(*l);
+			return rv;
+		}
 		if ((rv = nng_listener_start(*l, 0)) != 0) {
 			snprintf(err, errlen, "cannot listen on %s: %s", url,
 			    nng_strerror(rv));
@@ -1446,12 +1855,20 @@ fftd__server_destroy(fftd__server *s)
 }
 
 void
-fftd__server_set_limits(
-    fftd__server *s, const fftd__limits *lim, uint32_t max_plans)
+fftd__server_reload(fftd__server *s, const fftd__config *fresh)
 {
 	pthread_mutex_lock(&s->mtx);
-	s->limits    = *lim;
-	s->max_plans = max_plans;
+	s->limits                          = fresh->limits;
+	s->max_plans                       = fresh->max_plans_per_client;
+	s->cfg.max_inflight_per_client     = fresh->max_inflight_per_client;
+	s->cfg.max_queued_bytes_per_client = fresh->max_queued_bytes_per_client;
+	memcpy(s->cfg.weights, fresh->weights, sizeof(s->cfg.weights));
+	s->cfg.nweights = fresh->nweights;
+	// New weights apply to the jobs clients send from now on.
+	for (fftd__session *ss = s->sessions; ss != NULL; ss = ss->next) {
+		ss->weight
+		    = ss->ipc ? fftd__config_weight(&s->cfg, ss->uid) : 1.0;
+	}
 	pthread_mutex_unlock(&s->mtx);
 }
 
@@ -1476,6 +1893,8 @@ fftd__server_get_stats(fftd__server *s, fftd_stats *st)
 	st->bytes_in  = atomic_load(&s->n_bytes_in);
 	st->bytes_out = atomic_load(&s->n_bytes_out);
 	st->executes  = atomic_load(&s->n_executes);
+	st->canceled  = atomic_load(&s->n_canceled);
+	st->expired   = atomic_load(&s->n_expired);
 	for (int i = 0; i < s->nworkers; i++) {
 		fftd__cache_stats cs;
 		fftd__cache_get_stats(fftd__worker_cache(s->workers[i]), &cs);
@@ -1486,4 +1905,87 @@ fftd__server_get_stats(fftd__server *s, fftd_stats *st)
 		st->cache_bytes += cs.bytes;
 		st->cache_budget_bytes += cs.budget;
 	}
+}
+
+int
+fftd__server_snapshot(fftd__server *s, fftd_stats *st,
+    fftd_client_stats **clients, int *nclients, fftd_device_stats **devices,
+    int *ndevices)
+{
+	*clients  = NULL;
+	*devices  = NULL;
+	*nclients = 0;
+	*ndevices = 0;
+	fftd__server_get_stats(s, st);
+	fftd_device_stats *dv = calloc((size_t) s->nworkers, sizeof(*dv));
+	if (dv == NULL) {
+		return FFTD_ENOMEM;
+	}
+	uint64_t now = fftd__now_ns();
+	pthread_mutex_lock(&s->mtx);
+	for (int i = 0; i < s->nworkers; i++) {
+		const fftd__device *d = fftd__worker_device(s->workers[i]);
+		fftd__worker_stats  ws;
+		fftd__cache_stats   cs;
+		fftd__worker_get_stats(s->workers[i], &ws);
+		fftd__cache_get_stats(fftd__worker_cache(s->workers[i]), &cs);
+		fftd_device_stats *x = &dv[i];
+		x->index             = d->index;
+		snprintf(x->name, sizeof(x->name), "%s", d->name);
+		snprintf(
+		    x->backend, sizeof(x->backend), "%s", d->backend->name);
+		x->memory_bytes       = d->memory_bytes;
+		x->memory_used_bytes  = ws.memory_used;
+		x->busy_seconds       = (double) ws.busy_ns * 1e-9;
+		x->queued             = (uint32_t) ws.queued;
+		x->executes           = ws.executes;
+		x->cache_hits         = cs.hits;
+		x->cache_misses       = cs.misses;
+		x->cache_evictions    = cs.evictions;
+		x->cache_entries      = cs.entries;
+		x->cache_bytes        = cs.bytes;
+		x->cache_budget_bytes = cs.budget;
+		// Busy share over a window of 1 to 10 s ending now.
+		if (s->mark_ns[i] == 0) {
+			s->mark_ns[i]   = fftd__now_ns() - 1;
+			s->mark_busy[i] = 0;
+		}
+		uint64_t span = now - s->mark_ns[i];
+		if (span >= 1000000000u) {
+			double f = (double) (ws.busy_ns - s->mark_busy[i])
+			    / (double) span;
+			s->busy_frac[i] = f > 1 ? 1 : f;
+			if (span >= 10000000000u) {
+				s->mark_ns[i]   = now;
+				s->mark_busy[i] = ws.busy_ns;
+			}
+		}
+		x->busy_fraction = s->busy_frac[i];
+	}
+	int n = 0;
+	for (fftd__session *ss = s->sessions; ss != NULL; ss = ss->next) {
+		n++;
+	}
+	fftd_client_stats *cl = n ? calloc((size_t) n, sizeof(*cl)) : NULL;
+	if (n != 0 && cl == NULL) {
+		pthread_mutex_unlock(&s->mtx);
+		free(dv);
+		return FFTD_ENOMEM;
+	}
+	int k = 0;
+	for (fftd__session *ss = s->sessions; ss != NULL; ss = ss->next) {
+		fftd_client_stats *x = &cl[k++];
+		*x                   = ss->st;
+		x->id                = ss->pipe;
+		x->pid               = ss->pid;
+		x->uid               = ss->uid;
+		x->weight            = ss->weight;
+		x->queued_bytes      = ss->queued_bytes;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	*clients  = cl;
+	*nclients = n;
+	*devices  = dv;
+	*ndevices = s->nworkers;
+	return FFTD_OK;
 }

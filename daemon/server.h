@@ -36,13 +36,22 @@ int fftd__server_drain(fftd__server *s, int timeout_ms);
 // stopping the workers.
 void fftd__server_destroy(fftd__server *s);
 
-// fftd__server_set_limits replaces the request limits (config reload).
-void fftd__server_set_limits(
-    fftd__server *s, const fftd__limits *lim, uint32_t max_plans);
+// fftd__server_reload applies what a config reload may change: request
+// limits, per-client limits and fair-share weights.
+void fftd__server_reload(fftd__server *s, const fftd__config *fresh);
 
 // fftd__server_get_stats fills *st with the counters of the server and of
 // every worker's plan cache.
 void fftd__server_get_stats(fftd__server *s, fftd_stats *st);
+
+// fftd__server_snapshot takes a consistent copy of every counter: the
+// daemon totals into *st, one entry per connected client into *clients
+// (malloc'd array of *nclients, the caller frees; NULL when none) and one
+// per device into *devices (malloc'd, *ndevices). Safe from any thread.
+// Returns FFTD_OK or FFTD_ENOMEM (nothing to free then).
+int fftd__server_snapshot(fftd__server *s, fftd_stats *st,
+    fftd_client_stats **clients, int *nclients, fftd_device_stats **devices,
+    int *ndevices);
 
 // fftd__server_inflight is the number of requests being worked on or
 // answered right now (the queue depth systemd's STATUS= line shows).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// worker.c — the per-device worker thread and its FIFO job queue.
+// worker.c — the per-device worker thread and its scheduler (worker.h).
 
 #include "worker.h"
 
@@ -14,6 +14,16 @@
 
 #include "log.h"
 
+// A flow: the queued client jobs of one connection in one class.
+typedef struct flow flow;
+struct flow {
+	uint32_t   id;
+	int        realtime;
+	double     vt;   // virtual time, ns of device time / weight
+	fftd__job *head; // NULL: idle
+	flow      *next;
+};
+
 struct fftd__worker {
 	fftd__device         dev;
 	fftd__backend_config cfg;
@@ -22,14 +32,75 @@ struct fftd__worker {
 	pthread_t            thread;
 	pthread_mutex_t      mtx;
 	pthread_cond_t       cv;
-	fftd__job           *head, *tail;
+	fftd__job           *head, *tail; // control jobs
+	flow                *flows;       // flows of live connections
+	double               vtime[2];    // per class: virtual time now
 	_Atomic size_t       load;
+	_Atomic uint64_t     backlog_ns;
+	_Atomic uint64_t     busy_ns, executes, memory_used;
 	bool                 stopping;
 	// start-up handshake
 	bool open_done;
 	int  open_rv;
 	char open_msg[256];
 };
+
+uint64_t
+fftd__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static double
+job_weight(const fftd__job *job)
+{
+	return job->weight > 0 ? job->weight : 1.0;
+}
+
+// find_flow returns flow (id, realtime) or NULL (worker lock held).
+static flow *
+find_flow(fftd__worker *w, uint32_t id, int realtime)
+{
+	flow *f = w->flows;
+	while (f != NULL && (f->id != id || f->realtime != realtime)) {
+		f = f->next;
+	}
+	return f;
+}
+
+// next_job takes the next job to run (worker lock held): a control job,
+// else the head of the backlogged realtime flow with the least virtual
+// time, else the same among batch flows.
+static fftd__job *
+next_job(fftd__worker *w)
+{
+	if (w->head != NULL) {
+		fftd__job *job = w->head;
+		w->head        = job->next;
+		if (w->head == NULL) {
+			w->tail = NULL;
+		}
+		return job;
+	}
+	flow *best = NULL;
+	for (flow *f = w->flows; f != NULL; f = f->next) {
+		if (f->head != NULL
+		    && (best == NULL || f->realtime > best->realtime
+		        || (f->realtime == best->realtime
+		            && f->vt < best->vt))) {
+			best = f;
+		}
+	}
+	if (best == NULL) {
+		return NULL;
+	}
+	fftd__job *job           = best->head;
+	best->head               = job->next;
+	w->vtime[best->realtime] = best->vt; // the start tag in service
+	return job;
+}
 
 static void *
 worker_main(void *arg)
@@ -56,22 +127,55 @@ worker_main(void *arg)
 	}
 	for (;;) {
 		pthread_mutex_lock(&w->mtx);
-		while (w->head == NULL && !w->stopping) {
+		fftd__job *job;
+		while ((job = next_job(w)) == NULL && !w->stopping) {
 			pthread_cond_wait(&w->cv, &w->mtx);
 		}
-		fftd__job *job = w->head;
 		if (job == NULL) { // stopping and nothing left
 			pthread_mutex_unlock(&w->mtx);
 			break;
 		}
-		w->head = job->next;
-		if (w->head == NULL) {
-			w->tail = NULL;
-		}
 		pthread_mutex_unlock(&w->mtx);
 		job->next = NULL;
-		job->fn(w, job);
+		if (job->flow == 0) {
+			job->fn(w, job);
+			atomic_fetch_sub(&w->load, 1);
+			continue;
+		}
+		uint64_t cost   = job->cost_ns;
+		uint32_t id     = job->flow;
+		int      rt     = job->realtime != 0;
+		double   weight = job_weight(job);
+		uint64_t t0     = fftd__now_ns();
+		bool     ran = job->deadline_ns == 0 || t0 <= job->deadline_ns;
+		if (ran) {
+			job->fn(w, job);
+		} else {
+			job->drop(w, job, FFTD_EDEADLINE);
+		}
+		uint64_t dt = ran ? fftd__now_ns() - t0 : 0;
+		atomic_fetch_add(&w->busy_ns, dt);
+		atomic_fetch_add(&w->executes, ran);
+		if (w->dev.backend->memory_in_use != NULL) {
+			atomic_store(&w->memory_used,
+			    w->dev.backend->memory_in_use(&w->dev));
+		}
+		// Charge the measured time to the flow, unless its connection
+		// closed meanwhile (the job itself is freed by now: use the
+		// copies taken before it ran).
+		pthread_mutex_lock(&w->mtx);
+		flow *f = find_flow(w, id, rt);
+		if (f != NULL) {
+			f->vt += (double) dt / weight;
+		}
+		pthread_mutex_unlock(&w->mtx);
+		atomic_fetch_sub(&w->backlog_ns, cost);
 		atomic_fetch_sub(&w->load, 1);
+	}
+	while (w->flows != NULL) {
+		flow *f  = w->flows;
+		w->flows = f->next;
+		free(f);
 	}
 	fftd__cache_destroy(w->cache);
 	w->cache = NULL;
@@ -126,17 +230,93 @@ fftd__worker_start(fftd__worker **wp, const fftd__backend *be, int local,
 void
 fftd__worker_post(fftd__worker *w, fftd__job *job)
 {
-	job->next = NULL;
+	job->next       = NULL;
+	job->enqueue_ns = fftd__now_ns();
 	atomic_fetch_add(&w->load, 1);
 	pthread_mutex_lock(&w->mtx);
-	if (w->tail) {
-		w->tail->next = job;
-	} else {
-		w->head = job;
+	if (job->flow == 0) {
+		if (w->tail) {
+			w->tail->next = job;
+		} else {
+			w->head = job;
+		}
+		w->tail = job;
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mtx);
+		return;
 	}
-	w->tail = job;
+	atomic_fetch_add(&w->backlog_ns, job->cost_ns);
+	int   rt = job->realtime != 0;
+	flow *f  = find_flow(w, job->flow, rt);
+	if (f == NULL && (f = calloc(1, sizeof(*f))) != NULL) {
+		f->id       = job->flow;
+		f->realtime = rt;
+		f->next     = w->flows;
+		w->flows    = f;
+	}
+	if (f == NULL) {
+		// No memory for a flow: the job still runs, as control work.
+		job->flow = 0;
+		if (w->tail) {
+			w->tail->next = job;
+		} else {
+			w->head = job;
+		}
+		w->tail = job;
+	} else {
+		if (f->head == NULL && f->vt < w->vtime[rt]) {
+			// Back from idle: no credit for the time away.
+			f->vt = w->vtime[rt];
+		}
+		fftd__job **pp = &f->head; // FIFO within a flow
+		while (*pp != NULL) {
+			pp = &(*pp)->next;
+		}
+		*pp = job;
+	}
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mtx);
+}
+
+int
+fftd__worker_cancel(fftd__worker *w, uint32_t flow_id, uint64_t tag, int status)
+{
+	fftd__job *dropped = NULL, **dtail = &dropped;
+	pthread_mutex_lock(&w->mtx);
+	for (flow **fp = &w->flows; *fp != NULL;) {
+		flow *f = *fp;
+		if (f->id != flow_id) {
+			fp = &f->next;
+			continue;
+		}
+		for (fftd__job **pp = &f->head; *pp != NULL;) {
+			fftd__job *j = *pp;
+			if (tag == 0 || j->tag == tag) {
+				*pp     = j->next;
+				j->next = NULL;
+				*dtail  = j;
+				dtail   = &j->next;
+			} else {
+				pp = &j->next;
+			}
+		}
+		if (tag == 0) { // the connection is gone: forget its flow
+			*fp = f->next;
+			free(f);
+		} else {
+			fp = &f->next;
+		}
+	}
+	pthread_mutex_unlock(&w->mtx);
+	int n = 0;
+	for (fftd__job *j = dropped, *next; j != NULL; j = next) {
+		next = j->next;
+		atomic_fetch_sub(&w->backlog_ns, j->cost_ns);
+		j->drop(w, j, status);
+		atomic_fetch_sub(&w->load, 1);
+		n++;
+	}
+	return n;
 }
 
 typedef struct call_job {
@@ -223,4 +403,20 @@ size_t
 fftd__worker_load(const fftd__worker *w)
 {
 	return atomic_load(&((fftd__worker *) w)->load);
+}
+
+uint64_t
+fftd__worker_backlog_ns(const fftd__worker *w)
+{
+	return atomic_load(&((fftd__worker *) w)->backlog_ns);
+}
+
+void
+fftd__worker_get_stats(const fftd__worker *cw, fftd__worker_stats *st)
+{
+	fftd__worker *w = (fftd__worker *) cw;
+	st->busy_ns     = atomic_load(&w->busy_ns);
+	st->executes    = atomic_load(&w->executes);
+	st->memory_used = atomic_load(&w->memory_used);
+	st->queued      = atomic_load(&w->load);
 }

@@ -2,8 +2,20 @@
 //
 // worker.h — PRIVATE to fftd. One worker thread per device: it opens the
 // device (and so owns its CUDA context, streams and FFTW planner use), owns
-// the device's plan cache, and runs the jobs posted to it one at a time in
-// order. Everything that touches a backend or a plan cache runs here.
+// the device's plan cache, and runs the jobs posted to it one at a time.
+// Everything that touches a backend or a plan cache runs here.
+//
+// The worker is also the device's scheduler. Control jobs (planning, plan
+// and buffer release, calls) run first, in order. Client work is queued
+// per flow (one client connection in one priority class): realtime flows
+// are served before batch flows, and within a class the backlogged flow
+// with the least virtual time goes next, a flow's virtual time advancing by
+// the device time its jobs used divided by its weight. That is start-time
+// fair queueing (Goyal, Vin, Cheng, SIGCOMM 1996) with the cost of each job
+// charged after it ran, so flows share measured device time in proportion
+// to their weights whatever their request sizes; a flow that empties and
+// comes back starts at the class's current virtual time, so idling earns
+// no credit. Jobs past their deadline are dropped instead of started.
 
 #ifndef FFTD_DAEMON_WORKER_H
 #define FFTD_DAEMON_WORKER_H
@@ -20,11 +32,30 @@ typedef struct fftd__job    fftd__job;
 // fftd__job_fn runs a job on the worker's thread; it owns the job then.
 typedef void (*fftd__job_fn)(fftd__worker *w, fftd__job *job);
 
-// fftd__job is embedded at the start of each kind of job.
+// fftd__job_drop_fn disposes of a job that will not run (canceled,
+// expired, its client gone, or the worker stopping with status
+// FFTD_ESHUTDOWN): it must answer and free it. It runs on the thread that
+// dropped the job, with no worker lock held.
+typedef void (*fftd__job_drop_fn)(fftd__worker *w, fftd__job *job, int status);
+
+// fftd__job is embedded at the start of each kind of job. Control jobs
+// leave the scheduling fields zero.
 struct fftd__job {
 	fftd__job_fn fn;
 	fftd__job   *next;
+	// scheduling (client work): flow != 0
+	fftd__job_drop_fn drop;
+	uint32_t          flow;        // client connection id (NNG pipe)
+	int               realtime;    // priority class
+	double            weight;      // the flow's weight (> 0)
+	uint64_t          tag;         // client's request tag, 0: none
+	uint64_t          deadline_ns; // CLOCK_MONOTONIC start limit, 0: none
+	uint64_t          enqueue_ns;  // when it was posted (set by post)
+	uint64_t          cost_ns;     // expected device time (placement)
 };
+
+// fftd__now_ns is CLOCK_MONOTONIC in nanoseconds.
+uint64_t fftd__now_ns(void);
 
 // fftd__worker_start starts the worker of device `local` of backend be,
 // known to clients as device `index`, and waits until the device is open.
@@ -36,6 +67,12 @@ int fftd__worker_start(fftd__worker **wp, const fftd__backend *be, int local,
 // fftd__worker_post queues a job (never fails; the job's memory is the
 // caller's to provide and the job function's to free).
 void fftd__worker_post(fftd__worker *w, fftd__job *job);
+
+// fftd__worker_cancel drops the queued client jobs of flow whose tag is tag
+// (every job of the flow when tag is 0), calling their drop functions with
+// status on the caller's thread. Returns how many were dropped.
+int fftd__worker_cancel(
+    fftd__worker *w, uint32_t flow, uint64_t tag, int status);
 
 // fftd__worker_call runs fn(w, arg) on the worker's thread, after the jobs
 // queued before it, and returns its result (blocking the caller).
@@ -56,8 +93,22 @@ const fftd__device *fftd__worker_device(const fftd__worker *w);
 // worker's own thread, except fftd__cache_get_stats).
 fftd__cache *fftd__worker_cache(fftd__worker *w);
 
-// fftd__worker_load is the number of jobs queued or running, for placing
-// new plans on the least-loaded device.
+// fftd__worker_load is the number of jobs queued or running.
 size_t fftd__worker_load(const fftd__worker *w);
+
+// fftd__worker_backlog_ns is the expected device time of the client jobs
+// queued or running (the sum of their cost_ns), for placing executions on
+// the least-loaded device.
+uint64_t fftd__worker_backlog_ns(const fftd__worker *w);
+
+// fftd__worker_stats is what the worker measured.
+typedef struct fftd__worker_stats {
+	uint64_t busy_ns;     // device time of client jobs, total
+	uint64_t executes;    // client jobs run
+	uint64_t memory_used; // bytes the backend holds (after the last job)
+	size_t   queued;      // jobs queued or running
+} fftd__worker_stats;
+
+void fftd__worker_get_stats(const fftd__worker *w, fftd__worker_stats *st);
 
 #endif // FFTD_DAEMON_WORKER_H

@@ -1337,6 +1337,13 @@ cuda_host_unregister(fftd__device *dev, void *addr)
 	}
 }
 
+static uint64_t
+cuda_memory_in_use(fftd__device *dev)
+{
+	cuda_state *st = dev->state;
+	return st->plan_bytes + st->pipe_bytes + st->d_in.cap + st->d_out.cap;
+}
+
 const fftd__backend fftd__backend_cuda = {
 	.name            = "cuda",
 	.algorithms      = cuda_algorithms,
@@ -1348,4 +1355,5 @@ const fftd__backend fftd__backend_cuda = {
 	.destroy         = cuda_destroy,
 	.host_register   = cuda_host_register,
 	.host_unregister = cuda_host_unregister,
+	.memory_in_use   = cuda_memory_in_use,
 };

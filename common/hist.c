@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+//
+// hist.c — the bucket bounds of the daemon's latency histograms, shared by
+// the daemon (which fills them) and libfftd (which reads them).
+
+#include <math.h>
+
+#include "fftd.h"
+#include "wire.h"
+
+// 1-2.5-5 steps from 10 µs to 10 s, as Prometheus client libraries use.
+static const double bounds[FFTD_HIST_BUCKETS - 1]
+    = { 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
+	      2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
+
+double
+fftd_hist_bound(int i)
+{
+	if (i < 0 || i >= FFTD_HIST_BUCKETS - 1) {
+		return INFINITY;
+	}
+	return bounds[i];
+}
+
+int
+fftd__hist_bucket(double seconds)
+{
+	int i = 0;
+	while (i < FFTD_HIST_BUCKETS - 1 && seconds > bounds[i]) {
+		i++;
+	}
+	return i;
+}

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: MIT
+//
+// test_scheduler.c — the scheduler seen through a real `fftd --backend fftw`
+// (one FFTW thread, [limits] max_inflight_per_client = 3) and libfftd:
+//   - cancellation: of two long executions queued on one connection, a
+//     cancel of the running one is FFTD_EBUSY and it completes normally; a
+//     cancel of the queued one drops it (FFTD_ECANCELED) and the daemon's
+//     canceled counters say 1;
+//   - deadlines: behind a long execution, a request with a 1 ms deadline is
+//     answered FFTD_EDEADLINE without running and one with a 60 s deadline
+//     runs; the expired counters say 1;
+//   - in-flight limit: libfftd holds submissions beyond the daemon's limit
+//     (8 submitted at once all succeed, each checked against the FFTW long
+//     double reference), while a raw connection that sends 4 executions at
+//     once gets exactly one FFTD_ELIMIT;
+//   - a client that dies with work queued: its queued executions are
+//     dropped (canceled counter), its session ends, the daemon serves on;
+//   - per-client and per-device statistics match what this test did;
+//   - a plan with an unknown priority is FFTD_EINVAL.
+// "Long" is a C2C f64 transform of a prime 2000003 points x batch 2, a few
+// hundred ms on one FFTW thread but only 64 MiB to send: everything sent after
+// it is queued behind it, whatever the machine.
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+
+#include "../util/cases.h"
+#include "../util/daemon.h"
+#include "fftd.h"
+#include "layout.h"
+#include "../util/raw.h"
+#include "../util/ref.h"
+#include "wire.h"
+
+#define TIMEOUT_MS 60000
+#define LONG_N 2000003 // prime: slow per byte moved
+#define LONG_BATCH 2
+
+static fftd_test_daemon D;
+static fftd_client     *C;
+
+static const char        CONFIG[] = "[backend]\nfftw_threads = 1\n"
+                                    "[limits]\nmax_inflight_per_client = 3\n";
+static const char *const DAEMON_ARGS[]
+    = { "--backend", "fftw", "--log-level", "info", NULL };
+
+#define ASSERT_OK(call)                                                        \
+	do {                                                                   \
+		int rv_ = (call);                                              \
+		if (rv_ != FFTD_OK) {                                          \
+			fail_msg("%s: %s (%s)", #call, fftd_err_name(rv_),     \
+			    fftd_last_error());                                \
+		}                                                              \
+	} while (0)
+
+static int
+group_setup(void **state)
+{
+	(void) state;
+	setenv("FFTD_INLINE_STAGING", "0", 1);
+	if (fftd_test_daemon_start(&D, CONFIG, DAEMON_ARGS) != 0) {
+		return -1;
+	}
+	if (fftd_client_open(&C, D.url, TIMEOUT_MS) != FFTD_OK) {
+		fprintf(stderr, "fftd_client_open: %s\n", fftd_last_error());
+		return -1;
+	}
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void) state;
+	fftd_client_close(C);
+	return fftd_test_daemon_stop(&D) == 0 ? 0 : -1;
+}
+
+static fftd_plan *
+long_plan(fftd_client *c)
+{
+	int64_t        n = LONG_N;
+	fftd_plan_desc d;
+	fftd_plan     *p;
+	ASSERT_OK(fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F64));
+	d.batch = LONG_BATCH;
+	ASSERT_OK(fftd_plan_create(c, &d, &p));
+	return p;
+}
+
+// my_stats finds this connection's entry (by our pid) in the client stats.
+static fftd_client_stats
+my_stats(fftd_client *c)
+{
+	fftd_client_stats cs[32];
+	int               n = 0;
+	ASSERT_OK(fftd_get_client_stats(c, cs, 32, &n));
+	for (int i = 0; i < n && i < 32; i++) {
+		if (cs[i].pid == (uint64_t) getpid()) {
+			return cs[i];
+		}
+	}
+	fail_msg("this client is not in the daemon's client stats");
+	return cs[0];
+}
+
+// wait_inflight polls until this connection has at least n executions in
+// flight.
+static void
+wait_inflight(fftd_client *c, uint32_t n)
+{
+	long long until = fftd_test_now_ms() + 20000;
+	while (my_stats(c).inflight < n) {
+		if (fftd_test_now_ms() > until) {
+			fail_msg("never saw %u executions in flight", n);
+		}
+		fftd_test_sleep_ms(2);
+	}
+}
+
+static void
+test_cancel(void **state)
+{
+	(void) state;
+	fftd_plan *p  = long_plan(C);
+	size_t     nb = fftd_plan_input_bytes(p);
+	void      *in = calloc(1, nb);
+	void      *o1 = malloc(nb);
+	void      *o2 = malloc(nb);
+	assert_non_null(in);
+	assert_non_null(o1);
+	assert_non_null(o2);
+	fftd_stats before, after;
+	ASSERT_OK(fftd_get_stats(C, &before));
+	fftd_request *r1, *r2;
+	ASSERT_OK(fftd_execute_async(p, in, o1, NULL, NULL, &r1));
+	ASSERT_OK(fftd_execute_async(p, in, o2, NULL, NULL, &r2));
+	wait_inflight(C, 2);
+	// r1 runs (the worker took it at once), r2 waits behind it.
+	assert_int_equal(fftd_request_cancel(r1), FFTD_EBUSY);
+	ASSERT_OK(fftd_request_cancel(r2));
+	assert_int_equal(fftd_request_wait(r2), FFTD_ECANCELED);
+	ASSERT_OK(fftd_request_wait(r1));
+	ASSERT_OK(fftd_get_stats(C, &after));
+	assert_int_equal(after.canceled - before.canceled, 1);
+	assert_int_equal(my_stats(C).canceled, 1);
+	assert_int_equal(my_stats(C).inflight, 0);
+	fftd_plan_destroy(p);
+	free(in);
+	free(o1);
+	free(o2);
+}
+
+static void
+test_deadline(void **state)
+{
+	(void) state;
+	fftd_plan *p  = long_plan(C);
+	size_t     nb = fftd_plan_input_bytes(p);
+	void      *in = calloc(1, nb);
+	void      *o  = malloc(nb);
+	assert_non_null(in);
+	assert_non_null(o);
+	int64_t        n1 = 64;
+	fftd_plan_desc d;
+	fftd_plan     *small;
+	ASSERT_OK(fftd_plan_desc_init(&d, 1, &n1, FFTD_C2C, FFTD_F64));
+	ASSERT_OK(fftd_plan_create(C, &d, &small));
+	double     sin_[128] = { 1 }, s1[128], s2[128];
+	fftd_stats before, after;
+	ASSERT_OK(fftd_get_stats(C, &before));
+	fftd_request     *rl, *ra, *rb;
+	fftd_exec_options tight = { .deadline_us = 1000 };
+	fftd_exec_options loose = { .deadline_us = 60000000 };
+	ASSERT_OK(fftd_execute_async(p, in, o, NULL, NULL, &rl));
+	ASSERT_OK(
+	    fftd_execute_async_opts(small, sin_, s1, &tight, NULL, NULL, &ra));
+	ASSERT_OK(
+	    fftd_execute_async_opts(small, sin_, s2, &loose, NULL, NULL, &rb));
+	assert_int_equal(fftd_request_wait(ra), FFTD_EDEADLINE);
+	assert_non_null(strstr(fftd_last_error(), "deadline"));
+	ASSERT_OK(fftd_request_wait(rb));
+	ASSERT_OK(fftd_request_wait(rl));
+	for (int k = 0; k < 64; k++) { // the FFT of a unit impulse is all ones
+		assert_true(
+		    fabs(s2[2 * k] - 1) < 1e-15 && fabs(s2[2 * k + 1]) < 1e-15);
+	}
+	ASSERT_OK(fftd_get_stats(C, &after));
+	assert_int_equal(after.expired - before.expired, 1);
+	assert_int_equal(my_stats(C).expired, 1);
+	fftd_exec_options bad = { .deadline_us = -1 };
+	assert_int_equal(
+	    fftd_execute_async_opts(small, sin_, s1, &bad, NULL, NULL, &ra),
+	    FFTD_EINVAL);
+	fftd_plan_destroy(small);
+	fftd_plan_destroy(p);
+	free(in);
+	free(o);
+}
+
+// Eight submissions at once with a limit of 3: libfftd waits for slots, the
+// daemon refuses nothing, and every result is right.
+static void
+test_library_holds_at_limit(void **state)
+{
+	(void) state;
+	fftd_info info;
+	ASSERT_OK(fftd_client_info(C, &info));
+	assert_int_equal(info.max_inflight_per_client, 3);
+	int64_t        n = 4096;
+	fftd_plan_desc d;
+	fftd_plan     *p;
+	ASSERT_OK(fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F64));
+	d.batch = 16;
+	ASSERT_OK(fftd_plan_create(C, &d, &p));
+	fftd__shape sh;
+	char        msg[256];
+	assert_int_equal(
+	    fftd__shape_resolve(&d, NULL, &sh, msg, sizeof(msg)), 0);
+	enum { K = 8 };
+	void         *in[K], *out[K];
+	fftd_request *r[K];
+	fftd_stats    before, after;
+	ASSERT_OK(fftd_get_stats(C, &before));
+	for (int k = 0; k < K; k++) {
+		in[k]  = malloc(sh.in.bytes);
+		out[k] = malloc(sh.out.bytes);
+		assert_non_null(in[k]);
+		assert_non_null(out[k]);
+		fftd_ref_fill_input(
+		    in[k], &sh, fftd_test_case_seed((uint64_t) k));
+		fftd_ref_poison(out[k], sh.out.bytes);
+		ASSERT_OK(
+		    fftd_execute_async(p, in[k], out[k], NULL, NULL, &r[k]));
+	}
+	for (int k = 0; k < K; k++) {
+		ASSERT_OK(fftd_request_wait(r[k]));
+		long double *ref = fftd_ref_transform(&sh, in[k]);
+		double       e   = fftd_ref_rel_l2(&sh, out[k], ref);
+		assert_true(e <= fftd_ref_bound(&sh));
+		assert_int_equal(fftd_ref_unwritten(&sh, out[k]), 0);
+		free(ref);
+		free(in[k]);
+		free(out[k]);
+	}
+	ASSERT_OK(fftd_get_stats(C, &after));
+	assert_int_equal(after.errors, before.errors);
+	fftd_plan_destroy(p);
+}
+
+// A raw connection that ignores the limit: four executions sent at once,
+// the fourth while three are in flight, is refused with FFTD_ELIMIT.
+static void
+test_daemon_refuses_over_limit(void **state)
+{
+	(void) state;
+	nng_socket s;
+	assert_int_equal(fftd_test_raw_open(&s, D.url, TIMEOUT_MS), 0);
+	assert_int_equal(
+	    fftd_test_raw_hello(s, FFTD_PROTOCOL_VERSION, NULL), 0);
+	int64_t        n = LONG_N;
+	fftd_plan_desc d;
+	ASSERT_OK(fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F64));
+	d.batch = LONG_BATCH;
+	fftd__wire_desc        wd;
+	Fftd__Wire__Request    rq = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__PlanCreate pc = FFTD__WIRE__PLAN_CREATE__INIT;
+	fftd__desc_to_wire(&wd, &d);
+	pc.desc              = &wd.pd;
+	rq.body_case         = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
+	rq.plan_create       = &pc;
+	Fftd__Wire__Reply *r = NULL;
+	assert_int_equal(fftd_test_raw_request(s, &rq, NULL, 0, &r), 0);
+	uint64_t id    = r->plan_create->plan_id;
+	uint64_t bytes = r->plan_create->input_bytes;
+	fftd__wire__reply__free_unpacked(r, NULL);
+
+	enum { K = 4 };
+	nng_ctx  ctx[K];
+	nng_aio *aio[K];
+	for (int k = 0; k < K; k++) {
+		Fftd__Wire__Request ex = FFTD__WIRE__REQUEST__INIT;
+		Fftd__Wire__Execute e  = FFTD__WIRE__EXECUTE__INIT;
+		e.plan_id              = id;
+		e.tag                  = (uint64_t) k + 1;
+		ex.body_case           = FFTD__WIRE__REQUEST__BODY_EXECUTE;
+		ex.execute             = &e;
+		nng_msg *m;
+		void    *payload;
+		assert_int_equal(
+		    fftd__msg_build(&m, &ex.base, bytes, &payload), 0);
+		memset(payload, 0, (size_t) bytes);
+		assert_int_equal(nng_ctx_open(&ctx[k], s), 0);
+		assert_int_equal(nng_aio_alloc(&aio[k], NULL, NULL), 0);
+		nng_aio_set_timeout(aio[k], TIMEOUT_MS);
+		nng_aio_set_msg(aio[k], m);
+		nng_ctx_send(ctx[k], aio[k]);
+		nng_aio_wait(aio[k]);
+		assert_int_equal(nng_aio_result(aio[k]), 0);
+	}
+	int ok = 0, limited = 0;
+	for (int k = 0; k < K; k++) {
+		nng_ctx_recv(ctx[k], aio[k]);
+		nng_aio_wait(aio[k]);
+		assert_int_equal(nng_aio_result(aio[k]), 0);
+		nng_msg           *m = nng_aio_get_msg(aio[k]);
+		fftd__frame        f;
+		Fftd__Wire__Reply *rp = NULL;
+		assert_int_equal(
+		    fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f), 0);
+		rp = fftd__wire__reply__unpack(NULL, f.pb_len, f.pb);
+		assert_non_null(rp);
+		if (rp->status == FFTD_OK) {
+			ok++;
+		} else if (rp->status == FFTD_ELIMIT) {
+			limited++;
+			assert_non_null(
+			    strstr(rp->message, "max_inflight_per_client"));
+		}
+		fftd__wire__reply__free_unpacked(rp, NULL);
+		nng_msg_free(m);
+		nng_ctx_close(ctx[k]);
+		nng_aio_free(aio[k]);
+	}
+	assert_int_equal(ok, 3);
+	assert_int_equal(limited, 1);
+	nng_close(s);
+}
+
+// Child: connect, send three long executions, wait until the daemon holds
+// at least two (one running, one queued or more), and die without closing.
+static int
+role_dier(int argc, char **argv)
+{
+	(void) argc;
+	fftd_client *c;
+	if (fftd_client_open(&c, argv[0], TIMEOUT_MS) != FFTD_OK) {
+		return 2;
+	}
+	fftd_plan *p  = long_plan(c);
+	size_t     nb = fftd_plan_input_bytes(p);
+	void      *in = calloc(1, nb), *out = malloc(nb);
+	if (in == NULL || out == NULL) {
+		return 3;
+	}
+	fftd_request *r[3];
+	for (int k = 0; k < 3; k++) {
+		if (fftd_execute_async(p, in, out, NULL, NULL, &r[k])
+		    != FFTD_OK) {
+			return 4;
+		}
+	}
+	wait_inflight(c, 2);
+	_exit(0);
+}
+
+static void
+test_dead_client_work_dropped(void **state)
+{
+	(void) state;
+	fftd_stats before, after;
+	ASSERT_OK(fftd_get_stats(C, &before));
+	const char *args[] = { D.url, NULL };
+	pid_t       pid    = fftd_test_spawn("dier", args);
+	assert_true(pid > 0);
+	int code = -1;
+	assert_int_equal(fftd_test_wait_pids(&pid, 1, TIMEOUT_MS, &code), 0);
+	long long until = fftd_test_now_ms() + 20000;
+	do {
+		ASSERT_OK(fftd_get_stats(C, &after));
+		fftd_test_sleep_ms(10);
+	} while ((after.sessions != before.sessions
+	             || after.canceled == before.canceled)
+	    && fftd_test_now_ms() < until);
+	assert_int_equal(after.sessions, before.sessions);
+	// The running one finishes; what was queued is dropped (one or two,
+	// as the third may still have been on its way when the child died).
+	assert_in_range(after.canceled - before.canceled, 1, 2);
+	double rtt;
+	ASSERT_OK(fftd_ping(C, &rtt));
+}
+
+static void
+test_stats(void **state)
+{
+	(void) state;
+	fftd_client_stats me = my_stats(C);
+	assert_string_equal(me.name, "test_scheduler");
+	assert_int_equal(me.uid, (uint64_t) getuid());
+	assert_true(me.weight == 1.0);
+	// Earlier tests: 1 (cancel: one of two), 2 (deadline: one of three),
+	// 8 (limit) executions on this connection.
+	assert_int_equal(me.executes, 11);
+	assert_true(me.device_seconds > 0 && me.queue_seconds > 0);
+	uint64_t qn = 0, dn = 0;
+	for (int i = 0; i < FFTD_HIST_BUCKETS; i++) {
+		qn += me.queue_hist[i];
+		dn += me.device_hist[i];
+	}
+	assert_int_equal(qn, me.executes);
+	assert_int_equal(dn, me.executes);
+	assert_true(isinf(fftd_hist_bound(FFTD_HIST_BUCKETS - 1)));
+	assert_true(fftd_hist_bound(0) == 1e-5);
+	fftd_device_stats dv[4];
+	int               n = 0;
+	ASSERT_OK(fftd_get_device_stats(C, dv, 4, &n));
+	assert_int_equal(n, 1);
+	assert_string_equal(dv[0].backend, "fftw");
+	assert_true(dv[0].busy_seconds >= me.device_seconds);
+	assert_true(dv[0].executes >= me.executes);
+}
+
+static void
+test_bad_priority(void **state)
+{
+	(void) state;
+	int64_t        n = 16;
+	fftd_plan_desc d;
+	fftd_plan     *p;
+	ASSERT_OK(fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F64));
+	assert_int_equal(d.priority, FFTD_PRIORITY_BATCH);
+	d.priority = (fftd_priority) 5;
+	assert_int_equal(fftd_plan_create(C, &d, &p), FFTD_EINVAL);
+	assert_non_null(strstr(fftd_last_error(), "priority"));
+	d.priority = FFTD_PRIORITY_REALTIME;
+	ASSERT_OK(fftd_plan_create(C, &d, &p));
+	fftd_plan_destroy(p);
+}
+
+static const fftd_test_role roles[] = {
+	{ "dier", role_dier },
+	{ NULL, NULL },
+};
+
+int
+main(int argc, char **argv)
+{
+	fftd_test_child_dispatch(argc, argv, roles);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	(void) fftd_test_seed();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_library_holds_at_limit),
+		cmocka_unit_test(test_daemon_refuses_over_limit),
+		cmocka_unit_test(test_dead_client_work_dropped),
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_bad_priority),
+	};
+	return cmocka_run_group_tests_name(
+	    "scheduler", tests, group_setup, group_teardown);
+}

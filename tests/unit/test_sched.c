@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+//
+// test_sched.c — the device worker's scheduler (daemon/worker.c) driven
+// with synthetic jobs on a mock device: each job spins for a set time (its
+// "device time") and logs its flow, so the order the scheduler chose is
+// checked exactly. A control job that blocks on a gate holds the worker
+// while a test queues everything, so no run depends on thread timing.
+//
+// Checked: weighted shares of device time (start-time fair queueing on
+// measured time), equal shares for unequal job sizes, realtime before
+// batch, FIFO inside a flow, no credit for idle time, deadlines (dropped
+// with FFTD_EDEADLINE, never run), cancellation by tag and of a whole flow,
+// and that control jobs overtake client work.
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "backend.h"
+#include "worker.h"
+
+static int
+mock_probe(char *why, size_t whylen)
+{
+	(void) why;
+	(void) whylen;
+	return 1;
+}
+
+static int
+mock_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
+    size_t msglen)
+{
+	(void) dev;
+	(void) cfg;
+	(void) msg;
+	(void) msglen;
+	return FFTD_OK;
+}
+
+static void
+mock_close(fftd__device *dev)
+{
+	(void) dev;
+}
+
+static const char *const mock_algorithms[] = { "mock", NULL };
+
+static const fftd__backend mock_backend = {
+	.name       = "mock",
+	.algorithms = mock_algorithms,
+	.probe      = mock_probe,
+	.open       = mock_open,
+	.close      = mock_close,
+};
+
+// --- the log of what ran --------------------------------------------------
+
+#define MAX_LOG 4096
+
+static struct {
+	pthread_mutex_t mtx;
+	int             n;
+	uint32_t        flow[MAX_LOG];
+	uint64_t        tag[MAX_LOG];
+	uint64_t        cost[MAX_LOG];
+	int             dropped;
+	int             drop_status[MAX_LOG];
+	uint64_t        drop_tag[MAX_LOG];
+} run_log = { .mtx = PTHREAD_MUTEX_INITIALIZER };
+
+typedef struct test_job {
+	fftd__job job;
+	uint64_t  spin_ns;
+} test_job;
+
+static void
+spin(uint64_t ns)
+{
+	uint64_t t0 = fftd__now_ns();
+	while (fftd__now_ns() - t0 < ns) { }
+}
+
+static void
+test_job_run(fftd__worker *w, fftd__job *job)
+{
+	(void) w;
+	test_job *tj = (test_job *) job;
+	spin(tj->spin_ns);
+	pthread_mutex_lock(&run_log.mtx);
+	if (run_log.n < MAX_LOG) {
+		run_log.flow[run_log.n] = job->flow;
+		run_log.tag[run_log.n]  = job->tag;
+		run_log.cost[run_log.n] = tj->spin_ns;
+		run_log.n++;
+	}
+	pthread_mutex_unlock(&run_log.mtx);
+	free(tj);
+}
+
+static void
+test_job_drop(fftd__worker *w, fftd__job *job, int status)
+{
+	(void) w;
+	pthread_mutex_lock(&run_log.mtx);
+	run_log.drop_status[run_log.dropped] = status;
+	run_log.drop_tag[run_log.dropped]    = job->tag;
+	run_log.dropped++;
+	pthread_mutex_unlock(&run_log.mtx);
+	free(job);
+}
+
+static void
+post(fftd__worker *w, uint32_t flow, int realtime, double weight, uint64_t tag,
+    uint64_t spin_ns, uint64_t deadline_ns)
+{
+	test_job *tj = calloc(1, sizeof(*tj));
+	assert_non_null(tj);
+	tj->job.fn          = test_job_run;
+	tj->job.drop        = test_job_drop;
+	tj->job.flow        = flow;
+	tj->job.realtime    = realtime;
+	tj->job.weight      = weight;
+	tj->job.tag         = tag;
+	tj->job.cost_ns     = spin_ns;
+	tj->job.deadline_ns = deadline_ns;
+	tj->spin_ns         = spin_ns;
+	fftd__worker_post(w, &tj->job);
+}
+
+// --- the gate: a control job that holds the worker ------------------------
+
+typedef struct gate {
+	fftd__job       job;
+	pthread_mutex_t mtx;
+	pthread_cond_t  cv;
+	bool            open, entered;
+} gate;
+
+static void
+gate_run(fftd__worker *w, fftd__job *job)
+{
+	(void) w;
+	gate *g = (gate *) job;
+	pthread_mutex_lock(&g->mtx);
+	g->entered = true;
+	pthread_cond_broadcast(&g->cv);
+	while (!g->open) {
+		pthread_cond_wait(&g->cv, &g->mtx);
+	}
+	pthread_mutex_unlock(&g->mtx);
+}
+
+static void
+gate_close(fftd__worker *w, gate *g)
+{
+	memset(g, 0, sizeof(*g));
+	pthread_mutex_init(&g->mtx, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->job.fn = gate_run;
+	fftd__worker_post(w, &g->job);
+	pthread_mutex_lock(&g->mtx);
+	while (!g->entered) {
+		pthread_cond_wait(&g->cv, &g->mtx);
+	}
+	pthread_mutex_unlock(&g->mtx);
+}
+
+static void
+gate_open(fftd__worker *w, gate *g)
+{
+	pthread_mutex_lock(&g->mtx);
+	g->open = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mtx);
+	fftd__worker_flush(w);
+	pthread_mutex_destroy(&g->mtx);
+	pthread_cond_destroy(&g->cv);
+}
+
+static int
+setup(void **state)
+{
+	fftd__worker        *w;
+	fftd__backend_config cfg = { .fftw_threads = 1 };
+	char                 err[256];
+	pthread_mutex_lock(&run_log.mtx);
+	run_log.n       = 0;
+	run_log.dropped = 0;
+	pthread_mutex_unlock(&run_log.mtx);
+	assert_int_equal(fftd__worker_start(&w, &mock_backend, 0, 0, &cfg,
+	                     1 << 20, err, sizeof(err)),
+	    FFTD_OK);
+	*state = w;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	fftd__worker_stop(*state);
+	return 0;
+}
+
+// share_of sums the device time flow f got among the first n executions.
+static uint64_t
+share_of(uint32_t f, int n)
+{
+	uint64_t t = 0;
+	for (int i = 0; i < n && i < run_log.n; i++) {
+		t += run_log.flow[i] == f ? run_log.cost[i] : 0;
+	}
+	return t;
+}
+
+// --- tests -------------------------------------------------------------
+
+// Weight 2 gets twice the device time of weight 1 while both are
+// backlogged (jobs of equal cost: twice the count, to within one job).
+static void
+test_weights(void **state)
+{
+	fftd__worker *w = *state;
+	gate          g;
+	gate_close(w, &g);
+	for (int i = 0; i < 120; i++) {
+		post(w, 1, 0, 1.0, 0, 50000, 0);
+		post(w, 2, 0, 2.0, 0, 50000, 0);
+	}
+	gate_open(w, &g);
+	assert_int_equal(run_log.n, 240);
+	// While both are backlogged (the first 150 runs: flow 2 has 120).
+	int n1 = 0, n2 = 0;
+	for (int i = 0; i < 150; i++) {
+		n1 += run_log.flow[i] == 1;
+		n2 += run_log.flow[i] == 2;
+	}
+	printf("weights 1:2 -> %d:%d executions of 150\n", n1, n2);
+	assert_in_range(n2, 2 * n1 - 6, 2 * n1 + 6);
+}
+
+// Equal weights share device time, not request counts: a flow of 4x
+// larger jobs runs a quarter as many of them.
+static void
+test_equal_time_unequal_sizes(void **state)
+{
+	fftd__worker *w = *state;
+	gate          g;
+	gate_close(w, &g);
+	// Long enough spins that the scheduler's own per-job overhead (a
+	// few us under ASan) is noise beside them.
+	for (int i = 0; i < 200; i++) {
+		post(w, 1, 0, 1.0, 0, 100000, 0);
+	}
+	for (int i = 0; i < 60; i++) {
+		post(w, 2, 0, 1.0, 0, 400000, 0);
+	}
+	gate_open(w, &g);
+	// Both backlogged for the first 200 runs (flow 2 has 60 x 4 units).
+	uint64_t t1 = share_of(1, 200), t2 = share_of(2, 200);
+	printf("device time 100us-jobs : 400us-jobs = %.2f : %.2f ms\n",
+	    (double) t1 * 1e-6, (double) t2 * 1e-6);
+	double ratio = (double) t1 / (double) t2;
+	assert_true(ratio > 0.85 && ratio < 1.15);
+}
+
+// Realtime work goes before every queued batch job; FIFO within a flow.
+static void
+test_realtime_first_fifo(void **state)
+{
+	fftd__worker *w = *state;
+	gate          g;
+	gate_close(w, &g);
+	for (int i = 1; i <= 10; i++) {
+		post(w, 1, 0, 1.0, (uint64_t) i, 1000, 0);
+	}
+	post(w, 2, 1, 1.0, 100, 1000, 0);
+	post(w, 2, 1, 1.0, 101, 1000, 0);
+	gate_open(w, &g);
+	assert_int_equal(run_log.n, 12);
+	assert_int_equal(run_log.tag[0], 100);
+	assert_int_equal(run_log.tag[1], 101);
+	for (int i = 2; i < 12; i++) {
+		assert_int_equal(run_log.tag[i], (uint64_t) (i - 1));
+	}
+}
+
+// A flow that was idle starts at the class's virtual time: it is not
+// owed the time others used meanwhile, so it does not take the device.
+static void
+test_no_credit_for_idle(void **state)
+{
+	fftd__worker *w = *state;
+	gate          g;
+	gate_close(w, &g);
+	for (int i = 0; i < 100; i++) {
+		post(w, 1, 0, 1.0, 0, 20000, 0);
+	}
+	gate_open(w, &g);
+	gate_close(w, &g);
+	for (int i = 0; i < 40; i++) {
+		post(w, 1, 0, 1.0, 0, 20000, 0);
+		post(w, 2, 0, 1.0, 0, 20000, 0);
+	}
+	gate_open(w, &g);
+	int n2 = 0;
+	for (int i = 100; i < 140; i++) {
+		n2 += run_log.flow[i] == 2;
+	}
+	printf("newcomer got %d of the next 40 executions\n", n2);
+	assert_in_range(n2, 18, 22);
+}
+
+// A job whose deadline passed while it waited is dropped, not run.
+static void
+test_deadline(void **state)
+{
+	fftd__worker *w = *state;
+	gate          g;
+	gate_close(w, &g);
+	uint64_t now = fftd__now_ns();
+	post(w, 1, 0, 1.0, 1, 1000, now + 1000000);        // 1 ms: will expire
+	post(w, 1, 0, 1.0, 2, 1000, now + 60000000000ull); // 60 s: runs
+	post(w, 1, 0, 1.0, 3, 1000, 0);                    // none: runs
+	struct timespec ts = { 0, 5000000 };
+	nanosleep(&ts, NULL);
+	gate_open(w, &g);
+	assert_int_equal(run_log.dropped, 1);
+	assert_int_equal(run_log.drop_status[0], FFTD_EDEADLINE);
+	assert_int_equal(run_log.drop_tag[0], 1);
+	assert_int_equal(run_log.n, 2);
+	assert_int_equal(run_log.tag[0], 2);
+	assert_int_equal(run_log.tag[1], 3);
+}
+
+// Cancelling one tag drops that job only; cancelling a flow (tag 0) drops
+// all of its jobs and no other flow's.
+static void
+test_cancel(void **state)
+{
+	fftd__worker *w = *state;
+	gate          g;
+	gate_close(w, &g);
+	for (int i = 1; i <= 5; i++) {
+		post(w, 1, 0, 1.0, (uint64_t) i, 1000, 0);
+		post(w, 2, i % 2, 1.0, (uint64_t) (10 + i), 1000, 0);
+	}
+	assert_int_equal(fftd__worker_cancel(w, 1, 3, FFTD_ECANCELED), 1);
+	assert_int_equal(fftd__worker_cancel(w, 1, 3, FFTD_ECANCELED), 0);
+	assert_int_equal(fftd__worker_cancel(w, 7, 0, FFTD_ECLOSED), 0);
+	assert_int_equal(fftd__worker_cancel(w, 2, 0, FFTD_ECLOSED), 5);
+	gate_open(w, &g);
+	assert_int_equal(run_log.dropped, 6);
+	assert_int_equal(run_log.drop_status[0], FFTD_ECANCELED);
+	assert_int_equal(run_log.drop_tag[0], 3);
+	for (int i = 1; i < 6; i++) {
+		assert_int_equal(run_log.drop_status[i], FFTD_ECLOSED);
+	}
+	assert_int_equal(run_log.n, 4);
+	const uint64_t want[] = { 1, 2, 4, 5 };
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(run_log.flow[i], 1);
+		assert_int_equal(run_log.tag[i], want[i]);
+	}
+	assert_int_equal(fftd__worker_load(w), 0);
+	assert_int_equal(fftd__worker_backlog_ns(w), 0);
+}
+
+// Control jobs (planning, releases) overtake queued client work.
+static int control_ran_at = -1;
+
+static void
+control_run(fftd__worker *w, fftd__job *job)
+{
+	(void) w;
+	pthread_mutex_lock(&run_log.mtx);
+	control_ran_at = run_log.n;
+	pthread_mutex_unlock(&run_log.mtx);
+	free(job);
+}
+
+static void
+test_control_first(void **state)
+{
+	fftd__worker *w = *state;
+	gate          g;
+	gate_close(w, &g);
+	for (int i = 0; i < 5; i++) {
+		post(w, 1, 1, 1.0, 0, 1000, 0);
+	}
+	fftd__job *cj = calloc(1, sizeof(*cj));
+	assert_non_null(cj);
+	cj->fn = control_run;
+	fftd__worker_post(w, cj);
+	gate_open(w, &g);
+	assert_int_equal(control_ran_at, 0);
+	assert_int_equal(run_log.n, 5);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_weights, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_equal_time_unequal_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_realtime_first_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_no_credit_for_idle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_control_first, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
