@@ -79,8 +79,8 @@ GEN_H     := $(BUILD)/gen/fftd.pb-c.h
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(COMMON_SRC)) $(BUILD)/gen/fftd.pb-c.o
 
-CLIENT_OBJ := $(BUILD)/client/client.o $(COMMON_OBJ)
-FFTCTL_SRC := $(filter-out client/client.c,$(wildcard client/*.c))
+CLIENT_OBJ := $(BUILD)/client/client.o $(BUILD)/client/dial.o $(COMMON_OBJ)
+FFTCTL_SRC := $(filter-out client/client.c client/dial.c,$(wildcard client/*.c))
 FFTCTL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FFTCTL_SRC))
 
 DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda.c),$(wildcard daemon/backends/*.c))
@@ -94,8 +94,11 @@ EXAMPLE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(EXAMPLE_SRC))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
 GPU_SRC   := $(wildcard tests/gpu/test_*.c)
-TEST_UTIL_SRC := $(wildcard tests/util/*.c)
+# tests/util/load.c is a client of libfftd: integration tests and bench/load
+# link it, unit tests (which do not link libfftd) do not.
+TEST_UTIL_SRC := $(filter-out tests/util/load.c,$(wildcard tests/util/*.c))
 TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
+LOAD_OBJ  := $(BUILD)/tests/util/load.o
 UNIT_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 GPU_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(GPU_SRC))
@@ -111,7 +114,7 @@ include bench/kernels.mk
 .PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e \
+all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load \
 	$(if $(filter 1,$(SAN)),,$(BENCH_KERNELS))
 
 # --- generated protocol code -------------------------------------------------
@@ -156,8 +159,8 @@ $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
-$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(CLIENT_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
+$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
 
 $(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
@@ -171,6 +174,13 @@ E2E_OBJ := $(BUILD)/bench/e2e.o $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util
 
 $(BUILD)/bench/e2e: $(E2E_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(E2E_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(CUDA_LIBS) -lm
+
+# bench/load: the many-tenant load (issue 5); the engine is tests/util/load.c,
+# shared with tests/integration/test_load.c.
+BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+
+$(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_LOAD_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
 
 
 # bench-e2e: spawns its own daemon on a temporary socket (bench/README.md).
@@ -229,7 +239,7 @@ format:
 # gpu-run/ holds only what runs there (the device tool carries at most
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
-GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels lib/libcmocka.so.0 \
+GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels bench/load lib/libcmocka.so.0 \
 	$(patsubst build-gpu/%,%,$(wildcard build-gpu/tests/gpu/test_*[!.o]))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all

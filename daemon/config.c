@@ -6,34 +6,44 @@
 
 #include <errno.h>
 #include <ini.h>
+#include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "remote.h"
 
 void
 fftd__config_defaults(fftd__config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->contexts = 64;
+	// Enough for every client's in-flight limit across a busy server:
+	// a request no context takes waits inside NNG, unseen by the
+	// scheduler.
+	cfg->contexts = 1024;
 	strcpy(cfg->backend, "auto");
 	strcpy(cfg->devices, "all");
-	cfg->fftw_threads             = 0;
-	cfg->fftw_measure             = 0;
-	cfg->cache_budget             = 1ull << 30;
-	cfg->device_budget            = 0;
-	cfg->pipeline_streams         = 8; // measured: deploy/fftd.conf
-	cfg->pipeline_chunk_bytes     = 8ull << 20;
-	cfg->limits.max_request_bytes = 4ull << 30;
-	cfg->limits.max_rank          = FFTD_MAX_RANK;
-	cfg->limits.max_batch         = 1ull << 30;
-	cfg->max_plans_per_client     = 1024;
-	cfg->max_buffer_bytes         = 16ull << 30;
-	cfg->socket_mode              = 0660;
-	cfg->log_level                = FFTD_LOG_INFO;
-	cfg->drain_timeout_ms         = 30000;
+	cfg->fftw_threads                = 0;
+	cfg->cpu_devices                 = 1;
+	cfg->fftw_measure                = 0;
+	cfg->cache_budget                = 1ull << 30;
+	cfg->device_budget               = 0;
+	cfg->pipeline_streams            = 8; // measured: deploy/fftd.conf
+	cfg->pipeline_chunk_bytes        = 8ull << 20;
+	cfg->limits.max_request_bytes    = 4ull << 30;
+	cfg->limits.max_rank             = FFTD_MAX_RANK;
+	cfg->limits.max_batch            = 1ull << 30;
+	cfg->max_plans_per_client        = 1024;
+	cfg->max_buffer_bytes            = 16ull << 30;
+	cfg->max_inflight_per_client     = 32;
+	cfg->max_queued_bytes_per_client = 4ull << 30;
+	cfg->socket_mode                 = 0660;
+	cfg->log_level                   = FFTD_LOG_INFO;
+	cfg->drain_timeout_ms            = 30000;
+	cfg->tls_require_client_cert     = true;
 }
 
 void
@@ -59,6 +69,17 @@ fftd__config_add_listen(fftd__config *cfg, const char *url)
 	}
 	cfg->listen[cfg->nlisten++] = copy;
 	return 0;
+}
+
+double
+fftd__config_weight(const fftd__config *cfg, uint64_t uid)
+{
+	for (int k = 0; k < cfg->nweights; k++) {
+		if (cfg->weights[k].uid == uid) {
+			return cfg->weights[k].weight;
+		}
+	}
+	return 1.0;
 }
 
 void
@@ -137,12 +158,29 @@ parse_int(const char *v, int lo, int hi, int *out)
 
 #define IS(s, k) (strcmp(section, s) == 0 && strcmp(key, k) == 0)
 
+// set_detail says why the last fftd__config_set of this thread failed,
+// when there is more to say than "bad value" (the file reader adds it).
+static _Thread_local char set_detail[256];
+
+// set_path copies a file name into one of the config's path fields.
+static int
+set_path(char *dst, const char *value)
+{
+	if (strlen(value) >= FFTD__TLS_PATH_MAX) {
+		snprintf(set_detail, sizeof(set_detail), "path too long");
+		return -1;
+	}
+	snprintf(dst, FFTD__TLS_PATH_MAX, "%s", value);
+	return 0;
+}
+
 int
 fftd__config_set(
     fftd__config *cfg, const char *section, const char *key, const char *value)
 {
 	uint64_t u;
 	int      i;
+	set_detail[0] = '\0';
 	if (IS("server", "listen")) {
 		return fftd__config_add_listen(cfg, value);
 	}
@@ -175,6 +213,9 @@ fftd__config_set(
 		}
 		snprintf(cfg->devices, sizeof(cfg->devices), "%s", value);
 		return 0;
+	}
+	if (IS("backend", "cpu_devices")) {
+		return parse_int(value, 1, FFTD_MAX_DEVICES, &cfg->cpu_devices);
 	}
 	if (IS("backend", "fftw_threads")) {
 		return parse_int(value, 0, 1024, &cfg->fftw_threads);
@@ -229,8 +270,89 @@ fftd__config_set(
 	if (IS("limits", "max_buffer_bytes")) {
 		return parse_u64(value, &cfg->max_buffer_bytes);
 	}
+	if (IS("limits", "max_inflight_per_client")) {
+		if (parse_int(value, 1, 1 << 16, &i) != 0) {
+			return -1;
+		}
+		cfg->max_inflight_per_client = (uint32_t) i;
+		return 0;
+	}
+	if (IS("limits", "max_queued_bytes_per_client")) {
+		if (parse_u64(value, &u) != 0 || u == 0) {
+			return -1;
+		}
+		cfg->max_queued_bytes_per_client = u;
+		return 0;
+	}
+	if (strcmp(section, "weights") == 0) {
+		// user name (or numeric uid) = weight, 0.01 .. 1000
+		char  *end;
+		double wt = strtod(value, &end);
+		if (end == value || *end != '\0' || !(wt >= 0.01 && wt <= 1000)
+		    || cfg->nweights >= FFTD__MAX_WEIGHTS) {
+			return -1;
+		}
+		struct passwd *pw  = getpwnam(key);
+		unsigned long  uid = 0;
+		if (pw != NULL) {
+			uid = pw->pw_uid;
+		} else {
+			errno = 0;
+			uid   = strtoul(key, &end, 10);
+			if (errno != 0 || end == key || *end != '\0'
+			    || uid > UINT32_MAX) {
+				return -1; // no such user
+			}
+		}
+		for (int k = 0; k < cfg->nweights; k++) {
+			if (cfg->weights[k].uid == uid) {
+				cfg->weights[k].weight = wt;
+				return 0;
+			}
+		}
+		cfg->weights[cfg->nweights].uid    = (uint32_t) uid;
+		cfg->weights[cfg->nweights].weight = wt;
+		cfg->nweights++;
+		return 0;
+	}
+	if (IS("tls", "cert")) {
+		return set_path(cfg->tls_cert, value);
+	}
+	if (IS("tls", "key")) {
+		return set_path(cfg->tls_key, value);
+	}
+	if (IS("tls", "client_ca")) {
+		return set_path(cfg->tls_client_ca, value);
+	}
+	if (IS("tls", "require_client_cert")) {
+		if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0
+		    || strcmp(value, "1") == 0) {
+			cfg->tls_require_client_cert = true;
+		} else if (strcmp(value, "no") == 0
+		    || strcmp(value, "false") == 0 || strcmp(value, "0") == 0) {
+			cfg->tls_require_client_cert = false;
+		} else {
+			return -1;
+		}
+		return 0;
+	}
+	if (IS("remote", "allow")) {
+		// A list; the key may be repeated, each adding to it.
+		return fftd__remote_parse_allow(value, cfg->allow,
+		    FFTD__MAX_ALLOW, &cfg->nallow, set_detail,
+		    sizeof(set_detail));
+	}
 	if (IS("cache", "budget_bytes")) {
 		return parse_u64(value, &cfg->cache_budget);
+	}
+	if (IS("metrics", "listen")) {
+		// Checked (loopback only) when the endpoint starts.
+		if (strlen(value) >= sizeof(cfg->metrics_listen)) {
+			return -1;
+		}
+		snprintf(cfg->metrics_listen, sizeof(cfg->metrics_listen), "%s",
+		    value);
+		return 0;
 	}
 	if (IS("log", "level")) {
 		int l = fftd__log_parse_level(value);
@@ -256,9 +378,15 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 	load_ctx *lc = user;
 	if (fftd__config_set(lc->cfg, section, key, value) != 0) {
 		if (!lc->failed) {
-			snprintf(lc->err, lc->errlen,
-			    "[%s] %s = %s: unknown key or bad value", section,
-			    key, value);
+			if (set_detail[0] != '\0') {
+				snprintf(lc->err, lc->errlen,
+				    "[%s] %s = %s: %s", section, key, value,
+				    set_detail);
+			} else {
+				snprintf(lc->err, lc->errlen,
+				    "[%s] %s = %s: unknown key or bad value",
+				    section, key, value);
+			}
 		}
 		lc->failed = 1;
 		return 0;

@@ -13,25 +13,52 @@
 #include "layout.h"
 
 #define FFTD__MAX_LISTEN 8
+#define FFTD__MAX_ALLOW 64     // entries of [remote] allow
+#define FFTD__TLS_PATH_MAX 512 // [tls] file names
+
+// fftd__netmask is one entry of the [remote] allow list: a network (or a
+// single address, prefix 32 or 128) that remote clients may connect from.
+typedef struct fftd__netmask {
+	int     family;   // 4 or 6
+	int     prefix;   // leading bits of addr that must match
+	uint8_t addr[16]; // network byte order; IPv4 in the first 4 bytes
+} fftd__netmask;
+#define FFTD__MAX_WEIGHTS 64
 
 typedef struct fftd__config {
 	char        *listen[FFTD__MAX_LISTEN]; // NNG URLs (owned)
 	int          nlisten;
-	int          contexts;         // requests served at once
-	char         backend[16];      // "auto", "cuda" or "fftw"
-	char         devices[128];     // "all" or "0,2"
-	int          fftw_threads;     // 0: one per online CPU
-	int          fftw_measure;     // 0 estimate, 1 measure
-	uint64_t     cache_budget;     // plan cache bytes per device
-	uint64_t     device_budget;    // device memory per device (0: 90%)
+	int          contexts;      // requests served at once
+	char         backend[16];   // "auto", "cuda" or "fftw"
+	char         devices[128];  // "all" or "0,2"
+	int          fftw_threads;  // 0: one per online CPU
+	int          cpu_devices;   // fftw backend: devices the CPU serves as
+	int          fftw_measure;  // 0 estimate, 1 measure
+	uint64_t     cache_budget;  // plan cache bytes per device
+	uint64_t     device_budget; // device memory per device (0: 90%)
 	int          pipeline_streams; // split-batch pipeline streams per GPU
 	uint64_t     pipeline_chunk_bytes; // input bytes per pipeline chunk
 	fftd__limits limits;
 	uint32_t     max_plans_per_client;
 	uint64_t     max_buffer_bytes; // shared memory per client connection
-	int          socket_mode;      // permissions of ipc sockets (octal)
-	int          log_level;
-	int drain_timeout_ms; // how long SIGTERM waits for accepted work
+	uint32_t     max_inflight_per_client; // executions queued or running
+	uint64_t     max_queued_bytes_per_client; // their inline input bytes
+	struct {
+		uint32_t uid;
+		double   weight;
+	} weights[FFTD__MAX_WEIGHTS]; // fair-share weight per user
+	int  nweights;
+	int  socket_mode; // permissions of ipc sockets (octal)
+	int  log_level;
+	int  drain_timeout_ms;    // how long SIGTERM waits for accepted work
+	char metrics_listen[256]; // [metrics] listen; "": off
+	// Remote clients (remote.h): [tls] for tls+tcp:// listeners, [remote].
+	char tls_cert[FFTD__TLS_PATH_MAX];      // PEM certificate (chain)
+	char tls_key[FFTD__TLS_PATH_MAX];       // PEM key ("": in tls_cert)
+	char tls_client_ca[FFTD__TLS_PATH_MAX]; // CAs or client certificates
+	bool tls_require_client_cert;           // false only when set to no
+	fftd__netmask allow[FFTD__MAX_ALLOW];   // [remote] allow (empty: any)
+	int           nallow;
 } fftd__config;
 
 // fftd__config_defaults fills *cfg with the built-in defaults.
@@ -54,6 +81,10 @@ int fftd__config_add_listen(fftd__config *cfg, const char *url);
 // fftd__config_default_listen writes the default listen URL:
 // ipc:///run/fftd/fftd.sock for root, else ipc://$XDG_RUNTIME_DIR/fftd.sock.
 void fftd__config_default_listen(char *buf, size_t len);
+
+// fftd__config_weight is the fair-share weight of user uid (1 unless
+// configured in [weights]).
+double fftd__config_weight(const fftd__config *cfg, uint64_t uid);
 
 // fftd__config_free frees what the config owns.
 void fftd__config_free(fftd__config *cfg);

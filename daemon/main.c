@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "config.h"
 #include "log.h"
+#include "metrics.h"
 #include "server.h"
 #include "worker.h"
 
@@ -30,16 +31,17 @@
 #define DEFAULT_CONFIG "/etc/fftd/fftd.conf"
 
 typedef struct daemon_state {
-	fftd__config  cfg;
-	const char   *config_path;
-	fftd__server *server;
-	fftd__worker *workers[FFTD_MAX_DEVICES];
-	int           nworkers;
-	uv_loop_t     loop;
-	uv_signal_t   sigterm, sigint, sighup;
-	uv_timer_t    notify_timer;  // systemd watchdog pings and STATUS=
-	uint64_t      watchdog_usec; // 0: no watchdog asked for
-	int           stop_signal;
+	fftd__config   cfg;
+	const char    *config_path;
+	fftd__server  *server;
+	fftd__metrics *metrics; // NULL unless [metrics] listen is set
+	fftd__worker  *workers[FFTD_MAX_DEVICES];
+	int            nworkers;
+	uv_loop_t      loop;
+	uv_signal_t    sigterm, sigint, sighup;
+	uv_timer_t     notify_timer;  // systemd watchdog pings and STATUS=
+	uint64_t       watchdog_usec; // 0: no watchdog asked for
+	int            stop_signal;
 } daemon_state;
 
 static void
@@ -111,7 +113,7 @@ parse_devices(const char *spec, int available, int *out, int *nout)
 // select_backend applies the backend setting: auto picks CUDA when the
 // CUDA backend is built in and finds a device, else FFTW, and says why.
 static const fftd__backend *
-select_backend(const char *want, int *ndev)
+select_backend(const char *want, int cpu_devices, int *ndev)
 {
 	char why[256] = "";
 #ifdef FFTD_WITH_CUDA
@@ -148,6 +150,9 @@ select_backend(const char *want, int *ndev)
 		fftd__log(FFTD_LOG_ERROR, "backend fftw: %s", why);
 		return NULL;
 	}
+	// The CPU may be split into several devices (backend.cpu_devices),
+	// each a worker with its own FFTW threads and queue.
+	*ndev = cpu_devices;
 	return &fftd__backend_fftw;
 }
 
@@ -224,9 +229,15 @@ on_sighup(uv_signal_t *h, int signum)
 		return;
 	}
 	// Listeners, backend and devices stay as they are: changing them
-	// needs a restart. Limits, cache budget and log level apply now.
-	fftd__server_set_limits(
-	    d->server, &fresh.limits, fresh.max_plans_per_client);
+	// needs a restart. Limits, weights, cache budget and log level
+	// apply now.
+	if (strcmp(fresh.metrics_listen, d->cfg.metrics_listen) != 0) {
+		fftd__log(FFTD_LOG_WARN,
+		    "SIGHUP: [metrics] listen changed from '%s' to '%s': "
+		    "takes effect at the next restart",
+		    d->cfg.metrics_listen, fresh.metrics_listen);
+	}
+	fftd__server_reload(d->server, &fresh);
 	fftd__log_set_level((fftd__log_level) fresh.log_level);
 	fftd__log(FFTD_LOG_INFO, "SIGHUP: reloaded %s", d->config_path);
 	fftd__config_free(&fresh);
@@ -317,6 +328,14 @@ main(int argc, char **argv)
 		}
 	}
 	fftd__log_set_level((fftd__log_level) d.cfg.log_level);
+	// A metrics address that is not loopback stops the start-up before
+	// any device is opened.
+	if (d.cfg.metrics_listen[0] != '\0'
+	    && fftd__metrics_check_url(d.cfg.metrics_listen, err, sizeof(err))
+	        != FFTD_OK) {
+		fftd__log(FFTD_LOG_ERROR, "%s", err);
+		return 2;
+	}
 	if (d.cfg.nlisten == 0) {
 		char url[512];
 		fftd__config_default_listen(url, sizeof(url));
@@ -324,7 +343,8 @@ main(int argc, char **argv)
 	}
 
 	int                  ndev = 0;
-	const fftd__backend *be   = select_backend(d.cfg.backend, &ndev);
+	const fftd__backend *be
+	    = select_backend(d.cfg.backend, d.cfg.cpu_devices, &ndev);
 	if (be == NULL) {
 		return 1;
 	}
@@ -336,9 +356,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	fftd__backend_config bc = {
+		// 0: the online CPUs, shared among the CPU devices.
 		.fftw_threads         = d.cfg.fftw_threads > 0
 		            ? d.cfg.fftw_threads
-		            : (int) sysconf(_SC_NPROCESSORS_ONLN),
+		            : (int) sysconf(_SC_NPROCESSORS_ONLN) / d.cfg.cpu_devices,
 		.fftw_measure         = d.cfg.fftw_measure,
 		.device_budget        = d.cfg.device_budget,
 		.pipeline_streams     = d.cfg.pipeline_streams,
@@ -362,6 +383,13 @@ main(int argc, char **argv)
 	        &d.server, &d.cfg, d.workers, d.nworkers, be->name)
 	        != FFTD_OK
 	    || fftd__server_start(d.server, err, sizeof(err)) != FFTD_OK) {
+		fftd__log(FFTD_LOG_ERROR, "%s", err);
+		goto out;
+	}
+	if (d.cfg.metrics_listen[0] != '\0'
+	    && fftd__metrics_start(
+	           &d.metrics, d.cfg.metrics_listen, d.server, err, sizeof(err))
+	        != FFTD_OK) {
 		fftd__log(FFTD_LOG_ERROR, "%s", err);
 		goto out;
 	}
@@ -418,6 +446,7 @@ main(int argc, char **argv)
 	status = 0;
 	start_teardown_watchdog(status);
 out:
+	fftd__metrics_stop(d.metrics); // before the server it reads
 	fftd__server_destroy(d.server);
 	for (int i = 0; i < d.nworkers; i++) {
 		fftd__worker_stop(d.workers[i]);
