@@ -9,7 +9,7 @@ set -eu
 
 PKGS="build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev libnng-dev
 libmbedtls-dev libuv1-dev libinih-dev libfftw3-dev libhdf5-dev libcmocka-dev
-gnuplot-nox libsystemd-dev systemd"
+gnuplot-nox libsystemd-dev systemd openssl"
 
 missing=""
 for p in $PKGS; do
