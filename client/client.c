@@ -2,10 +2,17 @@
 //
 // client.c — libfftd: the client side of the fftd protocol.
 //
-// One NNG REQ socket per client; every call opens its own NNG context, so
-// any number of threads and asynchronous executions share the connection
-// with several requests in flight. REQ's automatic resend is turned off:
-// a request is never executed twice behind the caller's back.
+// One NNG REQ socket per daemon the client talks to (one, or a list: see
+// fftd_client_open); every call opens its own NNG context, so any number of
+// threads and asynchronous executions share a connection with several
+// requests in flight. REQ's automatic resend is turned off: a request is
+// never executed twice behind the caller's back.
+//
+// Several daemons: NNG's REQ socket could spread requests over several
+// dialers itself, but a plan id means something only on the connection
+// (daemon session) that made it, so each daemon gets a socket of its own
+// (an endpoint), plans are made on each, and the library picks the
+// endpoint of each execution.
 
 #include "fftd.h"
 
@@ -20,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -57,11 +65,38 @@ struct fftd_buffer {
 #define STAGE_MIN_BYTES ((uint64_t) 1 << 20)
 #define STAGE_POOL_MAX 4
 
+// ep_link is the part of an endpoint that NNG's pipe callbacks update. It
+// lives until nng_close of its socket has returned (socket_closer), since
+// a callback may run while the socket closes, after the client is gone.
+// With one dialer a socket has at most one pipe at a time; each new one is
+// a new daemon session, which holds none of the plans of the one before.
+typedef struct ep_link {
+	_Atomic uint32_t pipe;   // the connected pipe's id; 0: none now
+	_Atomic uint64_t epoch;  // pipes connected so far: names the session
+	_Atomic uint64_t broken; // a session seen to drop a request
+	// The client, for ep_dropped; cleared before the client goes.
+	pthread_mutex_t     mtx;
+	struct fftd_client *client; // under mtx
+	int                 index;  // of the endpoint in the client
+} ep_link;
+
+// endpoint is one daemon of the client's URL list.
+typedef struct endpoint {
+	nng_socket sock;
+	bool       open; // sock is open
+	char      *url;
+	ep_link   *link;
+	uint32_t   limit;     // the daemon's max_inflight_per_client (0: none)
+	int        ninflight; // under the client's mtx: executions in flight
+} endpoint;
+
 struct fftd_client {
-	nng_socket   sock;
-	bool         ipc;     // connected over ipc://: shared memory possible
-	fftd_buffer *buffers; // under mtx
-	fftd_buffer *staging; // under mtx: the inline staging pool
+	endpoint     ep[FFTD_MAX_DAEMONS];
+	int          nep; // 1, or the length of the URL list
+	int          rr;  // under mtx: where the next tie-breaking scan starts
+	bool         ipc; // one daemon, over ipc://: shared memory possible
+	fftd_buffer *buffers;     // under mtx
+	fftd_buffer *staging;     // under mtx: the inline staging pool
 	bool         staging_off; // not ipc, refused once, or turned off
 	nng_duration timeout;
 	fftd_info    info;
@@ -80,9 +115,12 @@ struct fftd_client {
 
 struct fftd_plan {
 	fftd_client *client;
-	uint64_t     id;
 	fftd__shape  shape;
-	char         algorithm[16];
+	char         algorithm[16]; // as the first daemon that holds it says
+	// Per endpoint: the plan's id there, and the session (ep_link.epoch)
+	// that made it; epoch 0: the plan is not held there.
+	uint64_t id[FFTD_MAX_DAEMONS];
+	uint64_t epoch[FFTD_MAX_DAEMONS];
 };
 
 enum req_state { REQ_SEND, REQ_RECV, REQ_DONE };
@@ -95,6 +133,9 @@ struct fftd_request {
 	void            *data;
 	nng_ctx          ctx;
 	nng_aio         *aio;
+	int              ep;         // the endpoint it was sent to
+	uint64_t         epoch;      // that endpoint's session when sent
+	_Atomic bool     sent;       // handed to a connection
 	bool             out_shared; // the daemon writes out itself
 	fftd_buffer     *stage;      // staging buffer lent to this request
 	uint64_t         stage_out;  // offset of the output in it
@@ -235,45 +276,68 @@ decode_reply(nng_msg *m, Fftd__Wire__Reply **rp, fftd__frame *f)
 	return FFTD_OK;
 }
 
-// rpc sends req (no payload) and waits for the reply, which the caller
-// frees with fftd__wire__reply__free_unpacked. Returns the transport or
-// decoding error, else the reply's own status.
-static int
-rpc(fftd_client *c, const Fftd__Wire__Request *req, Fftd__Wire__Reply **rp)
-{
-	nng_msg *m;
+// rpc_call is one request-reply exchange under way (rpc_start, then
+// rpc_finish), so that several daemons can be asked at once.
+typedef struct rpc_call {
 	nng_ctx  ctx;
 	nng_aio *aio;
-	int      rv = fftd__msg_build(&m, &req->base, 0, NULL);
-	if (rv != FFTD_OK) {
-		return set_error(rv, "cannot build the request");
+	int      rv;       // an error rpc_start met: rpc_finish returns it
+	char     msg[256]; // with this message
+} rpc_call;
+
+// rpc_start sends req (no payload) to endpoint i without waiting.
+static void
+rpc_start(fftd_client *c, int i, const Fftd__Wire__Request *req, rpc_call *call)
+{
+	nng_msg *m;
+	call->aio = NULL;
+	call->rv  = fftd__msg_build(&m, &req->base, 0, NULL);
+	if (call->rv != FFTD_OK) {
+		snprintf(
+		    call->msg, sizeof(call->msg), "cannot build the request");
+		return;
 	}
-	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0) {
+	int rv;
+	if ((rv = nng_aio_alloc(&call->aio, NULL, NULL)) != 0
+	    || (rv = nng_ctx_open(&call->ctx, c->ep[i].sock)) != 0) {
 		nng_msg_free(m);
-		return set_error(map_nng(rv), "%s", nng_strerror(rv));
+		if (call->aio != NULL) {
+			nng_aio_free(call->aio);
+			call->aio = NULL;
+		}
+		call->rv = map_nng(rv);
+		snprintf(call->msg, sizeof(call->msg), "%s", nng_strerror(rv));
+		return;
 	}
-	if ((rv = nng_ctx_open(&ctx, c->sock)) != 0) {
-		nng_msg_free(m);
-		nng_aio_free(aio);
-		return set_error(map_nng(rv), "%s", nng_strerror(rv));
+	nng_aio_set_timeout(call->aio, c->timeout);
+	nng_aio_set_msg(call->aio, m);
+	nng_ctx_send(call->ctx, call->aio);
+}
+
+// rpc_finish waits for the reply of a call rpc_start made, which the
+// caller frees with fftd__wire__reply__free_unpacked. Returns the
+// transport or decoding error, else the reply's own status.
+static int
+rpc_finish(rpc_call *call, Fftd__Wire__Reply **rp)
+{
+	int rv;
+	if (call->rv != FFTD_OK) {
+		return set_error(call->rv, "%s", call->msg);
 	}
-	nng_aio_set_timeout(aio, c->timeout);
-	nng_aio_set_msg(aio, m);
-	nng_ctx_send(ctx, aio);
-	nng_aio_wait(aio);
-	if ((rv = nng_aio_result(aio)) != 0) {
-		nng_msg_free(nng_aio_get_msg(aio));
+	nng_aio_wait(call->aio);
+	if ((rv = nng_aio_result(call->aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(call->aio));
 		goto done;
 	}
-	nng_ctx_recv(ctx, aio);
-	nng_aio_wait(aio);
-	if ((rv = nng_aio_result(aio)) == 0) {
+	nng_ctx_recv(call->ctx, call->aio);
+	nng_aio_wait(call->aio);
+	if ((rv = nng_aio_result(call->aio)) == 0) {
 		fftd__frame f;
-		m  = nng_aio_get_msg(aio);
-		rv = decode_reply(m, rp, &f);
+		nng_msg    *m = nng_aio_get_msg(call->aio);
+		rv            = decode_reply(m, rp, &f);
 		nng_msg_free(m);
-		nng_ctx_close(ctx);
-		nng_aio_free(aio);
+		nng_ctx_close(call->ctx);
+		nng_aio_free(call->aio);
 		if (rv != FFTD_OK) {
 			return rv;
 		}
@@ -286,10 +350,60 @@ rpc(fftd_client *c, const Fftd__Wire__Request *req, Fftd__Wire__Reply **rp)
 		return (*rp)->status;
 	}
 done:
-	nng_ctx_close(ctx);
-	nng_aio_free(aio);
+	nng_ctx_close(call->ctx);
+	nng_aio_free(call->aio);
 	return set_error(
 	    map_nng(rv), "no answer from the daemon: %s", nng_strerror(rv));
+}
+
+// rpc_on sends req (no payload) to endpoint i and waits for the reply (see
+// rpc_finish).
+static int
+rpc_on(fftd_client *c, int i, const Fftd__Wire__Request *req,
+    Fftd__Wire__Reply **rp)
+{
+	rpc_call call;
+	rpc_start(c, i, req, &call);
+	return rpc_finish(&call, rp);
+}
+
+// rpc is rpc_on the first endpoint: what a client of several daemons asks
+// only one of them (ping, statistics, buffers: see fftd_client_open).
+static int
+rpc(fftd_client *c, const Fftd__Wire__Request *req, Fftd__Wire__Reply **rp)
+{
+	return rpc_on(c, 0, req, rp);
+}
+
+// prefix_url puts "url: " before the message in buf (len bytes), which
+// keeps what fits.
+static void
+prefix_url(char *buf, size_t len, const char *url)
+{
+	size_t u = strlen(url) + 2;
+	if (u >= len) {
+		return;
+	}
+	size_t m = strnlen(buf, len - 1);
+	if (m > len - 1 - u) {
+		m = len - 1 - u;
+	}
+	memmove(buf + u, buf, m);
+	memcpy(buf, url, u - 2);
+	buf[u - 2] = ':';
+	buf[u - 1] = ' ';
+	buf[u + m] = '\0';
+}
+
+// url_error puts endpoint i's URL before the calling thread's last error,
+// on a client of several daemons, and returns code.
+static int
+url_error(const fftd_client *c, int i, int code)
+{
+	if (c->nep > 1) {
+		prefix_url(last_error, sizeof(last_error), c->ep[i].url);
+	}
+	return code;
 }
 
 // --- client
@@ -339,47 +453,175 @@ fill_info(fftd_info *info, const Fftd__Wire__HelloReply *h)
 	}
 }
 
-int
-fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
+// min_limit is the smaller of two daemon limits, 0 meaning none.
+static uint64_t
+min_limit(uint64_t a, uint64_t b)
 {
-	char defurl[512];
-	int  rv;
-	if (clientp == NULL) {
-		return set_error(FFTD_EINVAL, "clientp is NULL");
-	}
-	if (url == NULL) {
-		if ((rv = fftd_default_url(defurl, sizeof(defurl)))
-		    != FFTD_OK) {
-			return rv;
+	return a == 0 ? b : b == 0 ? a : a < b ? a : b;
+}
+
+// merge_info folds daemon info o into *info, the first daemon's: the
+// smallest limits, and the precisions and algorithms every daemon serves.
+static void
+merge_info(fftd_info *info, const fftd_info *o)
+{
+	info->max_request_bytes
+	    = min_limit(info->max_request_bytes, o->max_request_bytes);
+	info->max_rank  = (uint32_t) min_limit(info->max_rank, o->max_rank);
+	info->max_batch = min_limit(info->max_batch, o->max_batch);
+	info->max_plans_per_client = (uint32_t) min_limit(
+	    info->max_plans_per_client, o->max_plans_per_client);
+	info->max_inflight_per_client = (uint32_t) min_limit(
+	    info->max_inflight_per_client, o->max_inflight_per_client);
+	info->max_queued_bytes_per_client = min_limit(
+	    info->max_queued_bytes_per_client, o->max_queued_bytes_per_client);
+	info->precisions &= o->precisions;
+	int kept = 0;
+	for (int a = 0; a < info->nalgorithms; a++) {
+		bool both = false;
+		for (int b = 0; b < o->nalgorithms && !both; b++) {
+			both = strcmp(info->algorithms[a], o->algorithms[b])
+			    == 0;
 		}
-		url = defurl;
+		if (both) {
+			memmove(info->algorithms[kept++], info->algorithms[a],
+			    sizeof(info->algorithms[a]));
+		}
 	}
-	fftd_client *c = calloc(1, sizeof(*c));
-	if (c == NULL) {
+	for (int a = kept; a < info->nalgorithms; a++) {
+		memset(info->algorithms[a], 0, sizeof(info->algorithms[a]));
+	}
+	info->nalgorithms = kept;
+}
+
+// parse_urls splits list at its commas into at most FFTD_MAX_DAEMONS URLs,
+// each without the blanks around it, malloc'd into urls[0 .. *n - 1].
+static int
+parse_urls(const char *list, char **urls, int *n)
+{
+	int         rv = FFTD_OK;
+	const char *p  = list;
+	*n             = 0;
+	for (int k = 1;; k++) {
+		const char *comma = strchr(p, ',');
+		size_t      len   = comma ? (size_t) (comma - p) : strlen(p);
+		while (len > 0 && isspace((unsigned char) *p)) {
+			p++;
+			len--;
+		}
+		while (len > 0 && isspace((unsigned char) p[len - 1])) {
+			len--;
+		}
+		if (len == 0) {
+			rv = set_error(FFTD_EINVAL,
+			    "URL %d of \"%s\" is empty (a list of daemons is "
+			    "URLs separated by commas)",
+			    k, list);
+			break;
+		}
+		if (*n == FFTD_MAX_DAEMONS) {
+			rv = set_error(FFTD_EINVAL,
+			    "more than %d URLs in \"%s\" (FFTD_MAX_DAEMONS)",
+			    FFTD_MAX_DAEMONS, list);
+			break;
+		}
+		if ((urls[*n] = strndup(p, len)) == NULL) {
+			rv = set_error(FFTD_ENOMEM, "out of memory");
+			break;
+		}
+		(*n)++;
+		if (comma == NULL) {
+			return FFTD_OK;
+		}
+		p = comma + 1;
+	}
+	while (*n > 0) {
+		free(urls[--*n]);
+	}
+	return rv;
+}
+
+static void
+link_free(ep_link *l)
+{
+	if (l != NULL) {
+		pthread_mutex_destroy(&l->mtx);
+		free(l);
+	}
+}
+
+// ep_dropped fails at once, on a client of several daemons, the executions
+// for endpoint i's session epoch that still wait in NNG's queue for its
+// connection, which just dropped: they were never sent, so nothing runs
+// twice, and NNG would otherwise hold them until the timeout (or send
+// them on the next connection, whose session lacks their plan). What was
+// sent fails by itself (NNG_ECONNRESET). A client of one daemon keeps
+// NNG's way: wait for the connection to come back.
+static void
+ep_dropped(fftd_client *c, int i, uint64_t epoch)
+{
+	if (c->nep == 1) {
+		return;
+	}
+	pthread_mutex_lock(&c->mtx);
+	for (fftd_request *r = c->inflight; r != NULL; r = r->next_inflight) {
+		if (r->ep == i && r->epoch == epoch && !atomic_load(&r->sent)) {
+			nng_aio_cancel(r->aio); // "request not sent"
+		}
+	}
+	pthread_mutex_unlock(&c->mtx);
+}
+
+// on_pipe follows endpoint's connection (NNG pipe callback).
+static void
+on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	ep_link *l  = arg;
+	uint32_t id = (uint32_t) nng_pipe_id(p);
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		atomic_fetch_add(&l->epoch, 1); // before pipe: see ep_usable
+		atomic_store(&l->pipe, id);
+		return;
+	}
+	uint64_t epoch = atomic_load(&l->epoch);
+	if (atomic_compare_exchange_strong(&l->pipe, &id, 0)) {
+		pthread_mutex_lock(&l->mtx);
+		if (l->client != NULL) {
+			ep_dropped(l->client, l->index, epoch);
+		}
+		pthread_mutex_unlock(&l->mtx);
+	}
+}
+
+// ep_open connects endpoint i (its url set) and says hello, filling *info.
+static int
+ep_open(fftd_client *c, int i, fftd_info *info)
+{
+	endpoint *e = &c->ep[i];
+	int       rv;
+	if ((e->link = calloc(1, sizeof(*e->link))) == NULL) {
 		return set_error(FFTD_ENOMEM, "out of memory");
 	}
-	c->timeout = timeout_ms == 0 ? DEFAULT_TIMEOUT_MS
-	    : timeout_ms < 0         ? NNG_DURATION_INFINITE
-	                             : timeout_ms;
-	if ((rv = nng_req0_open(&c->sock)) != 0) {
-		free(c);
+	pthread_mutex_init(&e->link->mtx, NULL);
+	e->link->client = c;
+	e->link->index  = i;
+	if ((rv = nng_req0_open(&e->sock)) != 0) {
 		return set_error(
 		    map_nng(rv), "cannot open a socket: %s", nng_strerror(rv));
 	}
+	e->open = true;
 	// Never resend: an execute must not run twice unasked.
 	nng_socket_set_ms(
-	    c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	    e->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	// Replies carry whole transforms; the daemon bounds their size.
-	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0);
-	c->ipc              = strncmp(url, "ipc://", 6) == 0;
-	const char *staging = getenv("FFTD_INLINE_STAGING");
-	c->staging_off
-	    = !c->ipc || (staging != NULL && strcmp(staging, "0") == 0);
-	char dmsg[256] = "";
-	if ((rv = fftd__client_dial(c->sock, url, dmsg, sizeof(dmsg))) != 0) {
-		nng_close(c->sock);
-		free(c);
-		return set_error(rv, "cannot connect to %s: %s", url, dmsg);
+	nng_socket_set_size(e->sock, NNG_OPT_RECVMAXSZ, 0);
+	// Before dialing: nng_dial returns after the first pipe's ADD_POST.
+	nng_pipe_notify(e->sock, NNG_PIPE_EV_ADD_POST, on_pipe, e->link);
+	nng_pipe_notify(e->sock, NNG_PIPE_EV_REM_POST, on_pipe, e->link);
+	char dmsg[512] = "";
+	if ((rv = fftd__client_dial(e->sock, e->url, dmsg, sizeof(dmsg)))
+	    != 0) {
+		return set_error(rv, "cannot connect to %s: %s", e->url, dmsg);
 	}
 	Fftd__Wire__Request req   = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__Hello   hello = FFTD__WIRE__HELLO__INIT;
@@ -390,24 +632,62 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	req.body_case        = FFTD__WIRE__REQUEST__BODY_HELLO;
 	req.hello            = &hello;
 	Fftd__Wire__Reply *r = NULL;
-	rv                   = rpc(c, &req, &r);
+	rv                   = rpc_on(c, i, &req, &r);
 	if (rv == FFTD_OK
 	    && (r->body_case != FFTD__WIRE__REPLY__BODY_HELLO
 	        || r->hello == NULL)) {
 		rv = set_error(
 		    FFTD_EPROTO, "daemon answered hello with no hello");
 	}
-	if (rv != FFTD_OK) {
-		if (r != NULL) {
-			fftd__wire__reply__free_unpacked(r, NULL);
+	if (rv == FFTD_OK) {
+		fill_info(info, r->hello);
+		e->limit = info->max_inflight_per_client;
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	return rv == FFTD_OK ? rv : url_error(c, i, rv);
+}
+
+// client_free frees a client whose sockets are closed (or never opened).
+static void
+client_free(fftd_client *c)
+{
+	for (int i = 0; i < c->nep; i++) {
+		free(c->ep[i].url);
+	}
+	pthread_mutex_destroy(&c->mtx);
+	pthread_cond_destroy(&c->idle);
+	pthread_cond_destroy(&c->slot);
+	free(c);
+}
+
+int
+fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
+{
+	char  defurl[4096]; // $FFTD_URL may be a list
+	char *urls[FFTD_MAX_DAEMONS];
+	int   n, rv;
+	if (clientp == NULL) {
+		return set_error(FFTD_EINVAL, "clientp is NULL");
+	}
+	if (url == NULL) {
+		if ((rv = fftd_default_url(defurl, sizeof(defurl)))
+		    != FFTD_OK) {
+			return rv;
 		}
-		nng_close(c->sock);
-		free(c);
+		url = defurl;
+	}
+	if ((rv = parse_urls(url, urls, &n)) != FFTD_OK) {
 		return rv;
 	}
-	fill_info(&c->info, r->hello);
-	fftd__wire__reply__free_unpacked(r, NULL);
-	atomic_store(&c->refs, 1);
+	fftd_client *c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		while (n > 0) {
+			free(urls[--n]);
+		}
+		return set_error(FFTD_ENOMEM, "out of memory");
+	}
 	pthread_mutex_init(&c->mtx, NULL);
 	pthread_condattr_t ca; // fftd_client_close waits on it with a deadline
 	pthread_condattr_init(&ca);
@@ -415,6 +695,39 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	pthread_cond_init(&c->idle, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&c->slot, NULL);
+	c->nep = n;
+	for (int i = 0; i < n; i++) {
+		c->ep[i].url = urls[i];
+	}
+	c->timeout = timeout_ms == 0 ? DEFAULT_TIMEOUT_MS
+	    : timeout_ms < 0         ? NNG_DURATION_INFINITE
+	                             : timeout_ms;
+	// Shared memory (buffers, streams, inline staging) needs the one
+	// daemon to be local.
+	c->ipc              = n == 1 && strncmp(urls[0], "ipc://", 6) == 0;
+	const char *staging = getenv("FFTD_INLINE_STAGING");
+	c->staging_off
+	    = !c->ipc || (staging != NULL && strcmp(staging, "0") == 0);
+	for (int i = 0; i < n && rv == FFTD_OK; i++) {
+		fftd_info info;
+		rv = ep_open(c, i, i == 0 ? &c->info : &info);
+		if (rv == FFTD_OK && i > 0) {
+			merge_info(&c->info, &info);
+		}
+	}
+	if (rv != FFTD_OK) {
+		// Nothing is in flight: closing cannot hang (socket_closer).
+		for (int i = 0; i < n; i++) {
+			if (c->ep[i].open) {
+				nng_close(c->ep[i].sock);
+			}
+			link_free(c->ep[i].link);
+		}
+		client_free(c);
+		return rv;
+	}
+	c->info.ndaemons = n;
+	atomic_store(&c->refs, 1);
 	*clientp = c;
 	return FFTD_OK;
 }
@@ -423,10 +736,7 @@ static void
 client_unref(fftd_client *c)
 {
 	if (atomic_fetch_sub(&c->refs, 1) == 1) {
-		pthread_mutex_destroy(&c->mtx);
-		pthread_cond_destroy(&c->idle);
-		pthread_cond_destroy(&c->slot);
-		free(c);
+		client_free(c);
 	}
 }
 
@@ -456,9 +766,12 @@ deadline_after(long ms)
 // that close has already stopped, and the pipe reaper then waits for it
 // forever). fftd_client_close avoids that state by draining first; this is
 // the bound for what it cannot avoid (a reply to a timed-out request still
-// arriving). Freed by whichever side finishes last.
+// arriving). Freed by whichever side finishes last. It also frees the
+// socket's ep_link once nng_close has returned (no pipe callback can run
+// after that).
 typedef struct socket_closer {
 	nng_socket      sock;
+	ep_link        *link;
 	pthread_mutex_t mtx;
 	pthread_cond_t  cv;
 	bool            done;
@@ -483,6 +796,7 @@ socket_closer_main(void *arg)
 {
 	socket_closer *sc = arg;
 	nng_close(sc->sock);
+	link_free(sc->link);
 	pthread_mutex_lock(&sc->mtx);
 	sc->done = true;
 	pthread_cond_broadcast(&sc->cv);
@@ -491,16 +805,20 @@ socket_closer_main(void *arg)
 	return NULL;
 }
 
-static void
-close_socket_bounded(nng_socket sock)
+// closer_start starts closing sock (then freeing link) on a thread of its
+// own; closer_wait waits for it until the deadline. NULL: closed already.
+static socket_closer *
+closer_start(nng_socket sock, ep_link *link)
 {
 	socket_closer *sc = calloc(1, sizeof(*sc));
 	pthread_t      t;
 	if (sc == NULL) {
 		nng_close(sock);
-		return;
+		link_free(link);
+		return NULL;
 	}
 	sc->sock = sock;
+	sc->link = link;
 	sc->refs = 2;
 	pthread_mutex_init(&sc->mtx, NULL);
 	pthread_condattr_t ca;
@@ -512,13 +830,22 @@ close_socket_bounded(nng_socket sock)
 		sc->refs = 1;
 		socket_closer_unref(sc);
 		nng_close(sock);
-		return;
+		link_free(link);
+		return NULL;
 	}
 	pthread_detach(t);
-	struct timespec until = deadline_after(CLOSE_SOCKET_MAX_MS);
+	return sc;
+}
+
+static void
+closer_wait(socket_closer *sc, const struct timespec *until)
+{
+	if (sc == NULL) {
+		return;
+	}
 	pthread_mutex_lock(&sc->mtx);
 	while (!sc->done
-	    && pthread_cond_timedwait(&sc->cv, &sc->mtx, &until) != ETIMEDOUT) {
+	    && pthread_cond_timedwait(&sc->cv, &sc->mtx, until) != ETIMEDOUT) {
 	}
 	pthread_mutex_unlock(&sc->mtx);
 	socket_closer_unref(sc);
@@ -558,7 +885,21 @@ fftd_client_close(fftd_client *client)
 		buffer_release(client, stage);
 		stage = next;
 	}
-	close_socket_bounded(client->sock);
+	// All the sockets at once, each bounded as one (socket_closer).
+	socket_closer *sc[FFTD_MAX_DAEMONS];
+	for (int i = 0; i < client->nep; i++) {
+		pthread_mutex_lock(&client->ep[i].link->mtx);
+		client->ep[i].link->client = NULL; // it is going
+		pthread_mutex_unlock(&client->ep[i].link->mtx);
+	}
+	for (int i = 0; i < client->nep; i++) {
+		sc[i] = closer_start(client->ep[i].sock, client->ep[i].link);
+		client->ep[i].link = NULL;
+	}
+	until = deadline_after(CLOSE_SOCKET_MAX_MS);
+	for (int i = 0; i < client->nep; i++) {
+		closer_wait(sc[i], &until);
+	}
 	client_unref(client);
 }
 
@@ -754,6 +1095,58 @@ fftd_get_device_stats(
 // --- plans
 // ------------------------------------------------------------------------
 
+// ep_usable says whether executions of plan p may go to endpoint i. With
+// one daemon, always (as ever: while the connection is down, NNG waits for
+// it to come back, up to the timeout, and a new session answers
+// FFTD_ENOPLAN). With several, only while the session that made the plan
+// there is connected and has not been seen to drop a request.
+static bool
+ep_usable(const fftd_client *c, const fftd_plan *p, int i)
+{
+	if (c->nep == 1) {
+		return true;
+	}
+	const ep_link *l = c->ep[i].link;
+	return p->epoch[i] != 0 && atomic_load(&l->pipe) != 0
+	    && atomic_load(&l->epoch) == p->epoch[i]
+	    && atomic_load(&l->broken) != p->epoch[i];
+}
+
+// plan_release destroys plan p on the endpoints in mask whose session
+// still holds it, all at once.
+static void
+plan_release(fftd_client *c, const fftd_plan *p, uint32_t mask)
+{
+	Fftd__Wire__Request     req[FFTD_MAX_DAEMONS];
+	Fftd__Wire__PlanDestroy pd[FFTD_MAX_DAEMONS];
+	rpc_call                call[FFTD_MAX_DAEMONS];
+	bool                    sent[FFTD_MAX_DAEMONS] = { false };
+	char                    keep[sizeof(last_error)];
+	memcpy(keep, last_error, sizeof(keep)); // not the caller's error
+	for (int i = 0; i < c->nep; i++) {
+		if (!(mask & (1u << i)) || !ep_usable(c, p, i)) {
+			continue; // a session that is gone took its plans along
+		}
+		fftd__wire__request__init(&req[i]);
+		fftd__wire__plan_destroy__init(&pd[i]);
+		pd[i].plan_id       = p->id[i];
+		req[i].body_case    = FFTD__WIRE__REQUEST__BODY_PLAN_DESTROY;
+		req[i].plan_destroy = &pd[i];
+		rpc_start(c, i, &req[i], &call[i]);
+		sent[i] = true;
+	}
+	for (int i = 0; i < c->nep; i++) {
+		Fftd__Wire__Reply *r = NULL;
+		if (sent[i]) {
+			(void) rpc_finish(&call[i], &r);
+		}
+		if (r != NULL) {
+			fftd__wire__reply__free_unpacked(r, NULL);
+		}
+	}
+	memcpy(last_error, keep, sizeof(keep));
+}
+
 int
 fftd_plan_create(
     fftd_client *client, const fftd_plan_desc *desc, fftd_plan **planp)
@@ -777,33 +1170,76 @@ fftd_plan_create(
 	Fftd__Wire__Request    req = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__PlanCreate pc  = FFTD__WIRE__PLAN_CREATE__INIT;
 	fftd__desc_to_wire(&wd, desc);
-	pc.desc              = &wd.pd;
-	req.body_case        = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
-	req.plan_create      = &pc;
-	Fftd__Wire__Reply *r = NULL;
-	rv                   = rpc(client, &req, &r);
-	if (rv == FFTD_OK
-	    && (r->body_case != FFTD__WIRE__REPLY__BODY_PLAN_CREATE
-	        || r->plan_create->input_bytes != p->shape.in.bytes
-	        || r->plan_create->output_bytes != p->shape.out.bytes)) {
-		rv = set_error(FFTD_EPROTO,
-		    "daemon's plan does not match the description's byte "
-		    "counts");
+	pc.desc         = &wd.pd;
+	req.body_case   = FFTD__WIRE__REQUEST__BODY_PLAN_CREATE;
+	req.plan_create = &pc;
+	// Every daemon connected now makes it, all at once; one that is not
+	// is left out of this plan (it would hold the call up to the timeout).
+	// The session is read before the request goes: a reconnection under
+	// way leaves the endpoint out rather than naming the wrong session.
+	rpc_call call[FFTD_MAX_DAEMONS];
+	uint64_t epoch[FFTD_MAX_DAEMONS];
+	bool     sent[FFTD_MAX_DAEMONS] = { false };
+	int      asked                  = 0;
+	for (int i = 0; i < client->nep; i++) {
+		epoch[i] = atomic_load(&client->ep[i].link->epoch);
+		if (client->nep > 1
+		    && atomic_load(&client->ep[i].link->pipe) == 0) {
+			continue;
+		}
+		rpc_start(client, i, &req, &call[i]);
+		sent[i] = true;
+		asked++;
 	}
-	if (rv == FFTD_OK) {
-		p->client = client;
-		atomic_fetch_add(&client->refs, 1);
-		p->id = r->plan_create->plan_id;
-		copy_str(p->algorithm, sizeof(p->algorithm),
-		    r->plan_create->algorithm);
-		*planp = p;
-	} else {
+	if (asked == 0) {
 		free(p);
+		return set_error(FFTD_ECLOSED,
+		    "none of the %d daemons is connected now (libfftd "
+		    "reconnects by itself; try again later)",
+		    client->nep);
 	}
-	if (r != NULL) {
-		fftd__wire__reply__free_unpacked(r, NULL);
+	uint32_t made   = 0;
+	int      status = FFTD_OK;
+	for (int i = 0; i < client->nep; i++) {
+		Fftd__Wire__Reply *r = NULL;
+		if (!sent[i]) {
+			continue;
+		}
+		rv = rpc_finish(&call[i], &r);
+		if (rv == FFTD_OK
+		    && (r->body_case != FFTD__WIRE__REPLY__BODY_PLAN_CREATE
+		        || r->plan_create->input_bytes != p->shape.in.bytes
+		        || r->plan_create->output_bytes
+		            != p->shape.out.bytes)) {
+			rv = set_error(FFTD_EPROTO,
+			    "daemon's plan does not match the description's "
+			    "byte counts");
+		}
+		if (rv == FFTD_OK) {
+			p->id[i]    = r->plan_create->plan_id;
+			p->epoch[i] = epoch[i] != 0 ? epoch[i] : 1;
+			made |= 1u << i;
+			if (p->algorithm[0] == '\0') {
+				copy_str(p->algorithm, sizeof(p->algorithm),
+				    r->plan_create->algorithm);
+			}
+		} else if (status == FFTD_OK) {
+			status = url_error(client, i, rv);
+			snprintf(msg, sizeof(msg), "%s", last_error);
+		}
+		if (r != NULL) {
+			fftd__wire__reply__free_unpacked(r, NULL);
+		}
 	}
-	return rv;
+	if (status != FFTD_OK) {
+		plan_release(client, p, made);
+		free(p);
+		return set_error(status, "%s", msg);
+	}
+	p->client = client;
+	atomic_fetch_add(&client->refs, 1);
+	*planp = p;
+	return FFTD_OK;
 }
 
 void
@@ -812,19 +1248,10 @@ fftd_plan_destroy(fftd_plan *plan)
 	if (plan == NULL) {
 		return;
 	}
-	Fftd__Wire__Request     req = FFTD__WIRE__REQUEST__INIT;
-	Fftd__Wire__PlanDestroy pd  = FFTD__WIRE__PLAN_DESTROY__INIT;
-	pd.plan_id                  = plan->id;
-	req.body_case               = FFTD__WIRE__REQUEST__BODY_PLAN_DESTROY;
-	req.plan_destroy            = &pd;
-	Fftd__Wire__Reply *r        = NULL;
 	// After fftd_client_close the daemon has released the plan already.
 	// A failure means the same (it went away or restarted).
 	if (!atomic_load(&plan->client->closed)) {
-		(void) rpc(plan->client, &req, &r);
-	}
-	if (r != NULL) {
-		fftd__wire__reply__free_unpacked(r, NULL);
+		plan_release(plan->client, plan, UINT32_MAX);
 	}
 	client_unref(plan->client);
 	free(plan);
@@ -867,6 +1294,7 @@ request_free(fftd_request *req, bool from_callback)
 	free(req);
 }
 
+// inflight_add lists a request whose slot pick_endpoint counted.
 static void
 inflight_add(fftd_client *c, fftd_request *req)
 {
@@ -877,7 +1305,6 @@ inflight_add(fftd_client *c, fftd_request *req)
 		c->inflight->prev_inflight = req;
 	}
 	c->inflight = req;
-	c->ninflight++;
 	pthread_mutex_unlock(&c->mtx);
 }
 
@@ -896,10 +1323,12 @@ inflight_remove(fftd_client *c, fftd_request *req)
 	pthread_mutex_unlock(&c->mtx);
 }
 
+// inflight_done gives back the slot pick_endpoint counted on endpoint ep.
 static void
-inflight_done(fftd_client *c)
+inflight_done(fftd_client *c, int ep)
 {
 	pthread_mutex_lock(&c->mtx);
+	c->ep[ep].ninflight--;
 	if (--c->ninflight == 0) {
 		pthread_cond_broadcast(&c->idle);
 	}
@@ -912,8 +1341,12 @@ request_finish(fftd_request *req, int status)
 {
 	fftd_client *c = req->client;
 	inflight_remove(c, req);
+	int ep = req->ep;
 	if (status == FFTD_ECLOSED && atomic_load(&c->closed)) {
 		snprintf(req->message, sizeof(req->message), "client closed");
+	}
+	if (status != FFTD_OK && c->nep > 1) { // say which daemon
+		prefix_url(req->message, sizeof(req->message), c->ep[ep].url);
 	}
 	if (req->cb != NULL) {
 		// The caller's thread-local last error is not ours to set here;
@@ -922,7 +1355,7 @@ request_finish(fftd_request *req, int status)
 		req->cb(req, status, req->data);
 		in_callback = false;
 		request_free(req, true);
-		inflight_done(c);
+		inflight_done(c, ep);
 		return;
 	}
 	pthread_mutex_lock(&req->mtx);
@@ -930,7 +1363,20 @@ request_finish(fftd_request *req, int status)
 	req->state  = REQ_DONE;
 	pthread_cond_broadcast(&req->cv);
 	pthread_mutex_unlock(&req->mtx);
-	inflight_done(c);
+	inflight_done(c, ep);
+}
+
+// conn_lost notes that the connection req went on dropped it (NNG's REQ
+// fails a request whose pipe closes with NNG_ECONNRESET): the plans of
+// that session are gone, and the pipe callback may come later than this
+// completion, which lets the next submission in.
+static void
+conn_lost(fftd_request *req, int rv)
+{
+	if (rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT) {
+		atomic_store(
+		    &req->client->ep[req->ep].link->broken, req->epoch);
+	}
 }
 
 static void
@@ -940,18 +1386,25 @@ request_cb(void *arg)
 	int           rv  = nng_aio_result(req->aio);
 	if (req->state == REQ_SEND) {
 		if (rv != 0) {
+			conn_lost(req, rv);
 			nng_msg_free(nng_aio_get_msg(req->aio));
 			snprintf(req->message, sizeof(req->message),
-			    "request not sent: %s", nng_strerror(rv));
+			    "request not sent: %s",
+			    rv == NNG_ECANCELED
+			            && !atomic_load(&req->client->closed)
+			        ? "the connection to the daemon dropped"
+			        : nng_strerror(rv));
 			request_finish(req, map_nng(rv));
 			return;
 		}
+		atomic_store(&req->sent, true);
 		req->state = REQ_RECV; // also while closing: close drains
 
 		nng_ctx_recv(req->ctx, req->aio);
 		return;
 	}
 	if (rv != 0) {
+		conn_lost(req, rv);
 		snprintf(req->message, sizeof(req->message),
 		    "no answer from the daemon: %s", nng_strerror(rv));
 		request_finish(req, map_nng(rv));
@@ -1018,20 +1471,72 @@ find_buffer(fftd_client *c, const void *p, uint64_t len, size_t elem,
 	return found;
 }
 
-// wait_slot holds the caller while the client has the daemon's limit of
-// executions in flight, so a deep pipeline waits instead of being refused.
-static void
-wait_slot(fftd_client *c)
+// no_endpoint says why no endpoint is left for plan p (several daemons).
+static int
+no_endpoint(const fftd_client *c, const fftd_plan *p)
 {
-	uint32_t limit = c->info.max_inflight_per_client;
-	if (limit == 0 || in_callback) {
-		return;
+	for (int i = 0; i < c->nep; i++) {
+		const ep_link *l = c->ep[i].link;
+		if (p->epoch[i] != 0 && atomic_load(&l->pipe) != 0
+		    && atomic_load(&l->epoch) != p->epoch[i]) {
+			return set_error(FFTD_ENOPLAN,
+			    "the plan's daemons are all gone; %s is back, on a "
+			    "new connection without this plan (make it again)",
+			    c->ep[i].url);
+		}
 	}
+	return set_error(FFTD_ECLOSED,
+	    "the plan's daemons are all disconnected (of %d; libfftd "
+	    "reconnects by itself, but plans die with their connection)",
+	    c->nep);
+}
+
+// pick_endpoint chooses the daemon of an execution of plan p and counts
+// it in flight there: of the endpoints that may run p (ep_usable), the one
+// with the fewest of this client's executions in flight, ties going round
+// robin. While every one of them has its daemon's limit in flight the
+// caller waits for a completion, so a deep pipeline waits instead of being
+// refused (not on a callback thread: the slot may need that very thread).
+static int
+pick_endpoint(fftd_client *c, const fftd_plan *p, int *epp, uint64_t *epoch)
+{
 	pthread_mutex_lock(&c->mtx);
-	while (c->ninflight >= (int) limit && !atomic_load(&c->closed)) {
+	for (;;) {
+		if (atomic_load(&c->closed)) {
+			pthread_mutex_unlock(&c->mtx);
+			return set_error(FFTD_ECLOSED, "the client is closed");
+		}
+		int best = -1, usable = 0;
+		for (int k = 0; k < c->nep; k++) {
+			int       i = (c->rr + k) % c->nep;
+			endpoint *e = &c->ep[i];
+			if (!ep_usable(c, p, i)) {
+				continue;
+			}
+			usable++;
+			if (e->limit != 0 && e->ninflight >= (int) e->limit
+			    && !in_callback) {
+				continue;
+			}
+			if (best < 0 || e->ninflight < c->ep[best].ninflight) {
+				best = i;
+			}
+		}
+		if (best >= 0) {
+			c->ep[best].ninflight++;
+			c->ninflight++;
+			c->rr  = (best + 1) % c->nep;
+			*epp   = best;
+			*epoch = atomic_load(&c->ep[best].link->epoch);
+			pthread_mutex_unlock(&c->mtx);
+			return FFTD_OK;
+		}
+		if (usable == 0) {
+			pthread_mutex_unlock(&c->mtx);
+			return no_endpoint(c, p);
+		}
 		pthread_cond_wait(&c->slot, &c->mtx);
 	}
-	pthread_mutex_unlock(&c->mtx);
 }
 
 int
@@ -1058,15 +1563,20 @@ fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
 		    "deadline_us = %lld: must be >= 0",
 		    (long long) opts->deadline_us);
 	}
-	wait_slot(plan->client);
-	if (atomic_load(&plan->client->closed)) {
-		return set_error(FFTD_ECLOSED, "the client is closed");
+	int      ep    = 0;
+	uint64_t epoch = 0;
+	int      rv    = pick_endpoint(plan->client, plan, &ep, &epoch);
+	if (rv != FFTD_OK) {
+		return rv;
 	}
 	fftd_request *req = calloc(1, sizeof(*req));
 	if (req == NULL) {
+		inflight_done(plan->client, ep);
 		return set_error(FFTD_ENOMEM, "out of memory");
 	}
 	req->client = plan->client;
+	req->ep     = ep;
+	req->epoch  = epoch;
 	req->plan   = plan;
 	req->out    = out;
 	req->cb     = cb;
@@ -1076,7 +1586,7 @@ fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
 
 	Fftd__Wire__Request wr = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__Execute ex = FFTD__WIRE__EXECUTE__INIT;
-	ex.plan_id             = plan->id;
+	ex.plan_id             = plan->id[ep];
 	req->tag       = atomic_fetch_add(&plan->client->next_tag, 1) + 1;
 	ex.tag         = req->tag;
 	ex.deadline_us = opts != NULL ? (uint64_t) opts->deadline_us : 0;
@@ -1107,12 +1617,13 @@ fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
 	uint64_t inline_bytes = ex.in_buffer ? 0 : plan->shape.in.bytes;
 	nng_msg *m;
 	void    *payload;
-	int      rv = fftd__msg_build(&m, &wr.base, inline_bytes, &payload);
+	rv = fftd__msg_build(&m, &wr.base, inline_bytes, &payload);
 	if (rv != FFTD_OK) {
 		stage_release(plan->client, req->stage);
 		pthread_mutex_destroy(&req->mtx);
 		pthread_cond_destroy(&req->cv);
 		free(req);
+		inflight_done(plan->client, ep);
 		return set_error(rv, "cannot build a %" PRIu64 "-byte request",
 		    plan->shape.in.bytes);
 	}
@@ -1120,7 +1631,7 @@ fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
 		memcpy(payload, in, (size_t) inline_bytes);
 	}
 	if ((rv = nng_aio_alloc(&req->aio, request_cb, req)) != 0
-	    || (rv = nng_ctx_open(&req->ctx, plan->client->sock)) != 0) {
+	    || (rv = nng_ctx_open(&req->ctx, plan->client->ep[ep].sock)) != 0) {
 		if (req->aio != NULL) {
 			nng_aio_free(req->aio);
 		}
@@ -1129,6 +1640,7 @@ fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
 		pthread_mutex_destroy(&req->mtx);
 		pthread_cond_destroy(&req->cv);
 		free(req);
+		inflight_done(plan->client, ep);
 		return set_error(map_nng(rv), "%s", nng_strerror(rv));
 	}
 	nng_aio_set_timeout(req->aio, plan->client->timeout);
@@ -1158,11 +1670,12 @@ fftd_request_cancel(fftd_request *req)
 	wr.body_case           = FFTD__WIRE__REQUEST__BODY_CANCEL;
 	wr.cancel              = &cr;
 	Fftd__Wire__Reply *r   = NULL;
-	int                rv  = rpc(req->client, &wr, &r);
+	// To the daemon the request went to: tags name requests per session.
+	int rv = rpc_on(req->client, req->ep, &wr, &r);
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);
 	}
-	return rv;
+	return rv == FFTD_OK ? rv : url_error(req->client, req->ep, rv);
 }
 
 int
@@ -1285,6 +1798,12 @@ fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp)
 {
 	if (client == NULL || bufp == NULL || bytes == 0) {
 		return set_error(FFTD_EINVAL, "client, bytes or bufp missing");
+	}
+	if (client->nep > 1) {
+		return set_error(FFTD_EUNSUPPORTED,
+		    "shared-memory buffers need a client of one daemon; this "
+		    "one was opened on a list of %d",
+		    client->nep);
 	}
 	return buffer_make(client, bytes, false, bufp);
 }
@@ -1588,6 +2107,12 @@ fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp)
 	if (plan == NULL || streamp == NULL || depth < 1 || depth > MAX_DEPTH) {
 		return set_error(FFTD_EINVAL,
 		    "plan, streamp or depth (1..%d) bad", MAX_DEPTH);
+	}
+	if (plan->client->nep > 1) {
+		return set_error(FFTD_EUNSUPPORTED,
+		    "streams need a client of one daemon; this one was "
+		    "opened on a list of %d",
+		    plan->client->nep);
 	}
 	fftd_stream *st = calloc(1, sizeof(*st));
 	if (st == NULL) {

@@ -216,7 +216,8 @@ typedef struct fftd_plan_desc {
 int fftd_plan_desc_init(fftd_plan_desc *desc, int rank, const int64_t *n,
     fftd_kind kind, fftd_precision precision);
 
-// fftd_client is a connection to one daemon.
+// fftd_client is a connection to one daemon, or to several
+// (fftd_client_open with a list of URLs).
 typedef struct fftd_client fftd_client;
 // fftd_plan is a plan held by the daemon for one client connection.
 typedef struct fftd_plan fftd_plan;
@@ -224,29 +225,91 @@ typedef struct fftd_plan fftd_plan;
 typedef struct fftd_request fftd_request;
 
 // fftd_default_url writes the address a client connects to when given
-// NULL: $FFTD_URL if set; else the system service's socket
-// ipc:///run/fftd/fftd.sock if it exists; else the per-user daemon's
-// ipc://$XDG_RUNTIME_DIR/fftd.sock if that variable is set; else the system
-// socket. Returns FFTD_ELIMIT if it does not fit in len bytes.
+// NULL: $FFTD_URL if set (a URL or a list, see fftd_client_open); else the
+// system service's socket ipc:///run/fftd/fftd.sock if it exists; else the
+// per-user daemon's ipc://$XDG_RUNTIME_DIR/fftd.sock if that variable is set;
+// else the system socket. Returns FFTD_ELIMIT if it does not fit in len bytes.
 int fftd_default_url(char *buf, size_t len);
 
+// FFTD_MAX_DAEMONS is the most URLs fftd_client_open takes in one list.
+#define FFTD_MAX_DAEMONS 16
+
 // fftd_client_open connects to the daemon at url (an NNG URL such as
-// "ipc:///run/fftd/fftd.sock" or "tcp://host:port"; NULL for
-// fftd_default_url()), performs the protocol handshake, and stores a new
-// client in *clientp. timeout_ms bounds the connect and handshake and is
-// also the timeout of every later call on this client (0: 60 s; -1:
-// none). Errors: FFTD_ECONNREFUSED (nobody listening), FFTD_ETIMEDOUT,
-// FFTD_EVERSION (daemon speaks another protocol), FFTD_ENNGERR+n.
+// "ipc:///run/fftd/fftd.sock", "tcp://127.0.0.1:5555" or
+// "tls+tcp://gpu1.lab:5555"; NULL for fftd_default_url()), performs the
+// protocol handshake, and stores a new client in *clientp. timeout_ms
+// bounds the connect and handshake and is also the timeout of every later
+// call on this client (0: 60 s; -1: none).
+//
+// tls+tcp:// URLs take their TLS settings from the environment, read at
+// each call:
+//   FFTD_TLS_CA           PEM file of the CA(s) that signed the daemon's
+//                         certificate; required (the daemon is verified).
+//   FFTD_TLS_CERT         PEM file of this client's certificate (and its
+//                         key when FFTD_TLS_KEY is unset); needed unless
+//                         the daemon has require_client_cert = no.
+//   FFTD_TLS_KEY          the client's unencrypted PEM private key.
+//   FFTD_TLS_SERVER_NAME  the name the daemon's certificate must carry;
+//                         default the URL's host. DNS names are matched,
+//                         not IP addresses.
+//
+// Errors: FFTD_ECONNREFUSED (nobody listening), FFTD_ETIMEDOUT,
+// FFTD_EVERSION (daemon speaks another protocol), FFTD_EINVAL (a bad URL
+// list, or a TLS variable missing or its file unreadable or not PEM;
+// fftd_last_error() names it), FFTD_ENNGERR+NNG_ECRYPTO, +NNG_ECONNSHUT or
+// +NNG_EPEERAUTH (TLS handshake failed; the message says whether the
+// daemon's certificate failed verification or the daemon refused the
+// client's), FFTD_ECLOSED (the daemon closed the connection, e.g. the
+// client's address is not in its [remote] allow), FFTD_ENNGERR+n.
+//
+// Several daemons (one per GPU server, say): url may be a comma-separated
+// list of up to FFTD_MAX_DAEMONS URLs, e.g.
+// "tls+tcp://gpu1.lab:5555,tls+tcp://gpu2.lab:5555" (blanks around each
+// URL are ignored; an empty element, or more URLs, is FFTD_EINVAL; so a URL
+// cannot contain a comma). The client connects and says hello to each, in
+// order, and the open fails, naming the URL, if any of them fails. Then:
+//   - fftd_plan_create makes the plan on every daemon of the list that is
+//     connected at that moment, all at once. If one of them refuses it,
+//     the others' copies are destroyed and the call returns that daemon's
+//     error, with its URL in fftd_last_error(). A daemon disconnected at
+//     that moment is left out of this plan.
+//   - Each execution (fftd_execute, fftd_execute_async, _async_opts) goes
+//     to one daemon that holds the plan: the one with the fewest of this
+//     client's executions in flight (ties in turn), so that one program's
+//     batches spread over all the servers. The daemon's
+//     max_inflight_per_client applies per daemon: a submission waits only
+//     while every daemon is at its limit. fftd_request_cancel goes to the
+//     request's own daemon. Errors of an execution name its daemon's URL.
+//   - A daemon whose connection drops (it died, the network failed): its
+//     executions in flight complete with FFTD_ECLOSED and are not sent
+//     elsewhere (an execution never runs twice unasked: resubmit it if you
+//     want it run), and later executions go to the other daemons of the
+//     plan at once, never waiting for it. The library reconnects by itself,
+//     but a plan lives in the connection that made it: the plans made
+//     before do not use the daemon again, plans made after do. An
+//     execution whose plan has no daemon left fails at once with
+//     FFTD_ECLOSED (FFTD_ENOPLAN when one came back without the plan).
+//   - fftd_client_info describes the first daemon, with the limits the
+//     smallest over all, the precisions and algorithms those that all
+//     serve, and ndaemons their number; fftd_ping, fftd_get_stats,
+//     fftd_get_client_stats and fftd_get_device_stats ask the first daemon
+//     only (open a client on one URL to ask another).
+//   - Shared memory is for a single local daemon: fftd_buffer_create and
+//     fftd_stream_open return FFTD_EUNSUPPORTED, and every payload travels
+//     inline in the messages.
+// A single URL is a list of one: everything above holds but the handling
+// of a lost connection, where a call waits (up to the timeout) for the
+// connection to come back, and the shared-memory paths, which work.
 int fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms);
 
-// fftd_client_close closes the connection. The daemon then frees every plan
-// of this client; plans still held must not be used afterwards, but must
-// still be released with fftd_plan_destroy (which then only frees memory).
-// Executions still in flight are first allowed to finish (their callbacks
-// run with their real status) for up to the client's timeout, at most 10 s;
-// those still unanswered then complete with FFTD_ECLOSED. Their callbacks
-// have all returned when this function returns. Must not run concurrently
-// with other calls on the same client.
+// fftd_client_close closes the connection (to every daemon of a list). The
+// daemon then frees every plan of this client; plans still held must not be
+// used afterwards, but must still be released with fftd_plan_destroy (which
+// then only frees memory). Executions still in flight are first allowed to
+// finish (their callbacks run with their real status) for up to the client's
+// timeout, at most 10 s; those still unanswered then complete with
+// FFTD_ECLOSED. Their callbacks have all returned when this function returns.
+// Must not run concurrently with other calls on the same client.
 void fftd_client_close(fftd_client *client);
 
 // fftd_device_info describes one device the daemon serves.
@@ -279,10 +342,17 @@ typedef struct fftd_info {
 	// holds further fftd_execute_async calls until one completes.
 	uint32_t max_inflight_per_client;
 	uint64_t max_queued_bytes_per_client; // inline input bytes queued
+	// ndaemons is the number of daemons the client talks to: 1, or the
+	// length of the URL list given to fftd_client_open. With several, the
+	// fields above are the first daemon's, except the limits (the
+	// smallest of all daemons'), precisions and algorithms (those every
+	// daemon serves).
+	int ndaemons;
 } fftd_info;
 
 // fftd_client_info copies the daemon's capabilities, as reported at
-// handshake, into *info. Never fails on an open client.
+// handshake, into *info (see ndaemons for a client of several daemons).
+// Never fails on an open client.
 int fftd_client_info(fftd_client *client, fftd_info *info);
 
 // fftd_ping sends a ping and stores the round trip in microseconds in
@@ -332,9 +402,9 @@ typedef struct fftd_client_stats {
 	uint64_t executes;         // executions answered successfully
 	uint64_t bytes_in, bytes_out;
 	uint64_t canceled, expired;
-	uint32_t inflight;      // executions queued or running now
-	uint64_t queued_bytes;  // their inline input bytes
-	double   queue_seconds; // sum of time spent queued
+	uint32_t inflight;       // executions queued or running now
+	uint64_t queued_bytes;   // their inline input bytes
+	double   queue_seconds;  // sum of time spent queued
 	double   device_seconds; // sum of device time used
 	uint64_t queue_hist[FFTD_HIST_BUCKETS];
 	uint64_t device_hist[FFTD_HIST_BUCKETS];
@@ -390,7 +460,8 @@ size_t fftd_plan_input_bytes(const fftd_plan *plan);
 size_t fftd_plan_output_bytes(const fftd_plan *plan);
 
 // fftd_plan_algorithm names the implementation the daemon chose ("fftw",
-// "cufft", ...). The string lives as long as the plan.
+// "cufft", ...; on a client of several daemons, the first that holds the
+// plan). The string lives as long as the plan.
 const char *fftd_plan_algorithm(const fftd_plan *plan);
 
 // fftd_execute runs the plan on in (fftd_plan_input_bytes bytes, read only)
@@ -404,8 +475,9 @@ const char *fftd_plan_algorithm(const fftd_plan *plan);
 // payload on the socket). Other arrays of 1 MiB or more, over ipc://, are
 // copied into a pool of shared buffers that libfftd keeps per client
 // (one memcpy each way, much faster than NNG's socket path); smaller ones,
-// and all over tcp://, travel inline in the message. FFTD_INLINE_STAGING=0
-// in the environment keeps every payload inline.
+// and all over tcp:// or on a client of several daemons, travel inline in
+// the message. FFTD_INLINE_STAGING=0 in the environment keeps every
+// payload inline.
 int fftd_execute(const fftd_plan *plan, const void *in, void *out);
 
 // fftd_callback is called once when an asynchronous execution completes,
@@ -477,8 +549,9 @@ typedef struct fftd_buffer fftd_buffer;
 // The buffer belongs to the connection: the daemon unmaps it when the
 // buffer is destroyed, the client closes, or the process dies. Errors:
 // FFTD_EUNSUPPORTED (the connection is not ipc://, or the daemon offers no
-// shared memory), FFTD_ELIMIT (over the daemon's per-client buffer limit),
-// FFTD_ESYSERR+errno (memfd, mmap), FFTD_EBACKEND (pinning failed).
+// shared memory, or the client talks to several daemons), FFTD_ELIMIT
+// (over the daemon's per-client buffer limit), FFTD_ESYSERR+errno (memfd,
+// mmap), FFTD_EBACKEND (pinning failed).
 int fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp);
 
 // fftd_buffer_data is the buffer's address in this process (page-aligned).
@@ -503,7 +576,8 @@ typedef struct fftd_stream fftd_stream;
 
 // fftd_stream_open creates a stream of `depth` slots (1..64) on plan, each
 // slot holding one input and one output array of the plan, in one shared
-// buffer. Needs a connection over ipc:// (see fftd_buffer_create).
+// buffer. Needs a client of one daemon, over ipc:// (see
+// fftd_buffer_create).
 int fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp);
 
 // fftd_stream_input returns the input array of the next slot to submit
