@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# gpu-load.sh — the issue-5 runs for the lent GPU machine (GPU_EXTRA step of
+# tools/gpu-run.sh, or alone): bench/load on the cuda backend (16 client
+# processes, >= 10^5 requests, fairness, realtime latency), the same under
+# SIGTERM, and, when the machine has two GPUs or more, the aggregate
+# throughput of batched work on one GPU and on all of them. Logs and JSON
+# under $OUT.
+set -u
+B=${B:-build-gpu}
+OUT=${OUT:-/tmp/fftd-gpu-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+rc=0
+
+"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load.json" ${LOAD_ARGS:-} \
+    >"$OUT/load.log" 2>&1 || rc=1
+tail -n 40 "$OUT/load.log"
+
+"$B/bench/load" --spawn "$B/fftd" --sigterm-after "${SIGTERM_AFTER:-5}" \
+    --json "$OUT/load-sigterm.json" >"$OUT/load-sigterm.log" 2>&1 || rc=1
+tail -n 20 "$OUT/load-sigterm.log"
+
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+if [ "$ngpu" -ge 2 ]; then
+	for devs in 0 all; do
+		printf '[backend]\ndevices = %s\n' "$devs" >"$OUT/devices-$devs.conf"
+		"$B/bench/load" --spawn "$B/fftd" --config "$OUT/devices-$devs.conf" \
+		    --realtime 0 ${MULTI_ARGS:-} --json "$OUT/load-devices-$devs.json" \
+		    >"$OUT/load-devices-$devs.log" 2>&1 || rc=1
+		echo "devices=$devs:"
+		tail -n 25 "$OUT/load-devices-$devs.log"
+	done
+fi
+exit $rc
