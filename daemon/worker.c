@@ -14,6 +14,10 @@
 
 #include "log.h"
 
+// LAG_NS is how far behind the class's virtual time a flow that went idle
+// may come back (weighted device time, ns).
+#define LAG_NS 2e6
+
 // A flow: the queued client jobs of one connection in one class.
 typedef struct flow flow;
 struct flow {
@@ -38,7 +42,9 @@ struct fftd__worker {
 	_Atomic size_t       load;
 	_Atomic uint64_t     backlog_ns;
 	_Atomic uint64_t     busy_ns, executes, memory_used;
-	bool                 stopping;
+	uint64_t charge_ns; // set by the running job (worker thread)
+	bool     charged;
+	bool     stopping;
 	// start-up handshake
 	bool open_done;
 	int  open_rv;
@@ -148,6 +154,7 @@ worker_main(void *arg)
 		double   weight = job_weight(job);
 		uint64_t t0     = fftd__now_ns();
 		bool     ran = job->deadline_ns == 0 || t0 <= job->deadline_ns;
+		w->charged   = false;
 		if (ran) {
 			job->fn(w, job);
 		} else {
@@ -166,7 +173,8 @@ worker_main(void *arg)
 		pthread_mutex_lock(&w->mtx);
 		flow *f = find_flow(w, id, rt);
 		if (f != NULL) {
-			f->vt += (double) dt / weight;
+			f->vt += (double) (w->charged ? w->charge_ns : dt)
+			    / weight;
 		}
 		pthread_mutex_unlock(&w->mtx);
 		atomic_fetch_sub(&w->backlog_ns, cost);
@@ -251,6 +259,7 @@ fftd__worker_post(fftd__worker *w, fftd__job *job)
 	if (f == NULL && (f = calloc(1, sizeof(*f))) != NULL) {
 		f->id       = job->flow;
 		f->realtime = rt;
+		f->vt       = w->vtime[rt]; // a new client starts even
 		f->next     = w->flows;
 		w->flows    = f;
 	}
@@ -264,9 +273,13 @@ fftd__worker_post(fftd__worker *w, fftd__job *job)
 		}
 		w->tail = job;
 	} else {
-		if (f->head == NULL && f->vt < w->vtime[rt]) {
-			// Back from idle: no credit for the time away.
-			f->vt = w->vtime[rt];
+		if (f->head == NULL && f->vt < w->vtime[rt] - LAG_NS) {
+			// Back from idle: no credit for the time away, but a
+			// client that drained its queue for a moment (its next
+			// requests in flight to us) keeps up to LAG_NS of what
+			// it was owed, or clients of small requests and a short
+			// pipeline would lose share at every round trip.
+			f->vt = w->vtime[rt] - LAG_NS;
 		}
 		fftd__job **pp = &f->head; // FIFO within a flow
 		while (*pp != NULL) {
@@ -276,6 +289,13 @@ fftd__worker_post(fftd__worker *w, fftd__job *job)
 	}
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mtx);
+}
+
+void
+fftd__worker_charge(fftd__worker *w, uint64_t ns)
+{
+	w->charge_ns = ns;
+	w->charged   = true;
 }
 
 int

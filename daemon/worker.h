@@ -14,8 +14,9 @@
 // fair queueing (Goyal, Vin, Cheng, SIGCOMM 1996) with the cost of each job
 // charged after it ran, so flows share measured device time in proportion
 // to their weights whatever their request sizes; a flow that empties and
-// comes back starts at the class's current virtual time, so idling earns
-// no credit. Jobs past their deadline are dropped instead of started.
+// comes back starts at most 2 ms (weighted) behind the class's current
+// virtual time, so idling earns no credit beyond what a round trip costs.
+// Jobs past their deadline are dropped instead of started.
 
 #ifndef FFTD_DAEMON_WORKER_H
 #define FFTD_DAEMON_WORKER_H
@@ -67,6 +68,12 @@ int fftd__worker_start(fftd__worker **wp, const fftd__backend *be, int local,
 // fftd__worker_post queues a job (never fails; the job's memory is the
 // caller's to provide and the job function's to free).
 void fftd__worker_post(fftd__worker *w, fftd__job *job);
+
+// fftd__worker_charge sets what the client job now running on w is
+// charged for fair sharing, in ns, instead of the time the worker measures
+// around it: the job's own device time, so that the shares the scheduler
+// keeps are the shares the statistics report. Only from a job function.
+void fftd__worker_charge(fftd__worker *w, uint64_t ns);
 
 // fftd__worker_cancel drops the queued client jobs of flow whose tag is tag
 // (every job of the flow when tag is 0), calling their drop functions with
