@@ -7,11 +7,16 @@
 #
 # 1. BUILD_DIR/bench/e2e --spawn BUILD_DIR/fftd --json BUILD_DIR/bench/e2e.json
 #    (with --quick when there is no GPU: nvidia-smi absent or failing);
-# 2. every other executable in BUILD_DIR/bench (e.g. kernels), as
+# 2. BUILD_DIR/bench/load --spawn BUILD_DIR/fftd --json BUILD_DIR/bench/load.json
+#    (16 client processes, 10^5 requests; smaller sizes by itself on the
+#    fftw backend), then the same with --sigterm-after 3 (SIGTERM under
+#    load) into BUILD_DIR/bench/load-sigterm.json;
+# 3. every other executable in BUILD_DIR/bench (e.g. kernels), as
 #    NAME --json BUILD_DIR/bench/NAME.json (each handles a missing GPU itself).
 # Tables go to stdout; the exit status is 1 if any benchmark failed (exit
 # status 77 means the benchmark found no GPU: reported as skipped).
-# Extra arguments for e2e may be given in $E2E_ARGS (e.g. "--cases c2c4096").
+# Extra arguments for e2e may be given in $E2E_ARGS (e.g. "--cases c2c4096"),
+# for load in $LOAD_ARGS (e.g. "--requests 20000").
 set -u
 B=${1:-build}
 case $B in /*) ;; *) B=$PWD/$B ;; esac
@@ -36,9 +41,25 @@ summary="${summary}e2e: rc=$rc ($B/bench/e2e.json)
 "
 [ $rc -eq 0 ] || fail=1
 
+if [ -x "$B/bench/load" ]; then
+	for mode in load load-sigterm; do
+		echo
+		echo "=== bench/$mode"
+		extra=""
+		[ $mode = load ] || extra="--sigterm-after 3"
+		# shellcheck disable=SC2086
+		"$B/bench/load" --spawn "$B/fftd" --json "$B/bench/$mode.json" \
+			$extra ${LOAD_ARGS:-}
+		rc=$?
+		summary="${summary}$mode: rc=$rc ($B/bench/$mode.json)
+"
+		[ $rc -eq 0 ] || fail=1
+	done
+fi
+
 for bin in "$B"/bench/*; do
 	name=$(basename "$bin")
-	case $name in e2e | *.json | *.o | *.log | *.txt) continue ;; esac
+	case $name in e2e | load | *.json | *.o | *.log | *.txt) continue ;; esac
 	[ -f "$bin" ] && [ -x "$bin" ] || continue
 	echo
 	echo "=== bench/$name"

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+//
+// load.h — PRIVATE to fftd's tests and benchmarks. A many-tenant load on a
+// real daemon, shared by bench/load (the full run, issue 5's targets) and
+// tests/integration/test_load.c (a shortened run in CI).
+//
+// N client processes (children of the calling program, started with
+// fftd_test_spawn in role FFTD_LOAD_ROLE) share the daemon:
+//   - `realtime` clients (FFTD_PRIORITY_REALTIME): one small streaming
+//     transform (f32 C2C 4096 x batch 16 at 250 Hz; batch 4 at 100 Hz on
+//     the CPU) at a fixed rate, one request at a time through an
+//     fftd_stream of depth 1 (the shared-memory path streaming pipelines
+//     use: submit copies the input in, wait copies the result out), or
+//     fftd_execute (inline) with rt_inline or over tcp://; latency
+//     measured from the submit to the wait's return;
+//   - `batch` clients (FFTD_PRIORITY_BATCH): f32 C2C and R2C of several
+//     lengths, powers of two and not, 256 KiB .. 16 MiB of input per
+//     request on a GPU (16 .. 192 KiB on the CPU backend), each keeping
+//     `depth` requests in flight (fftd_execute_async) so that it stays
+//     backlogged.
+// Every result is checked. Client i draws a random base input x (values
+// k/2048, |k| <= 2048, so that small integer multiples are exact in f32)
+// and computes once its transform X in double with FFTW (and the 13
+// inputs c x, so that a client's CPU per request is the check alone);
+// request k sends c_k x with c_k = 1 + (k mod 13) and must come back as
+// c_k X, within the
+// relative L2 error 16 eps max(1, log2 n) over the whole request (eps =
+// 2^-24; the bound of ref.h's fftd_ref_bound for f32). Consecutive
+// requests of a client have different factors and clients have different
+// x, so a result given to the wrong request or client fails, and an
+// output left partly unwritten (still holding the result of the request
+// that used the slot `depth` requests before, c differing) fails too.
+//
+// A run (fftd_load_run):
+//   1. the children start, plan, compute X, and say they are ready;
+//   2. unloaded: only the realtime clients run, until each has
+//      rt_unloaded latency samples;
+//   3. loaded: the batch clients start; once each has completed 2 x depth
+//      requests (all backlogged), the steady window opens with a snapshot
+//      of fftd_get_client_stats, fftd_get_device_stats and fftd_get_stats;
+//      realtime latencies taken in the window count as "loaded"; the
+//      window closes with a second snapshot once `requests` requests (all
+//      clients, all phases) are complete; then every client stops
+//      submitting, completes what it has in flight, and exits.
+// Jain's fairness index is computed over the batch clients' device_seconds
+// deltas in the window (equal weights); clients are matched to the
+// daemon's per-client statistics by peer pid (ipc:// only).
+//
+// SIGTERM run (sigterm_after_s > 0, a daemon the caller started): phase 2
+// is skipped; sigterm_after_s seconds after the window opens, each client
+// sends fftd_ping between two of its submissions and notes how many
+// requests it had submitted when the ping was answered (the daemon reads
+// a connection's messages in order, so those are accepted work); then
+// the daemon gets SIGTERM while every client keeps submitting. Requests
+// before the mark must complete with a correct result; later ones may
+// also complete with FFTD_ECLOSED or FFTD_ESHUTDOWN (the daemon may not
+// have taken them in), or with FFTD_ETIMEDOUT: a client of one URL waits
+// up to its timeout for a lost connection to come back (fftd.h), so a
+// request still in its send queue when the daemon goes (never read by
+// it) ends so; those are counted apart (late_timedout). Any other status
+// or a wrong result fails. The daemon must exit 0 within 5 s of the
+// signal.
+
+#ifndef FFTD_TESTS_LOAD_H
+#define FFTD_TESTS_LOAD_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "daemon.h"
+#include "fftd.h"
+
+// FFTD_LOAD_ROLE is the child role; the program's role table must map it
+// to fftd_load_role.
+#define FFTD_LOAD_ROLE "load-client"
+#define FFTD_LOAD_MAX_CLIENTS 64
+#define FFTD_LOAD_MAX_REALTIME 8
+#define FFTD_LOAD_MAX_DEPTH 12 // < 13: a slot's reuse changes c_k
+#define FFTD_LOAD_NSHAPES 7    // batch shapes of each size table
+// Statuses are counted by code 0..FFTD_LOAD_NSTATUS-2; the last bucket
+// holds every other code (tagged ranges).
+#define FFTD_LOAD_NSTATUS 32
+// Targets (issue 5).
+#define FFTD_LOAD_JAIN_TARGET 0.99
+#define FFTD_LOAD_P99_RATIO_TARGET 2.0
+#define FFTD_LOAD_EXIT_TARGET_S 5.0
+
+// Sizes: what the batch and realtime clients transform.
+typedef enum fftd_load_sizes {
+	FFTD_LOAD_SIZES_AUTO  = 0, // small on the fftw backend, else full
+	FFTD_LOAD_SIZES_SMALL = 1,
+	FFTD_LOAD_SIZES_FULL  = 2,
+} fftd_load_sizes;
+
+// fftd_load_config describes a run; fftd_load_defaults fills it.
+typedef struct fftd_load_config {
+	const char       *url;        // the daemon
+	fftd_test_daemon *daemon;     // the daemon the caller started, or NULL
+	int               nclients;   // client processes (2..64)
+	int               nrealtime;  // of them realtime (0..8)
+	long long         requests;   // requests to complete, all clients
+	int               depth;      // batch clients' requests in flight
+	double            rt_rate_hz; // realtime request rate (0: default)
+	int               rt_inline;  // realtime through fftd_execute
+	int             rt_unloaded; // unloaded samples per rt client (0: def.)
+	fftd_load_sizes sizes;
+	// shapes: batch client i (0-based among the batch clients) takes
+	// shape shapes[i % nshapes] of the size table (0..FFTD_LOAD_NSHAPES-1,
+	// smallest first); nshapes 0: all in turn
+	int    shapes[FFTD_LOAD_NSHAPES];
+	int    nshapes;
+	double sigterm_after_s; // > 0: SIGTERM run (needs daemon)
+	int    timeout_s;       // bound on the whole run
+	int    verbose;         // progress lines on stderr
+} fftd_load_config;
+
+// fftd_load_lat is a latency summary, in microseconds.
+typedef struct fftd_load_lat {
+	uint64_t n;
+	double   p50, p99, p999, max, mean;
+} fftd_load_lat;
+
+// fftd_load_dq is a latency seen by the daemon (fftd_client_stats
+// histograms): the upper bounds of the buckets holding the percentiles,
+// in microseconds.
+typedef struct fftd_load_dq {
+	uint64_t n;
+	double   p50, p99;
+} fftd_load_dq;
+
+// fftd_load_client is one client process's outcome.
+typedef struct fftd_load_client {
+	int       realtime;
+	fftd_kind kind;
+	int64_t   n, batch;
+	size_t    in_bytes, out_bytes;
+	int       depth;
+	char      algorithm[16];
+	double    rate_hz;   // realtime
+	int       rt_stream; // realtime: through an fftd_stream
+	pid_t     pid;
+	int       exit_code; // the child's exit status (0 fine)
+	char      why[200];  // the child's own failure, if any
+	// requests: submitted (fftd_execute_async / fftd_execute accepted),
+	// ok (answered FFTD_OK and correct), wrong (FFTD_OK, not correct),
+	// failed (answered with an error), unanswered (no answer: the child
+	// died or hung), refused (the submit call itself failed)
+	uint64_t submitted, ok, wrong, failed, unanswered, refused;
+	// status counts of answered requests: [0] submitted before the mark
+	// (all of them outside the SIGTERM run), [1] after it
+	uint64_t status[2][FFTD_LOAD_NSTATUS];
+	uint64_t wrong_after_mark; // of wrong
+	uint64_t mark;             // requests submitted before the mark
+	int      refused_status;   // the first refused submit's status
+	double   max_err, bound;   // relative L2 errors seen / allowed
+	// the daemon's view in the steady window (matched by pid)
+	int      matched;
+	double   device_s, queue_s; // deltas
+	uint64_t executes;          // delta of answered executions
+	double   backlogged; // share of samples with work queued at the daemon
+	double   weight;
+	// the daemon's queue and device time per request: [0] unloaded
+	// phase (realtime clients), [1] steady window
+	fftd_load_dq queue[2], device[2];
+	// realtime latencies (client side, microseconds)
+	fftd_load_lat unloaded, loaded;
+	uint64_t      missed; // rate slots skipped because a request overran
+} fftd_load_client;
+
+// fftd_load_result is the outcome of a run.
+typedef struct fftd_load_result {
+	fftd_load_config cfg; // as run (defaults filled in)
+	fftd_info        info;
+	int              small; // sizes used
+	int              nclients;
+	fftd_load_client cl[FFTD_LOAD_MAX_CLIENTS];
+	// totals over the clients
+	uint64_t submitted, ok, wrong, failed, unanswered, refused;
+	uint64_t lost;  // failed + unanswered + refused (outside SIGTERM runs)
+	double   run_s; // from the start of phase 2 to the last exit
+	double   unloaded_s;      // phase 2 (realtime alone)
+	double   window_s;        // steady window
+	uint64_t window_reqs;     // requests completed in the window (all)
+	double   window_in_bytes; // their input bytes
+	// daemon counters (fftd_get_stats before the children, after them)
+	int        stats_ok;
+	char       stats_why[200];
+	fftd_stats before, after;
+	uint64_t   daemon_errors; // after.errors - before.errors
+	// fairness over the batch clients (matched ones)
+	int    client_stats_ok;
+	char   client_stats_why[200];
+	int    jain_n;
+	double jain;
+	double share_min, share_max; // device time / mean, over them
+	double device_busy;          // busy fraction of the devices in window
+	// realtime latency, all realtime clients together
+	fftd_load_lat rt_unloaded, rt_loaded;
+	double        p99_ratio; // loaded / unloaded (NAN if not measured)
+	// SIGTERM run
+	int      sigterm;
+	double   sigterm_at_s; // from the start of phase 2
+	double   exit_s;       // signal to exit (NAN: did not exit in time)
+	int      exit_code;    // the daemon's status (-1: killed)
+	uint64_t accepted;     // requests submitted before the marks
+	uint64_t accepted_ok;  // of them, answered correctly
+	uint64_t accepted_bad; // of them, anything else
+	uint64_t late_bad; // after the marks: wrong, unanswered, or a status
+	                   // other than FFTD_OK, ECLOSED, ESHUTDOWN, ETIMEDOUT
+	uint64_t late_timedout; // after the marks: FFTD_ETIMEDOUT
+	// verdict: correctness failures (lost, wrong, daemon errors, SIGTERM
+	// checks, child failures) — not the performance targets
+	int  failures;
+	char failure[400]; // the first one
+} fftd_load_result;
+
+// fftd_load_defaults fills *cfg: 16 clients of which 2 realtime, 100000
+// requests, depth 8, sizes auto, timeout 900 s.
+void fftd_load_defaults(fftd_load_config *cfg);
+
+// fftd_load_run runs the load described by cfg against cfg->url and fills
+// *res. Returns 0 when the run took place (res->failures says whether it
+// was correct), -1 when it could not (res->failure says why).
+int fftd_load_run(const fftd_load_config *cfg, fftd_load_result *res);
+
+// fftd_load_role is the child role (register it as FFTD_LOAD_ROLE).
+int fftd_load_role(int argc, char **argv);
+
+// fftd_load_print prints the run's table, figures and targets.
+void fftd_load_print(const fftd_load_result *res, FILE *f);
+
+// fftd_load_status_name is a short name for a status bucket.
+const char *fftd_load_status_name(int bucket);
+
+#endif // FFTD_TESTS_LOAD_H
