@@ -79,6 +79,8 @@ typedef struct fftd__backend {
 	// host_register pins [addr, addr + len) (a client's shared-memory
 	// buffer) so the device can DMA straight from and to it, for every
 	// device of this backend. NULL when the backend needs nothing (CPU).
+	// Unlike the calls above, it and host_unregister may run on any
+	// thread (the daemon calls them off the workers: pinning is slow).
 	int (*host_register)(fftd__device *dev, void *addr, size_t len,
 	    char *msg, size_t msglen);
 

@@ -95,15 +95,15 @@ struct fftd__handle {
 
 // A client's shared-memory buffer, mapped here and pinned for DMA.
 // References: one from the session's list, one per execution using it.
-// Like a handle, it doubles as the job that unpins and unmaps it on the
-// worker that pinned it.
+// Pinning and unpinning (cudaHostRegister, tens of ms for large buffers)
+// run on the thread that registers or drops the buffer, never on a device
+// worker, where they would hold up realtime work.
 typedef struct fftd__shbuf fftd__shbuf;
 struct fftd__shbuf {
-	fftd__job     release_job; // must be first
 	uint64_t      id;
 	void         *addr;
 	size_t        size;
-	fftd__worker *worker; // where it was pinned
+	fftd__device *dev; // whose backend pinned it
 	bool          pinned;
 	_Atomic int   refs;
 	fftd__shbuf  *next;
@@ -300,28 +300,8 @@ handle_unref(fftd__server *s, fftd__handle *h)
 	}
 }
 
-static int
-unpin_call(fftd__worker *w, void *arg)
-{
-	fftd__shbuf        *b   = arg;
-	const fftd__device *dev = fftd__worker_device(w);
-	dev->backend->host_unregister((fftd__device *) dev, b->addr);
-	return FFTD_OK;
-}
-
-static void
-shbuf_release_run(fftd__worker *w, fftd__job *job)
-{
-	fftd__shbuf *b = (fftd__shbuf *) job;
-	if (b->pinned) {
-		unpin_call(w, b);
-	}
-	munmap(b->addr, b->size);
-	free(b);
-}
-
-// shbuf_unref drops one reference; the last unpins (on the worker that
-// pinned it) and unmaps.
+// shbuf_unref drops one reference; the last unpins and unmaps (host
+// memory registration is thread-safe in the backends that pin).
 static void
 shbuf_unref(fftd__server *s, fftd__shbuf *b)
 {
@@ -330,12 +310,10 @@ shbuf_unref(fftd__server *s, fftd__shbuf *b)
 		return;
 	}
 	if (b->pinned) {
-		b->release_job.fn = shbuf_release_run;
-		fftd__worker_post(b->worker, &b->release_job);
-	} else {
-		munmap(b->addr, b->size);
-		free(b);
+		b->dev->backend->host_unregister(b->dev, b->addr);
 	}
+	munmap(b->addr, b->size);
+	free(b);
 }
 
 static void
@@ -1181,16 +1159,6 @@ handle_buffer_release(
 	ctx_reply(c, &r, 0, NULL);
 }
 
-static int
-pin_call(fftd__worker *w, void *arg)
-{
-	void              **a   = arg;
-	fftd__shbuf        *b   = a[0];
-	const fftd__device *dev = fftd__worker_device(w);
-	return dev->backend->host_register(
-	    (fftd__device *) dev, b->addr, b->size, a[1], 256);
-}
-
 // on_fd runs on the fd socket's thread: it checks the token and the
 // sender, maps the descriptor, pins it, and gives the buffer to its session.
 static int
@@ -1260,16 +1228,15 @@ on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
 			b = NULL;
 		}
 	}
-	if (rv == FFTD_OK
-	    && fftd__worker_device(s->workers[0])->backend->host_register) {
-		char  pmsg[256] = "";
-		void *a[2]      = { b, pmsg };
-		b->worker       = s->workers[0];
-		rv              = fftd__worker_call(b->worker, pin_call, a);
-		b->pinned       = rv == FFTD_OK;
-		if (rv != FFTD_OK) {
-			snprintf(msg, msglen, "%s", pmsg);
-		}
+	fftd__device *dev0
+	    = (fftd__device *) fftd__worker_device(s->workers[0]);
+	if (rv == FFTD_OK && dev0->backend->host_register) {
+		// Here, on the fd socket's thread: pinning a large buffer takes
+		// long, and no device's queue should wait for it.
+		b->dev = dev0;
+		rv     = dev0->backend->host_register(
+		        dev0, b->addr, b->size, msg, msglen);
+		b->pinned = rv == FFTD_OK;
 	}
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = find_session(s, pipe);

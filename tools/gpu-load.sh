@@ -3,10 +3,10 @@
 #
 # gpu-load.sh — the issue-5 runs for the lent GPU machine (GPU_EXTRA step of
 # tools/gpu-run.sh, or alone): bench/load on the cuda backend (16 client
-# processes, >= 10^5 requests, fairness, realtime latency), the same under
-# SIGTERM, and, when the machine has two GPUs or more, the aggregate
-# throughput of batched work on one GPU and on all of them. Logs and JSON
-# under $OUT.
+# processes, >= 10^5 requests, fairness, realtime latency); the SIGTERM run;
+# and, when the machine has two GPUs or more, the aggregate throughput of
+# batched work on one GPU and on all of them. SKIP_DEFAULT=1 and
+# SKIP_SIGTERM=1 leave those runs out. Logs and JSON under $OUT.
 set -u
 B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
@@ -14,13 +14,17 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 rc=0
 
-"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load.json" ${LOAD_ARGS:-} \
-    >"$OUT/load.log" 2>&1 || rc=1
-tail -n 40 "$OUT/load.log"
+if [ "${SKIP_DEFAULT:-0}" != 1 ]; then
+	"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load.json" ${LOAD_ARGS:-} \
+	    >"$OUT/load.log" 2>&1 || rc=1
+	tail -n 40 "$OUT/load.log"
+fi
 
-"$B/bench/load" --spawn "$B/fftd" --sigterm-after "${SIGTERM_AFTER:-5}" \
-    --json "$OUT/load-sigterm.json" >"$OUT/load-sigterm.log" 2>&1 || rc=1
-tail -n 20 "$OUT/load-sigterm.log"
+if [ "${SKIP_SIGTERM:-0}" != 1 ]; then
+	"$B/bench/load" --spawn "$B/fftd" --sigterm-after "${SIGTERM_AFTER:-5}" \
+	    --json "$OUT/load-sigterm.json" >"$OUT/load-sigterm.log" 2>&1 || rc=1
+	tail -n 20 "$OUT/load-sigterm.log"
+fi
 
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [ "$ngpu" -ge 2 ]; then
