@@ -149,6 +149,14 @@ struct fftd_request {
 };
 
 static _Thread_local char last_error[512];
+// How long fftd_client_close lets executions in flight finish before it
+// cancels them, and how long it waits for NNG to tear the socket down.
+#define CLOSE_DRAIN_MAX_MS 10000
+#define CLOSE_SOCKET_MAX_MS 2000
+typedef struct socket_closer socket_closer;
+static socket_closer        *closer_start(nng_socket sock, ep_link *link);
+static void closer_wait(socket_closer *sc, const struct timespec *until);
+static struct timespec deadline_after(long ms);
 // Set while a completion callback runs on a library I/O thread: such a
 // thread must never wait for a free in-flight slot (the slot may need the
 // very thread to complete).
@@ -716,12 +724,28 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 		}
 	}
 	if (rv != FFTD_OK) {
-		// Nothing is in flight: closing cannot hang (socket_closer).
+		// A daemon that hung up during the hello (refused by its
+		// allow-list, say) can leave NNG 1.5's close hanging as well:
+		// bounded, as in fftd_client_close (socket_closer).
+		socket_closer  *sc[FFTD_MAX_DAEMONS];
+		struct timespec until = deadline_after(CLOSE_SOCKET_MAX_MS);
 		for (int i = 0; i < n; i++) {
-			if (c->ep[i].open) {
-				nng_close(c->ep[i].sock);
+			sc[i] = NULL;
+			if (c->ep[i].link != NULL) {
+				pthread_mutex_lock(&c->ep[i].link->mtx);
+				c->ep[i].link->client = NULL;
+				pthread_mutex_unlock(&c->ep[i].link->mtx);
 			}
-			link_free(c->ep[i].link);
+			if (c->ep[i].open) {
+				sc[i] = closer_start(
+				    c->ep[i].sock, c->ep[i].link);
+			} else {
+				link_free(c->ep[i].link);
+			}
+			c->ep[i].link = NULL;
+		}
+		for (int i = 0; i < n; i++) {
+			closer_wait(sc[i], &until);
 		}
 		client_free(c);
 		return rv;
@@ -739,11 +763,6 @@ client_unref(fftd_client *c)
 		client_free(c);
 	}
 }
-
-// How long fftd_client_close lets executions in flight finish before it
-// cancels them, and how long it waits for NNG to tear the socket down.
-#define CLOSE_DRAIN_MAX_MS 10000
-#define CLOSE_SOCKET_MAX_MS 2000
 
 static struct timespec
 deadline_after(long ms)
@@ -769,14 +788,14 @@ deadline_after(long ms)
 // arriving). Freed by whichever side finishes last. It also frees the
 // socket's ep_link once nng_close has returned (no pipe callback can run
 // after that).
-typedef struct socket_closer {
+struct socket_closer {
 	nng_socket      sock;
 	ep_link        *link;
 	pthread_mutex_t mtx;
 	pthread_cond_t  cv;
 	bool            done;
 	int             refs;
-} socket_closer;
+};
 
 static void
 socket_closer_unref(socket_closer *sc)
