@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +258,17 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static daemon_state d;
+	// Stop and reload signals wait (blocked, pending) until the event loop
+	// handles them: a client may connect, and so a supervisor or test may
+	// signal, as soon as the sockets listen, before the loop exists. The
+	// threads started meanwhile (NNG, workers) inherit the mask, so the
+	// signals always come to the loop's thread.
+	sigset_t stop_sigs;
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
 	char                err[512];
 	int                 c;
 
@@ -402,6 +414,7 @@ main(int argc, char **argv)
 	uv_signal_start(&d.sigterm, on_stop_signal, SIGTERM);
 	uv_signal_start(&d.sigint, on_stop_signal, SIGINT);
 	uv_signal_start(&d.sighup, on_sighup, SIGHUP);
+	pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	fftd__log(FFTD_LOG_INFO, "fftd %s ready: backend %s, %d device(s)",
 	    FFTD_VERSION_STRING, be->name, d.nworkers);
