@@ -20,6 +20,7 @@
 
 #include "fftd.h"
 #include "npy.h"
+#include "text.h"
 
 // Exit codes, as `fftctl --help` states them.
 enum {
@@ -428,39 +429,6 @@ quantile_text(char *buf, size_t len, const uint64_t *h, double q)
 	return buf;
 }
 
-// utf8_len returns the length of the valid UTF-8 sequence at s (n bytes
-// left), or 0 if it is not one.
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t   len;
-	uint32_t cp, min;
-	if (s[0] < 0x80) {
-		return 1;
-	} else if ((s[0] & 0xE0) == 0xC0) {
-		len = 2, cp = s[0] & 0x1F, min = 0x80;
-	} else if ((s[0] & 0xF0) == 0xE0) {
-		len = 3, cp = s[0] & 0x0F, min = 0x800;
-	} else if ((s[0] & 0xF8) == 0xF0) {
-		len = 4, cp = s[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > n) {
-		return 0;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80) {
-			return 0;
-		}
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-		return 0;
-	}
-	return len;
-}
-
 // put_name writes a name the daemon reported (at most max bytes; client
 // names come from other clients): for the terminal (json false) control
 // characters and bytes that are not UTF-8 become '?' and the text is cut
@@ -475,7 +443,7 @@ put_name(const char *s, size_t max, bool json, int width)
 		putchar('"');
 	}
 	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(u + i, n - i);
+		size_t l = fftd__utf8_len(u + i, n - i);
 		if (!json && w >= width) {
 			break;
 		}

@@ -29,6 +29,7 @@
 #include <nng/supplemental/http/http.h>
 
 #include "log.h"
+#include "text.h"
 
 // --- rendering --------------------------------------------------------------
 
@@ -177,39 +178,6 @@ put_value(FILE *f, const void *base, const family *fm)
 	}
 }
 
-// utf8_len returns the length of the valid UTF-8 sequence at s (n bytes
-// left), or 0 if it is not one (overlong forms and surrogates included).
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t   len;
-	uint32_t cp, min;
-	if (s[0] < 0x80) {
-		return 1;
-	} else if ((s[0] & 0xE0) == 0xC0) {
-		len = 2, cp = s[0] & 0x1F, min = 0x80;
-	} else if ((s[0] & 0xF0) == 0xE0) {
-		len = 3, cp = s[0] & 0x0F, min = 0x800;
-	} else if ((s[0] & 0xF8) == 0xF0) {
-		len = 4, cp = s[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (len > n) {
-		return 0;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xC0) != 0x80) {
-			return 0;
-		}
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-		return 0;
-	}
-	return len;
-}
-
 // put_label writes name="value" with the value (at most max bytes, up to
 // a NUL) escaped as the text format says (\\, \", \n), other control
 // characters and bytes that are not UTF-8 written as '?': client names
@@ -231,7 +199,7 @@ put_label(FILE *f, const char *name, const char *value, size_t max)
 		} else if (c < 0x20 || c == 0x7F) {
 			fputc('?', f);
 		} else if (c >= 0x80) {
-			size_t l = utf8_len(s + i, n - i);
+			size_t l = fftd__utf8_len(s + i, n - i);
 			if (l == 0) {
 				fputc('?', f);
 				i++;

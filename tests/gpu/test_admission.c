@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/check.h"
 #include "../util/daemon.h"
 #include "fftd.h"
 
@@ -56,15 +57,6 @@ why_no_gpu(void)
 	return "built without CUDA (WITH_CUDA=0)";
 #endif
 }
-
-#define ASSERT_OK(call)                                                        \
-	do {                                                                   \
-		int rv_ = (call);                                              \
-		if (rv_ != FFTD_OK) {                                          \
-			fail_msg("%s: %s (%s)", #call, fftd_err_name(rv_),     \
-			    fftd_last_error());                                \
-		}                                                              \
-	} while (0)
 
 static int
 group_setup(void **state)

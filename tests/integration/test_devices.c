@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "../util/cases.h"
+#include "../util/check.h"
 #include "../util/daemon.h"
 #include "../util/ref.h"
 #include "fftd.h"
@@ -38,15 +39,6 @@ static fftd_client     *C;
 static const char CONFIG[] = "[backend]\ncpu_devices = 2\nfftw_threads = 1\n";
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
-
-#define ASSERT_OK(call)                                                        \
-	do {                                                                   \
-		int rv_ = (call);                                              \
-		if (rv_ != FFTD_OK) {                                          \
-			fail_msg("%s: %s (%s)", #call, fftd_err_name(rv_),     \
-			    fftd_last_error());                                \
-		}                                                              \
-	} while (0)
 
 static int
 group_setup(void **state)
@@ -95,12 +87,14 @@ run_many(fftd_plan *p, const fftd__shape *sh, int k)
 		out[i] = malloc(sh->out.bytes);
 		assert_non_null(in[i]);
 		assert_non_null(out[i]);
-		fftd_ref_fill_input(in[i], sh, fftd_test_case_seed((uint64_t) i));
+		fftd_ref_fill_input(
+		    in[i], sh, fftd_test_case_seed((uint64_t) i));
 		fftd_ref_poison(out[i], sh->out.bytes);
 	}
 	// All at once, so that work queues up and a second device pays off.
 	for (int i = 0; i < k; i++) {
-		ASSERT_OK(fftd_execute_async(p, in[i], out[i], NULL, NULL, &r[i]));
+		ASSERT_OK(
+		    fftd_execute_async(p, in[i], out[i], NULL, NULL, &r[i]));
 	}
 	for (int i = 0; i < k; i++) {
 		ASSERT_OK(fftd_request_wait(r[i]));

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "../util/cases.h"
+#include "../util/check.h"
 #include "../util/daemon.h"
 #include "../util/ref.h"
 #include "fftd.h"
@@ -59,15 +60,6 @@ static const char        CONFIG_B[] = "[backend]\nfftw_threads = 1\n"
                                       "[limits]\nmax_batch = 64\n";
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
-
-#define ASSERT_OK(call)                                                        \
-	do {                                                                   \
-		int rv_ = (call);                                              \
-		if (rv_ != FFTD_OK) {                                          \
-			fail_msg("%s: %s (%s)", #call, fftd_err_name(rv_),     \
-			    fftd_last_error());                                \
-		}                                                              \
-	} while (0)
 
 static int
 group_setup(void **state)

@@ -39,6 +39,7 @@
 #include <nng/nng.h>
 
 #include "../util/cases.h"
+#include "../util/check.h"
 #include "../util/daemon.h"
 #include "fftd.h"
 #include "layout.h"
@@ -57,15 +58,6 @@ static const char        CONFIG[] = "[backend]\nfftw_threads = 1\n"
                                     "[limits]\nmax_inflight_per_client = 3\n";
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
-
-#define ASSERT_OK(call)                                                        \
-	do {                                                                   \
-		int rv_ = (call);                                              \
-		if (rv_ != FFTD_OK) {                                          \
-			fail_msg("%s: %s (%s)", #call, fftd_err_name(rv_),     \
-			    fftd_last_error());                                \
-		}                                                              \
-	} while (0)
 
 static int
 group_setup(void **state)

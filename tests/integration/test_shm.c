@@ -66,6 +66,7 @@
 
 #include "../util/cases.h"
 #include "../util/client_cases.h"
+#include "../util/check.h"
 #include "../util/daemon.h"
 #include "../util/raw.h"
 #include "../util/ref.h"
@@ -89,17 +90,6 @@ static const char *const DAEMON_ARGS[]
 
 // --- helpers
 // ------------------------------------------------------------------------
-
-// ASSERT_OK fails the test unless a libfftd call returns FFTD_OK, with the
-// code and the library's message.
-#define ASSERT_OK(call)                                                        \
-	do {                                                                   \
-		int rv_ = (call);                                              \
-		if (rv_ != FFTD_OK) {                                          \
-			fail_msg("%s: %s (%s)", #call, fftd_err_name(rv_),     \
-			    fftd_last_error());                                \
-		}                                                              \
-	} while (0)
 
 static int
 group_setup(void **state)
