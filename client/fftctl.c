@@ -319,6 +319,17 @@ cmd_info(int argc, char **argv)
 	                           : "unlimited");
 	printf("%-16s %" PRIu32 "\n", "max rank", info.max_rank);
 	printf("%-16s %" PRIu64 "\n", "max batch", info.max_batch);
+	printf("%-16s %" PRIu32 " per connection\n", "max plans",
+	    info.max_plans_per_client);
+	printf("%-16s %" PRIu32 " executions, %s of inline input per "
+	       "connection\n",
+	    "max in flight", info.max_inflight_per_client,
+	    human(b, sizeof(b), info.max_queued_bytes_per_client));
+	if (info.ndaemons > 1) {
+		printf("%-16s %d (the above is the first; limits are the "
+		       "smallest)\n",
+		    "daemons", info.ndaemons);
+	}
 	return EXIT_OK;
 }
 
