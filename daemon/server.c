@@ -58,7 +58,8 @@ enum ctx_state { CTX_RECV, CTX_WORK, CTX_SEND, CTX_DONE };
 
 struct fftd__ctx {
 	fftd__server   *srv;
-	uint32_t        pipe; // the connection of the request being served
+	uint32_t        pipe;     // the connection of the request being served
+	bool            refusing; // answering FFTD_ESHUTDOWN: not in busy
 	nng_ctx         ctx;
 	nng_aio        *aio;
 	pthread_mutex_t mtx;
@@ -151,7 +152,8 @@ struct fftd__server {
 	uint32_t         max_plans;
 	uint64_t         max_buffer_bytes;
 	_Atomic bool     stopping;
-	_Atomic int      busy; // contexts in WORK or SEND
+	_Atomic bool     recv_stopped; // drained: no more receiving
+	_Atomic int      busy;         // contexts in WORK or SEND
 	_Atomic uint64_t next_plan_id;
 	struct timespec  started;
 	// counters
@@ -1605,14 +1607,22 @@ ctx_cb(void *arg)
 			// The client is gone; its answer goes with it.
 			nng_msg_free(nng_aio_get_msg(c->aio));
 		}
-		atomic_fetch_sub(&s->busy, 1);
+		if (!c->refusing) {
+			atomic_fetch_sub(&s->busy, 1);
+		}
+		c->refusing = false;
 		if (atomic_load(&s->stopping)) {
-			c->state = CTX_DONE;
-			pthread_mutex_unlock(&c->mtx);
 			pthread_mutex_lock(&s->mtx);
 			pthread_cond_broadcast(&s->drained);
 			pthread_mutex_unlock(&s->mtx);
-			return;
+			if (rv == NNG_ECLOSED
+			    || atomic_load(&s->recv_stopped)) {
+				c->state = CTX_DONE;
+				pthread_mutex_unlock(&c->mtx);
+				return;
+			}
+			// Still answering (FFTD_ESHUTDOWN) until the accepted
+			// work is done.
 		}
 		c->state = CTX_RECV;
 		nng_ctx_recv(c->ctx, c->aio);
@@ -1637,6 +1647,20 @@ ctx_cb(void *arg)
 	c->state   = CTX_WORK;
 	atomic_fetch_add(&s->busy, 1);
 	pthread_mutex_unlock(&c->mtx);
+	if (atomic_load(&s->stopping)) {
+		// Draining: a request that arrives now is answered at once,
+		// so its client does not wait out its timeout. It is not
+		// accepted work: the drain does not wait for it.
+		pthread_mutex_lock(&c->mtx);
+		c->refusing = true;
+		pthread_mutex_unlock(&c->mtx);
+		atomic_fetch_sub(&s->busy, 1);
+		c->pipe = (uint32_t) nng_pipe_id(nng_msg_get_pipe(m));
+		nng_msg_free(m);
+		ctx_reply_error(c, FFTD_ESHUTDOWN,
+		    "the daemon is shutting down; request not run");
+		return;
+	}
 	handle_request(c, m);
 }
 
@@ -1757,16 +1781,10 @@ fftd__server_drain(fftd__server *s, int timeout_ms)
 {
 	// Closing a listener would also close the connections it accepted,
 	// answers still to be written included; new connections are refused
-	// in on_pipe instead.
+	// in on_pipe instead. Contexts keep receiving while the accepted work
+	// finishes: what arrives is answered FFTD_ESHUTDOWN at once, so its
+	// client need not time out.
 	atomic_store(&s->stopping, true);
-	for (int i = 0; i < s->nctxs; i++) {
-		fftd__ctx *c = &s->ctxs[i];
-		pthread_mutex_lock(&c->mtx);
-		if (c->state == CTX_RECV) {
-			nng_aio_cancel(c->aio);
-		}
-		pthread_mutex_unlock(&c->mtx);
-	}
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += timeout_ms / 1000;
@@ -1782,6 +1800,18 @@ fftd__server_drain(fftd__server *s, int timeout_ms)
 		}
 	}
 	pthread_mutex_unlock(&s->mtx);
+	// Then no more receiving, so that the pipes fall quiet before the
+	// socket closes (NNG 1.5 can hang closing a pipe in the middle of a
+	// large message: see the client's socket_closer).
+	atomic_store(&s->recv_stopped, true);
+	for (int i = 0; i < s->nctxs; i++) {
+		fftd__ctx *c = &s->ctxs[i];
+		pthread_mutex_lock(&c->mtx);
+		if (c->state == CTX_RECV) {
+			nng_aio_cancel(c->aio);
+		}
+		pthread_mutex_unlock(&c->mtx);
+	}
 	// A completed send has only queued the reply on its pipe; closing the
 	// socket now would drop replies still being written. Linger until
 	// the clients hang up, or briefly: queued replies leave in well under
