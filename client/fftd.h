@@ -469,7 +469,10 @@ const char *fftd_plan_algorithm(const fftd_plan *plan);
 // in and out may be the same buffer (in-place) if the layouts allow it, as
 // in FFTW. Several threads may execute the same plan at once. Errors:
 // FFTD_EINVAL (NULL buffers), FFTD_ENOPLAN (plan freed by a daemon restart),
-// FFTD_ETIMEDOUT, FFTD_ECLOSED, FFTD_EBACKEND, FFTD_EDEVMEM.
+// FFTD_ETIMEDOUT, FFTD_ECLOSED, FFTD_EBACKEND, FFTD_EDEVMEM, FFTD_ELIMIT
+// (over the daemon's per-connection limits), FFTD_ESHUTDOWN (the daemon is
+// stopping: the request arrived after it stopped taking work and was not
+// run), FFTD_EDEADLINE and FFTD_ECANCELED (fftd_execute_async_opts).
 //
 // Data path: arrays inside this client's fftd_buffers go by reference (no
 // payload on the socket). Other arrays of 1 MiB or more, over ipc://, are
