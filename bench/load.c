@@ -4,7 +4,7 @@
 //
 //   load [--url URL | --spawn FFTD_BIN] [--json FILE] [--clients N]
 //        [--realtime N] [--requests N] [--depth N] [--rate HZ]
-//        [--unloaded N] [--rt-inline] [--sizes auto|small|full]
+//        [--unloaded N] [--rt-inline] [--batch-shm] [--sizes auto|small|full]
 //        [--shapes I,J,...] [--sigterm-after S] [--config FILE] [--backend
 //        NAME]
 //        [--timeout S] [--verbose]
@@ -13,8 +13,10 @@
 // daemon: realtime clients stream f32 C2C 4096 x 16 at 250 Hz through an
 // fftd_stream (--rt-inline: fftd_execute), batch clients keep --depth
 // (default 8) requests of 256 KiB .. 16 MiB (f32 C2C and R2C, several
-// lengths) in flight; --requests (default 10^5) requests in all, every
-// result checked against c_k X (tests/util/load.h says how).
+// lengths) in flight (--batch-shm: their arrays in fftd_buffers, so that
+// neither libfftd nor the daemon copies them: less host CPU taken from the
+// daemon); --requests (default 10^5) requests in all, every result checked
+// against c_k X (tests/util/load.h says how).
 // Measured: lost and wrong results, the daemon's error count, Jain's
 // fairness index over the batch clients' device time (the daemon's
 // per-client statistics, between two snapshots taken while every batch
@@ -62,7 +64,7 @@ usage(void)
 	    "[--clients N]\n"
 	    "            [--realtime N] [--requests N] [--depth N] [--rate "
 	    "HZ]\n"
-	    "            [--unloaded N] [--rt-inline] [--sizes "
+	    "            [--unloaded N] [--rt-inline] [--batch-shm] [--sizes "
 	    "auto|small|full]\n"
 	    "            [--shapes I,J,...]\n"
 	    "            [--sigterm-after S] [--config FILE] [--backend NAME]\n"
@@ -403,6 +405,8 @@ main(int argc, char **argv)
 			free(dup);
 		} else if (strcmp(a, "--rt-inline") == 0) {
 			cfg.rt_inline = 1;
+		} else if (strcmp(a, "--batch-shm") == 0) {
+			cfg.batch_shm = 1;
 		} else if (strcmp(a, "--unloaded") == 0 && val) {
 			cfg.rt_unloaded = atoi(argv[++i]);
 		} else if (strcmp(a, "--sizes") == 0 && val) {

@@ -3,7 +3,8 @@
 #
 # gpu-load.sh — the issue-5 runs for the lent GPU machine (GPU_EXTRA step of
 # tools/gpu-run.sh, or alone): bench/load on the cuda backend (16 client
-# processes, >= 10^5 requests, fairness, realtime latency); the SIGTERM run;
+# processes, >= 10^5 requests, fairness, realtime latency); the same with
+# the batch clients on shared buffers (SKIP_SHM=1: not); the SIGTERM run;
 # and, when the machine has two GPUs or more, the aggregate throughput of
 # batched work on one GPU and on all of them. SKIP_DEFAULT=1 and
 # SKIP_SIGTERM=1 leave those runs out. Logs and JSON under $OUT.
@@ -18,6 +19,16 @@ if [ "${SKIP_DEFAULT:-0}" != 1 ]; then
 	"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load.json" ${LOAD_ARGS:-} \
 	    >"$OUT/load.log" 2>&1 || rc=1
 	tail -n 40 "$OUT/load.log"
+fi
+
+# The same with the batch clients' arrays in shared buffers (no copies in
+# libfftd or the daemon): how much of the realtime latency under load is
+# the host's CPU, taken by the copies, rather than the device queue.
+if [ "${SKIP_SHM:-0}" != 1 ]; then
+	"$B/bench/load" --spawn "$B/fftd" --batch-shm --json "$OUT/load-shm.json" \
+	    ${LOAD_ARGS:-} >"$OUT/load-shm.log" 2>&1 || rc=1
+	echo "batch clients on shared buffers:"
+	tail -n 12 "$OUT/load-shm.log"
 fi
 
 if [ "${SKIP_SIGTERM:-0}" != 1 ]; then

@@ -78,6 +78,7 @@ typedef struct slot {
 	uint64_t  seed;
 	int       rt_stream; // realtime: use a stream (the child says if it
 	                     // could)
+	int batch_shm;       // batch: arrays in an fftd_buffer (zero copy)
 	// written by the child
 	_Atomic int      state;
 	pid_t            pid;
@@ -203,7 +204,8 @@ typedef struct child {
 	size_t       nin, nout;    // floats in and out
 	float       *in[NFACTORS]; // c x for each factor c, made once
 	float       *out[FFTD_LOAD_MAX_DEPTH];
-	fftd_stream *st; // realtime clients on the stream path
+	fftd_buffer *shm; // holds in[] and out[] when batch_shm
+	fftd_stream *st;  // realtime clients on the stream path
 } child;
 
 static void
@@ -481,14 +483,30 @@ child_main(child *ch)
 	s->bound     = 16.0 * ldexp(1.0, -24) * fmax(1.0, log2((double) s->n));
 	ch->x        = malloc(s->in_bytes);
 	ch->ref      = malloc(s->out_bytes);
-	int nout     = s->realtime ? 1 : s->depth;
-	int bad      = ch->x == NULL || ch->ref == NULL;
+	int          nout     = s->realtime ? 1 : s->depth;
+	int          bad      = ch->x == NULL || ch->ref == NULL;
+	fftd_buffer *shm      = NULL; // kept in ch->shm once made
+	size_t       in_span  = (s->in_bytes + 63) & ~(size_t) 63;
+	size_t       out_span = (s->out_bytes + 63) & ~(size_t) 63;
+	if (!s->realtime && s->batch_shm
+	    && fftd_buffer_create(
+	           ch->c, NFACTORS * in_span + (size_t) nout * out_span, &shm)
+	        != FFTD_OK) {
+		shm = NULL; // not ipc://: plain memory after all
+	}
+	ch->shm = shm;
 	for (int i = 0; i < NFACTORS; i++) {
-		ch->in[i] = malloc(s->in_bytes);
+		// In a shared buffer the daemon reads the arrays in place and
+		// writes the results there: no copy on either side.
+		ch->in[i] = shm ? (float *) ((char *) fftd_buffer_data(shm)
+		                + (size_t) i * in_span)
+		                : malloc(s->in_bytes);
 		bad |= ch->in[i] == NULL;
 	}
 	for (int i = 0; i < nout; i++) {
-		ch->out[i] = calloc(1, s->out_bytes);
+		ch->out[i] = shm ? (float *) ((char *) fftd_buffer_data(shm)
+		                 + NFACTORS * in_span + (size_t) i * out_span)
+		                 : calloc(1, s->out_bytes);
 		bad |= ch->out[i] == NULL;
 	}
 	if (bad) {
@@ -575,15 +593,18 @@ fftd_load_role(int argc, char **argv)
 	child ch  = { .sh = sh, .s = &sh->slot[me], .me = me };
 	ch.s->pid = getpid();
 	int rc    = child_main(&ch);
-	for (int i = 0; i < FFTD_LOAD_MAX_DEPTH; i++) {
-		free(ch.out[i]);
-	}
-	for (int i = 0; i < NFACTORS; i++) {
-		free(ch.in[i]);
+	if (ch.shm == NULL) {
+		for (int i = 0; i < FFTD_LOAD_MAX_DEPTH; i++) {
+			free(ch.out[i]);
+		}
+		for (int i = 0; i < NFACTORS; i++) {
+			free(ch.in[i]);
+		}
 	}
 	free(ch.x);
 	free(ch.ref);
 	fftd_stream_close(ch.st);
+	fftd_buffer_destroy(ch.shm);
 	fftd_plan_destroy(ch.p);
 	if (ch.c != NULL) {
 		fftd_client_close(ch.c);
@@ -1147,6 +1168,7 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 		s->depth        = s->realtime ? 1 : cfg->depth;
 		s->rate_hz      = s->realtime ? cfg->rt_rate_hz : 0;
 		s->rt_stream    = s->realtime && !cfg->rt_inline;
+		s->batch_shm    = !s->realtime && cfg->batch_shm;
 		s->seed = 0x5eed10adull * (uint64_t) (i + 1) + 0x9e3779b9ull;
 	}
 
