@@ -26,6 +26,11 @@ typedef struct fftd__backend_config {
 	    device_budget;    // device memory a device may use, bytes (0: 90%)
 	int pipeline_streams; // streams of the split-batch pipeline
 	uint64_t pipeline_chunk_bytes; // input bytes per pipeline chunk
+	// How a GPU worker waits for its device: 0 CUDA's choice (spins when
+	// it has a core to itself), 1 spin, 2 yield, 3 block (sleeps: frees
+	// the CPU for other processes and so is not the thread the kernel
+	// preempts when the host is busy, at a few us per wake-up).
+	int gpu_sync;
 } fftd__backend_config;
 
 // fftd__backend is a backend's operations.

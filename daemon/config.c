@@ -214,6 +214,17 @@ fftd__config_set(
 		snprintf(cfg->devices, sizeof(cfg->devices), "%s", value);
 		return 0;
 	}
+	if (IS("backend", "gpu_sync")) {
+		static const char *const names[]
+		    = { "auto", "spin", "yield", "block" };
+		for (int k = 0; k < 4; k++) {
+			if (strcmp(value, names[k]) == 0) {
+				cfg->gpu_sync = k;
+				return 0;
+			}
+		}
+		return -1;
+	}
 	if (IS("backend", "cpu_devices")) {
 		return parse_int(value, 1, FFTD_MAX_DEVICES, &cfg->cpu_devices);
 	}

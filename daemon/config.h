@@ -33,6 +33,7 @@ typedef struct fftd__config {
 	char         devices[128];  // "all" or "0,2"
 	int          fftw_threads;  // 0: one per online CPU
 	int          cpu_devices;   // fftw backend: devices the CPU serves as
+	int          gpu_sync;      // 0 auto, 1 spin, 2 yield, 3 block
 	int          fftw_measure;  // 0 estimate, 1 measure
 	uint64_t     cache_budget;  // plan cache bytes per device
 	uint64_t     device_budget; // device memory per device (0: 90%)

@@ -269,8 +269,8 @@ main(int argc, char **argv)
 	sigaddset(&stop_sigs, SIGINT);
 	sigaddset(&stop_sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
-	char                err[512];
-	int                 c;
+	char err[512];
+	int  c;
 
 	// First pass: the config file, so the command line can override it.
 	while ((c = getopt_long(argc, argv, "c:l:b:d:Vh", opts, NULL)) != -1) {
@@ -376,6 +376,7 @@ main(int argc, char **argv)
 		.device_budget        = d.cfg.device_budget,
 		.pipeline_streams     = d.cfg.pipeline_streams,
 		.pipeline_chunk_bytes = d.cfg.pipeline_chunk_bytes,
+		.gpu_sync             = d.cfg.gpu_sync,
 	};
 	int status = 1;
 	for (int i = 0; i < nords; i++) {

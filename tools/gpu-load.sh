@@ -4,7 +4,8 @@
 # gpu-load.sh — the issue-5 runs for the lent GPU machine (GPU_EXTRA step of
 # tools/gpu-run.sh, or alone): bench/load on the cuda backend (16 client
 # processes, >= 10^5 requests, fairness, realtime latency); the same with
-# the batch clients on shared buffers (SKIP_SHM=1: not); the SIGTERM run;
+# the batch clients on shared buffers (SKIP_SHM=1: not) and with the GPU
+# worker blocking on the device (SKIP_BLOCK=1: not); the SIGTERM run;
 # and, when the machine has two GPUs or more, the aggregate throughput of
 # batched work on one GPU and on all of them. SKIP_DEFAULT=1 and
 # SKIP_SIGTERM=1 leave those runs out. Logs and JSON under $OUT.
@@ -29,6 +30,17 @@ if [ "${SKIP_SHM:-0}" != 1 ]; then
 	    ${LOAD_ARGS:-} >"$OUT/load-shm.log" 2>&1 || rc=1
 	echo "batch clients on shared buffers:"
 	tail -n 12 "$OUT/load-shm.log"
+fi
+
+# And with the GPU worker sleeping while it waits for the device
+# ([backend] gpu_sync = block) instead of spinning.
+if [ "${SKIP_BLOCK:-0}" != 1 ]; then
+	printf '[backend]\ngpu_sync = block\n' >"$OUT/gpu-sync-block.conf"
+	"$B/bench/load" --spawn "$B/fftd" --config "$OUT/gpu-sync-block.conf" \
+	    --json "$OUT/load-block.json" ${LOAD_ARGS:-} \
+	    >"$OUT/load-block.log" 2>&1 || rc=1
+	echo "gpu_sync = block:"
+	tail -n 12 "$OUT/load-block.log"
 fi
 
 if [ "${SKIP_SIGTERM:-0}" != 1 ]; then

@@ -286,6 +286,18 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 	if ((e = cudaSetDevice(dev->local)) != cudaSuccess) {
 		return cuda_fail(e, "cudaSetDevice", msg, msglen);
 	}
+	static const unsigned sync_flags[]
+	    = { cudaDeviceScheduleAuto, cudaDeviceScheduleSpin,
+		      cudaDeviceScheduleYield, cudaDeviceScheduleBlockingSync };
+	if (cfg->gpu_sync > 0 && cfg->gpu_sync < 4
+	    && (e = cudaSetDeviceFlags(sync_flags[cfg->gpu_sync]))
+	        != cudaSuccess) {
+		// Too late once the device's context exists (another thread
+		// of this process made it): CUDA's choice stays.
+		(void) cudaGetLastError();
+		fftd__log(FFTD_LOG_WARN, "device %d: gpu_sync not applied: %s",
+		    dev->local, cudaGetErrorString(e));
+	}
 	if ((e = cudaGetDeviceProperties(&prop, dev->local)) != cudaSuccess) {
 		return cuda_fail(e, "cudaGetDeviceProperties", msg, msglen);
 	}
