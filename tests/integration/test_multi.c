@@ -384,10 +384,17 @@ test_cancel_on_its_daemon(void **state)
 	fftd_stats    sa, sb;
 	ASSERT_OK(fftd_get_stats(CA, &sa));
 	ASSERT_OK(fftd_get_stats(CB, &sb));
+	// Two at a time: a daemon handles one connection's requests on
+	// several threads, so two sent to it back to back may be queued in
+	// either order; the first of each daemon must be running first.
 	for (int k = 0; k < 4; k++) {
 		out[k] = malloc(nb);
 		assert_non_null(out[k]);
 		ASSERT_OK(fftd_execute_async(p, in, out[k], NULL, NULL, &r[k]));
+		if (k == 1) {
+			wait_queued(CA, 1);
+			wait_queued(CB, 1);
+		}
 	}
 	wait_queued(CA, 2);
 	wait_queued(CB, 2);
