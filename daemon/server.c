@@ -619,18 +619,6 @@ handle_plan_create(
 	fftd__worker_post(w, &pj->job);
 }
 
-// worker_index is w's position in s->workers.
-static int
-worker_index(fftd__server *s, fftd__worker *w)
-{
-	for (int i = 0; i < s->nworkers; i++) {
-		if (s->workers[i] == w) {
-			return i;
-		}
-	}
-	return 0;
-}
-
 // exec_cost_guess is the expected device time of one execution of h: its
 // measured average, else a guess from its bytes (10 GB/s).
 static uint64_t
@@ -768,7 +756,7 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	char     msg[512] = "";
 	int      rv       = FFTD_OK;
 	uint64_t t_start = fftd__now_ns(), t_exec = 0;
-	int      wi = worker_index(s, w);
+	int      wi = dev->index; // its place in s->workers
 
 	pthread_mutex_lock(&s->mtx);
 	bool alive = find_session(s, h->pipe) != NULL;

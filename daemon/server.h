@@ -18,7 +18,8 @@
 typedef struct fftd__server fftd__server;
 
 // fftd__server_create prepares a server over the started workers (borrowed:
-// they must outlive the server). backend_name is what clients are told.
+// they must outlive the server; workers[i] serves device index i).
+// backend_name is what clients are told.
 int fftd__server_create(fftd__server **sp, const fftd__config *cfg,
     fftd__worker **workers, int nworkers, const char *backend_name);
 

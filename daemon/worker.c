@@ -235,6 +235,18 @@ fftd__worker_start(fftd__worker **wp, const fftd__backend *be, int local,
 	return FFTD_OK;
 }
 
+// append_control queues a control job (worker lock held).
+static void
+append_control(fftd__worker *w, fftd__job *job)
+{
+	if (w->tail) {
+		w->tail->next = job;
+	} else {
+		w->head = job;
+	}
+	w->tail = job;
+}
+
 void
 fftd__worker_post(fftd__worker *w, fftd__job *job)
 {
@@ -243,12 +255,7 @@ fftd__worker_post(fftd__worker *w, fftd__job *job)
 	atomic_fetch_add(&w->load, 1);
 	pthread_mutex_lock(&w->mtx);
 	if (job->flow == 0) {
-		if (w->tail) {
-			w->tail->next = job;
-		} else {
-			w->head = job;
-		}
-		w->tail = job;
+		append_control(w, job);
 		pthread_cond_signal(&w->cv);
 		pthread_mutex_unlock(&w->mtx);
 		return;
@@ -266,12 +273,7 @@ fftd__worker_post(fftd__worker *w, fftd__job *job)
 	if (f == NULL) {
 		// No memory for a flow: the job still runs, as control work.
 		job->flow = 0;
-		if (w->tail) {
-			w->tail->next = job;
-		} else {
-			w->head = job;
-		}
-		w->tail = job;
+		append_control(w, job);
 	} else {
 		if (f->head == NULL && f->vt < w->vtime[rt] - LAG_NS) {
 			// Back from idle: no credit for the time away, but a
@@ -337,47 +339,6 @@ fftd__worker_cancel(fftd__worker *w, uint32_t flow_id, uint64_t tag, int status)
 		n++;
 	}
 	return n;
-}
-
-typedef struct call_job {
-	fftd__job job;
-	int (*fn)(fftd__worker *, void *);
-	void           *arg;
-	int             rv;
-	bool            done;
-	pthread_mutex_t mtx;
-	pthread_cond_t  cv;
-} call_job;
-
-static void
-call_job_run(fftd__worker *w, fftd__job *job)
-{
-	call_job *cj = (call_job *) job;
-	int       rv = cj->fn(w, cj->arg);
-	pthread_mutex_lock(&cj->mtx);
-	cj->rv   = rv;
-	cj->done = true;
-	pthread_cond_signal(&cj->cv);
-	pthread_mutex_unlock(&cj->mtx);
-}
-
-int
-fftd__worker_call(
-    fftd__worker *w, int (*fn)(fftd__worker *w, void *arg), void *arg)
-{
-	call_job cj = { .fn = fn, .arg = arg };
-	pthread_mutex_init(&cj.mtx, NULL);
-	pthread_cond_init(&cj.cv, NULL);
-	cj.job.fn = call_job_run;
-	fftd__worker_post(w, &cj.job);
-	pthread_mutex_lock(&cj.mtx);
-	while (!cj.done) {
-		pthread_cond_wait(&cj.cv, &cj.mtx);
-	}
-	pthread_mutex_unlock(&cj.mtx);
-	pthread_mutex_destroy(&cj.mtx);
-	pthread_cond_destroy(&cj.cv);
-	return cj.rv;
 }
 
 void

@@ -6,7 +6,7 @@
 // Everything that touches a backend or a plan cache runs here.
 //
 // The worker is also the device's scheduler. Control jobs (planning, plan
-// and buffer release, calls) run first, in order. Client work is queued
+// release) run first, in order. Client work is queued
 // per flow (one client connection in one priority class): realtime flows
 // are served before batch flows, and within a class the backlogged flow
 // with the least virtual time goes next, a flow's virtual time advancing by
@@ -34,9 +34,8 @@ typedef struct fftd__job    fftd__job;
 typedef void (*fftd__job_fn)(fftd__worker *w, fftd__job *job);
 
 // fftd__job_drop_fn disposes of a job that will not run (canceled,
-// expired, its client gone, or the worker stopping with status
-// FFTD_ESHUTDOWN): it must answer and free it. It runs on the thread that
-// dropped the job, with no worker lock held.
+// expired, or its client gone): it must answer and free it. It runs on the
+// thread that dropped the job, with no worker lock held.
 typedef void (*fftd__job_drop_fn)(fftd__worker *w, fftd__job *job, int status);
 
 // fftd__job is embedded at the start of each kind of job. Control jobs
@@ -80,11 +79,6 @@ void fftd__worker_charge(fftd__worker *w, uint64_t ns);
 // status on the caller's thread. Returns how many were dropped.
 int fftd__worker_cancel(
     fftd__worker *w, uint32_t flow, uint64_t tag, int status);
-
-// fftd__worker_call runs fn(w, arg) on the worker's thread, after the jobs
-// queued before it, and returns its result (blocking the caller).
-int fftd__worker_call(
-    fftd__worker *w, int (*fn)(fftd__worker *w, void *arg), void *arg);
 
 // fftd__worker_flush waits until no job is queued or running.
 void fftd__worker_flush(fftd__worker *w);
