@@ -149,14 +149,17 @@ struct fftd_request {
 };
 
 static _Thread_local char last_error[512];
+
 // How long fftd_client_close lets executions in flight finish before it
 // cancels them, and how long it waits for NNG to tear the socket down.
 #define CLOSE_DRAIN_MAX_MS 10000
 #define CLOSE_SOCKET_MAX_MS 2000
+
 typedef struct socket_closer socket_closer;
 static socket_closer        *closer_start(nng_socket sock, ep_link *link);
 static void closer_wait(socket_closer *sc, const struct timespec *until);
 static struct timespec deadline_after(long ms);
+
 // Set while a completion callback runs on a library I/O thread: such a
 // thread must never wait for a free in-flight slot (the slot may need the
 // very thread to complete).
@@ -964,46 +967,6 @@ fftd_ping(fftd_client *client, double *rtt_us)
 	return rv;
 }
 
-int
-fftd_get_stats(fftd_client *client, fftd_stats *st)
-{
-	if (client == NULL || st == NULL) {
-		return set_error(FFTD_EINVAL, "client or stats is NULL");
-	}
-	Fftd__Wire__Request      req = FFTD__WIRE__REQUEST__INIT;
-	Fftd__Wire__StatsRequest sr  = FFTD__WIRE__STATS_REQUEST__INIT;
-	req.body_case                = FFTD__WIRE__REQUEST__BODY_STATS;
-	req.stats                    = &sr;
-	Fftd__Wire__Reply *r         = NULL;
-	int                rv        = rpc(client, &req, &r);
-	if (rv == FFTD_OK && r->body_case != FFTD__WIRE__REPLY__BODY_STATS) {
-		rv = set_error(FFTD_EPROTO, "stats answered without stats");
-	}
-	if (rv == FFTD_OK) {
-		const Fftd__Wire__Stats *s = r->stats;
-		st->uptime_ms              = s->uptime_ms;
-		st->sessions               = s->sessions;
-		st->plans                  = s->plans;
-		st->requests               = s->requests;
-		st->errors                 = s->errors;
-		st->bytes_in               = s->bytes_in;
-		st->bytes_out              = s->bytes_out;
-		st->executes               = s->executes;
-		st->cache_hits             = s->cache_hits;
-		st->cache_misses           = s->cache_misses;
-		st->cache_evictions        = s->cache_evictions;
-		st->cache_entries          = s->cache_entries;
-		st->cache_bytes            = s->cache_bytes;
-		st->cache_budget_bytes     = s->cache_budget_bytes;
-		st->canceled               = s->canceled;
-		st->expired                = s->expired;
-	}
-	if (r != NULL) {
-		fftd__wire__reply__free_unpacked(r, NULL);
-	}
-	return rv;
-}
-
 // stats_rpc fetches the daemon's full statistics reply.
 static int
 stats_rpc(fftd_client *client, Fftd__Wire__Reply **rp)
@@ -1020,12 +983,21 @@ stats_rpc(fftd_client *client, Fftd__Wire__Reply **rp)
 	return rv;
 }
 
-static void
-copy_hist(uint64_t *dst, const uint64_t *src, size_t n)
+int
+fftd_get_stats(fftd_client *client, fftd_stats *st)
 {
-	for (size_t i = 0; i < FFTD_HIST_BUCKETS; i++) {
-		dst[i] = i < n ? src[i] : 0;
+	if (client == NULL || st == NULL) {
+		return set_error(FFTD_EINVAL, "client or stats is NULL");
 	}
+	Fftd__Wire__Reply *r  = NULL;
+	int                rv = stats_rpc(client, &r);
+	if (rv == FFTD_OK) {
+		fftd__stats_from_wire(st, r->stats);
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	return rv;
 }
 
 int
@@ -1041,29 +1013,8 @@ fftd_get_client_stats(
 	if (rv == FFTD_OK) {
 		*n = (int) r->stats->n_clients;
 		for (int i = 0; i < *n && i < max; i++) {
-			const Fftd__Wire__ClientStats *w = r->stats->clients[i];
-			fftd_client_stats             *x = &out[i];
-			memset(x, 0, sizeof(*x));
-			x->id  = w->id;
-			x->pid = w->pid;
-			x->uid = w->uid;
-			copy_str(x->name, sizeof(x->name), w->name);
-			x->weight         = w->weight;
-			x->requests       = w->requests;
-			x->errors         = w->errors;
-			x->executes       = w->executes;
-			x->bytes_in       = w->bytes_in;
-			x->bytes_out      = w->bytes_out;
-			x->canceled       = w->canceled;
-			x->expired        = w->expired;
-			x->inflight       = w->inflight;
-			x->queued_bytes   = w->queued_bytes;
-			x->queue_seconds  = w->queue_seconds;
-			x->device_seconds = w->device_seconds;
-			copy_hist(
-			    x->queue_hist, w->queue_hist, w->n_queue_hist);
-			copy_hist(
-			    x->device_hist, w->device_hist, w->n_device_hist);
+			fftd__client_stats_from_wire(
+			    &out[i], r->stats->clients[i]);
 		}
 	}
 	if (r != NULL) {
@@ -1085,24 +1036,8 @@ fftd_get_device_stats(
 	if (rv == FFTD_OK) {
 		*n = (int) r->stats->n_devices;
 		for (int i = 0; i < *n && i < max; i++) {
-			const Fftd__Wire__DeviceStats *w = r->stats->devices[i];
-			fftd_device_stats             *x = &out[i];
-			memset(x, 0, sizeof(*x));
-			x->index = (int) w->index;
-			copy_str(x->name, sizeof(x->name), w->name);
-			copy_str(x->backend, sizeof(x->backend), w->backend);
-			x->memory_bytes       = w->memory_bytes;
-			x->memory_used_bytes  = w->memory_used_bytes;
-			x->busy_seconds       = w->busy_seconds;
-			x->busy_fraction      = w->busy_fraction;
-			x->queued             = w->queued;
-			x->executes           = w->executes;
-			x->cache_hits         = w->cache_hits;
-			x->cache_misses       = w->cache_misses;
-			x->cache_evictions    = w->cache_evictions;
-			x->cache_entries      = w->cache_entries;
-			x->cache_bytes        = w->cache_bytes;
-			x->cache_budget_bytes = w->cache_budget_bytes;
+			fftd__device_stats_from_wire(
+			    &out[i], r->stats->devices[i]);
 		}
 	}
 	if (r != NULL) {

@@ -244,3 +244,125 @@ fftd__desc_from_wire(
 	d->priority  = (fftd_priority) pd->priority;
 	return FFTD_OK;
 }
+
+// The totals: one list of fields for both directions.
+#define FFTD__STATS_FIELDS(X)                                                  \
+	X(uptime_ms)                                                           \
+	X(sessions)                                                            \
+	X(plans)                                                               \
+	X(requests)                                                            \
+	X(errors)                                                              \
+	X(bytes_in)                                                            \
+	X(bytes_out)                                                           \
+	X(executes)                                                            \
+	X(cache_hits)                                                          \
+	X(cache_misses)                                                        \
+	X(cache_evictions)                                                     \
+	X(cache_entries)                                                       \
+	X(cache_bytes)                                                         \
+	X(cache_budget_bytes)                                                  \
+	X(canceled)                                                            \
+	X(expired)
+
+#define FFTD__CLIENT_STATS_FIELDS(X)                                           \
+	X(id)                                                                  \
+	X(pid)                                                                 \
+	X(uid)                                                                 \
+	X(weight)                                                              \
+	X(requests)                                                            \
+	X(errors)                                                              \
+	X(executes)                                                            \
+	X(bytes_in)                                                            \
+	X(bytes_out)                                                           \
+	X(canceled)                                                            \
+	X(expired)                                                             \
+	X(inflight)                                                            \
+	X(queued_bytes)                                                        \
+	X(queue_seconds)                                                       \
+	X(device_seconds)
+
+#define FFTD__DEVICE_STATS_FIELDS(X)                                           \
+	X(memory_bytes)                                                        \
+	X(memory_used_bytes)                                                   \
+	X(busy_seconds)                                                        \
+	X(busy_fraction)                                                       \
+	X(queued)                                                              \
+	X(executes)                                                            \
+	X(cache_hits)                                                          \
+	X(cache_misses)                                                        \
+	X(cache_evictions)                                                     \
+	X(cache_entries)                                                       \
+	X(cache_bytes)                                                         \
+	X(cache_budget_bytes)
+
+#define FFTD__TO_WIRE(f) w->f = x->f;
+#define FFTD__FROM_WIRE(f) x->f = w->f;
+
+static void
+copy_name(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src != NULL ? src : "");
+}
+
+static void
+copy_hist(uint64_t *dst, const uint64_t *src, size_t n)
+{
+	for (size_t i = 0; i < FFTD_HIST_BUCKETS; i++) {
+		dst[i] = i < n ? src[i] : 0;
+	}
+}
+
+void
+fftd__stats_to_wire(Fftd__Wire__Stats *w, const fftd_stats *x)
+{
+	FFTD__STATS_FIELDS(FFTD__TO_WIRE)
+}
+
+void
+fftd__stats_from_wire(fftd_stats *x, const Fftd__Wire__Stats *w)
+{
+	memset(x, 0, sizeof(*x));
+	FFTD__STATS_FIELDS(FFTD__FROM_WIRE)
+}
+
+void
+fftd__client_stats_to_wire(Fftd__Wire__ClientStats *w, fftd_client_stats *x)
+{
+	FFTD__CLIENT_STATS_FIELDS(FFTD__TO_WIRE)
+	w->name          = x->name;
+	w->n_queue_hist  = FFTD_HIST_BUCKETS;
+	w->queue_hist    = x->queue_hist;
+	w->n_device_hist = FFTD_HIST_BUCKETS;
+	w->device_hist   = x->device_hist;
+}
+
+void
+fftd__client_stats_from_wire(
+    fftd_client_stats *x, const Fftd__Wire__ClientStats *w)
+{
+	memset(x, 0, sizeof(*x));
+	FFTD__CLIENT_STATS_FIELDS(FFTD__FROM_WIRE)
+	copy_name(x->name, sizeof(x->name), w->name);
+	copy_hist(x->queue_hist, w->queue_hist, w->n_queue_hist);
+	copy_hist(x->device_hist, w->device_hist, w->n_device_hist);
+}
+
+void
+fftd__device_stats_to_wire(Fftd__Wire__DeviceStats *w, fftd_device_stats *x)
+{
+	FFTD__DEVICE_STATS_FIELDS(FFTD__TO_WIRE)
+	w->index   = (uint32_t) x->index;
+	w->name    = x->name;
+	w->backend = x->backend;
+}
+
+void
+fftd__device_stats_from_wire(
+    fftd_device_stats *x, const Fftd__Wire__DeviceStats *w)
+{
+	memset(x, 0, sizeof(*x));
+	FFTD__DEVICE_STATS_FIELDS(FFTD__FROM_WIRE)
+	x->index = (int) w->index;
+	copy_name(x->name, sizeof(x->name), w->name);
+	copy_name(x->backend, sizeof(x->backend), w->backend);
+}

@@ -60,6 +60,21 @@ int fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
 // seconds (the first whose bound, fftd_hist_bound, is not below it).
 int fftd__hist_bucket(double seconds);
 
+// Statistics between their public structs and the wire. The _to_wire
+// forms point w's strings and histograms into x, which must outlive w's
+// use; the _from_wire forms copy (names cut to fit, missing histogram
+// buckets zero).
+void fftd__stats_to_wire(Fftd__Wire__Stats *w, const fftd_stats *x);
+void fftd__stats_from_wire(fftd_stats *x, const Fftd__Wire__Stats *w);
+void fftd__client_stats_to_wire(
+    Fftd__Wire__ClientStats *w, fftd_client_stats *x);
+void fftd__client_stats_from_wire(
+    fftd_client_stats *x, const Fftd__Wire__ClientStats *w);
+void fftd__device_stats_to_wire(
+    Fftd__Wire__DeviceStats *w, fftd_device_stats *x);
+void fftd__device_stats_from_wire(
+    fftd_device_stats *x, const Fftd__Wire__DeviceStats *w);
+
 #endif // FFTD_COMMON_WIRE_H
 
 // fftd__wire_desc is the storage behind a packed PlanDesc (its repeated
