@@ -27,6 +27,7 @@
 
 #include "../util/check.h"
 #include "../util/daemon.h"
+#include "../util/session.h"
 #include "fftd.h"
 
 #ifdef FFTD_WITH_CUDA
@@ -66,12 +67,8 @@ group_setup(void **state)
 		return 0;
 	}
 	static const char *const args[] = { "--backend", "cuda", NULL };
-	if (fftd_test_daemon_start(
-	        &D, "[backend]\ndevice_memory = 256M\n", args)
-	    != 0) {
-		return -1;
-	}
-	return fftd_client_open(&C, D.url, TIMEOUT_MS) == FFTD_OK ? 0 : -1;
+	return fftd_test_session_start(
+	    &D, "[backend]\ndevice_memory = 256M\n", args, TIMEOUT_MS, &C);
 }
 
 static int
@@ -81,8 +78,7 @@ group_teardown(void **state)
 	if (skip_reason != NULL) {
 		return 0;
 	}
-	fftd_client_close(C);
-	return fftd_test_daemon_stop(&D) == 0 ? 0 : -1;
+	return fftd_test_session_stop(&D, &C) == 0 ? 0 : -1;
 }
 
 static void

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "../util/daemon.h"
+#include "../util/session.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 60000
@@ -274,30 +275,14 @@ group_setup(void **state)
 		return -1;
 	}
 	metrics_conf(conf, sizeof(conf), "127.0.0.1", D_PORT);
-	if (fftd_test_daemon_start(&D, conf, DAEMON_ARGS) != 0) {
-		return -1;
-	}
-	int rv = fftd_client_open(&C, D.url, TIMEOUT_MS);
-	if (rv != FFTD_OK) {
-		fprintf(stderr, "fftd_client_open: %s (%s)\n",
-		    fftd_err_name(rv), fftd_last_error());
-		fftd_test_daemon_stop(&D);
-		return -1;
-	}
-	return 0;
+	return fftd_test_session_start(&D, conf, DAEMON_ARGS, TIMEOUT_MS, &C);
 }
 
 static int
 group_teardown(void **state)
 {
 	(void) state;
-	if (C != NULL) {
-		fftd_client_close(C);
-		C = NULL;
-	}
-	if (D.pid != 0) {
-		fftd_test_daemon_stop(&D);
-	}
+	(void) fftd_test_session_stop(&D, &C);
 	return 0;
 }
 

@@ -45,6 +45,7 @@
 #include "layout.h"
 #include "../util/raw.h"
 #include "../util/ref.h"
+#include "../util/session.h"
 #include "wire.h"
 
 #define TIMEOUT_MS 60000
@@ -64,22 +65,14 @@ group_setup(void **state)
 {
 	(void) state;
 	setenv("FFTD_INLINE_STAGING", "0", 1);
-	if (fftd_test_daemon_start(&D, CONFIG, DAEMON_ARGS) != 0) {
-		return -1;
-	}
-	if (fftd_client_open(&C, D.url, TIMEOUT_MS) != FFTD_OK) {
-		fprintf(stderr, "fftd_client_open: %s\n", fftd_last_error());
-		return -1;
-	}
-	return 0;
+	return fftd_test_session_start(&D, CONFIG, DAEMON_ARGS, TIMEOUT_MS, &C);
 }
 
 static int
 group_teardown(void **state)
 {
 	(void) state;
-	fftd_client_close(C);
-	return fftd_test_daemon_stop(&D) == 0 ? 0 : -1;
+	return fftd_test_session_stop(&D, &C) == 0 ? 0 : -1;
 }
 
 static fftd_plan *

@@ -70,6 +70,7 @@
 #include "../util/daemon.h"
 #include "../util/raw.h"
 #include "../util/ref.h"
+#include "../util/session.h"
 #include "fftd.h"
 #include "layout.h"
 #include "wire.h"
@@ -98,30 +99,14 @@ group_setup(void **state)
 	// libfftd stages large inline arrays through shared buffers of its
 	// own; keep the inline path inline, so that it is the reference.
 	setenv("FFTD_INLINE_STAGING", "0", 1);
-	if (fftd_test_daemon_start(&D, NULL, DAEMON_ARGS) != 0) {
-		return -1;
-	}
-	int rv = fftd_client_open(&C, D.url, TIMEOUT_MS);
-	if (rv != FFTD_OK) {
-		fprintf(stderr, "fftd_client_open: %s (%s)\n",
-		    fftd_err_name(rv), fftd_last_error());
-		fftd_test_daemon_stop(&D);
-		return -1;
-	}
-	return 0;
+	return fftd_test_session_start(&D, NULL, DAEMON_ARGS, TIMEOUT_MS, &C);
 }
 
 static int
 group_teardown(void **state)
 {
 	(void) state;
-	if (C != NULL) {
-		fftd_client_close(C);
-		C = NULL;
-	}
-	if (D.pid != 0) {
-		fftd_test_daemon_stop(&D);
-	}
+	(void) fftd_test_session_stop(&D, &C);
 	return 0;
 }
 
