@@ -226,36 +226,7 @@ read_log(const fftd_test_daemon *d)
 static int
 run_daemon_capture(const char *const *args, char *out, size_t outlen)
 {
-	char path[] = "/tmp/fftd-test-remote-out-XXXXXX";
-	int  fd     = mkstemp(path);
-	assert_true(fd >= 0);
-	const char *argv[24];
-	int         argc = 0;
-	argv[argc++]     = fftd_test_daemon_bin();
-	for (int i = 0; args[i] != NULL && argc < 23; i++) {
-		argv[argc++] = args[i];
-	}
-	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	pid_t parent = getpid();
-	pid_t pid    = fork();
-	if (pid == 0) {
-		fftd_test_die_with_parent(parent);
-		int nul = open("/dev/null", O_RDONLY);
-		dup2(nul, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execv(argv[0], (char *const *) argv);
-		_exit(127);
-	}
-	int code = -1;
-	fftd_test_wait_pids(&pid, 1, 5000, &code);
-	ssize_t n          = pread(fd, out, outlen - 1, 0);
-	out[n > 0 ? n : 0] = '\0';
-	close(fd);
-	unlink(path);
-	return code;
+	return fftd_test_daemon_run(args, 5000, out, outlen);
 }
 
 // write_conf writes text to a temporary config file; path receives its name.

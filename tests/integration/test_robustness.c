@@ -972,29 +972,7 @@ test_sigint_idle(void **state)
 static int
 run_bin(const char *const *args)
 {
-	const char *argv[16];
-	int         argc = 0;
-	argv[argc++]     = fftd_test_daemon_bin();
-	for (int i = 0; args[i] != NULL && argc < 15; i++) {
-		argv[argc++] = args[i];
-	}
-	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	pid_t parent = getpid();
-	pid_t pid    = fork();
-	if (pid == 0) {
-		fftd_test_die_with_parent(parent);
-		int nul = open("/dev/null", O_RDWR);
-		dup2(nul, 0);
-		dup2(nul, 1);
-		dup2(nul, 2);
-		execv(argv[0], (char *const *) argv);
-		_exit(127);
-	}
-	int code = -1;
-	fftd_test_wait_pids(&pid, 1, 5000, &code);
-	return code;
+	return fftd_test_daemon_run(args, 5000, NULL, 0);
 }
 
 static void

@@ -445,3 +445,45 @@ fftd_test_run_children(int n, const char *role, const char *const *args,
 	free(c);
 	return bad;
 }
+
+int
+fftd_test_daemon_run(
+    const char *const *args, int timeout_ms, char *out, size_t outlen)
+{
+	char path[] = "/tmp/fftd-test-run-XXXXXX";
+	int  fd     = out != NULL ? mkstemp(path) : open("/dev/null", O_RDWR);
+	if (fd < 0) {
+		return -1;
+	}
+	const char *argv[32];
+	int         argc = 0;
+	argv[argc++]     = fftd_test_daemon_bin();
+	for (int i = 0; args[i] != NULL && argc < 31; i++) {
+		argv[argc++] = args[i];
+	}
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	pid_t parent = getpid();
+	pid_t pid    = fork();
+	if (pid == 0) {
+		fftd_test_die_with_parent(parent);
+		int nul = open("/dev/null", O_RDONLY);
+		dup2(nul, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], (char *const *) argv);
+		_exit(127);
+	}
+	int code = -1;
+	if (pid > 0) {
+		fftd_test_wait_pids(&pid, 1, timeout_ms, &code);
+	}
+	if (out != NULL) {
+		ssize_t n          = pread(fd, out, outlen - 1, 0);
+		out[n > 0 ? n : 0] = '\0';
+		unlink(path);
+	}
+	close(fd);
+	return code;
+}

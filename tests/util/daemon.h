@@ -47,6 +47,14 @@ const char *fftd_test_daemon_bin(void);
 int fftd_test_daemon_start(
     fftd_test_daemon *d, const char *config, const char *const *args);
 
+// fftd_test_daemon_run runs the daemon binary with the NULL-terminated
+// args (at most 30) to its end, stdin from /dev/null, and returns its exit
+// status as fftd_test_daemon_wait does (-1: still running after timeout_ms,
+// then killed). Its stdout and stderr go to out (NUL-terminated, cut to
+// outlen) when out is not NULL, else to /dev/null. For start-up refusals.
+int fftd_test_daemon_run(
+    const char *const *args, int timeout_ms, char *out, size_t outlen);
+
 // fftd_test_daemon_signal sends sig to the daemon.
 int fftd_test_daemon_signal(fftd_test_daemon *d, int sig);
 
