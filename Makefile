@@ -172,14 +172,14 @@ $(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
 	$(CXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libfftd.a $(DEP_LIBS)
 
 # --- benchmarks ----------------------------------------------------------------------
-E2E_OBJ := $(BUILD)/bench/e2e.o $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+E2E_OBJ := $(BUILD)/bench/e2e.o $(BUILD)/bench/json.o $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
 
 $(BUILD)/bench/e2e: $(E2E_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(E2E_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(CUDA_LIBS) -lm
 
 # bench/load: the many-tenant load (issue 5); the engine is tests/util/load.c,
 # shared with tests/integration/test_load.c.
-BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
 
 $(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_LOAD_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm

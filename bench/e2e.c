@@ -55,6 +55,7 @@
 #include <cufftXt.h>
 #endif
 
+#include "json.h"
 #include "fftd.h"
 #include "../tests/util/daemon.h"
 
@@ -1564,32 +1565,6 @@ print_tables(bench *B)
 }
 
 static void
-json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\') {
-			fprintf(f, "\\%c", *s);
-		} else if ((unsigned char) *s < 0x20) {
-			fprintf(f, "\\u%04x", *s);
-		} else {
-			fputc(*s, f);
-		}
-	}
-	fputc('"', f);
-}
-
-static void
-json_num(FILE *f, double v)
-{
-	if (isfinite(v)) {
-		fprintf(f, "%.6g", v);
-	} else {
-		fprintf(f, "null");
-	}
-}
-
-static void
 json_meas(FILE *f, const char *key, const meas *m)
 {
 	fprintf(f, "      \"%s\": {\"state\": \"%s\"", key,
@@ -1599,18 +1574,18 @@ json_meas(FILE *f, const char *key, const meas *m)
 	                         : "skipped");
 	if (m->state == 1) {
 		fprintf(f, ", \"gbps\": ");
-		json_num(f, m->gbps);
+		bench_json_num(f, m->gbps);
 		fprintf(f, ", \"median_s\": ");
-		json_num(f, m->med);
+		bench_json_num(f, m->med);
 		fprintf(f, ", \"samples_s\": [");
 		for (int i = 0; i < m->nrep; i++) {
 			fprintf(f, "%s", i ? ", " : "");
-			json_num(f, m->s[i]);
+			bench_json_num(f, m->s[i]);
 		}
 		fprintf(f, "]");
 	} else {
 		fprintf(f, ", \"why\": ");
-		json_str(f, m->why[0] ? m->why : "not run");
+		bench_json_str(f, m->why[0] ? m->why : "not run");
 	}
 	fprintf(f, "},\n");
 }
@@ -1621,7 +1596,7 @@ json_ratio(
 {
 	fprintf(f, "        \"%s\": {\"value\": ", key);
 	if (x->state == 1 && y->state == 1) {
-		json_num(f, x->gbps / y->gbps);
+		bench_json_num(f, x->gbps / y->gbps);
 	} else {
 		fprintf(f, "null");
 	}
@@ -1643,7 +1618,7 @@ json_lat(FILE *f, const char *key, const lat_result *L, int last)
 		    L->n, L->p50, L->p99, L->min, L->mean, L->max);
 	} else if (L->why[0]) {
 		fprintf(f, ", \"why\": ");
-		json_str(f, L->why);
+		bench_json_str(f, L->why);
 	}
 	fprintf(f, "}%s\n", last ? "" : ",");
 }
@@ -1669,22 +1644,22 @@ write_json(bench *B, const char *path)
 	fprintf(f, "  \"quick\": %s,\n  \"reps\": %d,\n  \"gpu\": ",
 	    B->quick ? "true" : "false", B->reps);
 	if (B->gpu) {
-		json_str(f, B->gpu_name);
+		bench_json_str(f, B->gpu_name);
 	} else {
 		fprintf(f, "null");
 	}
 	fprintf(f, ",\n  \"no_gpu_reason\": ");
-	json_str(f, B->gpu ? "" : B->no_gpu_why);
+	bench_json_str(f, B->gpu ? "" : B->no_gpu_why);
 	fprintf(f, ",\n  \"daemon\": {\"url\": ");
-	json_str(f, B->url);
+	bench_json_str(f, B->url);
 	fprintf(f, ", \"version\": ");
-	json_str(f, B->info.server_version);
+	bench_json_str(f, B->info.server_version);
 	fprintf(f, ", \"backend\": ");
-	json_str(f, B->info.backend);
+	bench_json_str(f, B->info.backend);
 	fprintf(f, ", \"devices\": [");
 	for (int i = 0; i < B->info.ndevices; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		json_str(f, B->info.devices[i].name);
+		bench_json_str(f, B->info.devices[i].name);
 	}
 	fprintf(f, "]},\n  \"cases\": [\n");
 	int first = 1;
@@ -1702,7 +1677,7 @@ write_json(bench *B, const char *path)
 		    ", \"input_bytes\": %zu, \"output_bytes\": %zu,\n",
 		    R->c->n, R->batch, R->in_bytes, R->out_bytes);
 		fprintf(f, "      \"algorithm\": ");
-		json_str(f, R->algorithm);
+		bench_json_str(f, R->algorithm);
 		fprintf(f,
 		    ", \"stream_plan_batch\": %" PRId64
 		    ", \"stream_submits\": %d, \"stream_depth\": %d, "
@@ -1735,7 +1710,7 @@ write_json(bench *B, const char *path)
 		    "%s, \"outputs_finite\": %s, \"dft_rel_err\": ",
 		    tri(R->de_same), tri(R->f_vs_d), tri(R->f_sameplan),
 		    tri(R->outputs_finite));
-		json_num(f, R->ref_err);
+		bench_json_num(f, R->ref_err);
 		fprintf(f, ", \"dft_tolerance\": %.0e, \"dft_ok\": %s",
 		    ref_tol(R->c),
 		    isnan(R->ref_err)                ? "null"
@@ -1744,7 +1719,7 @@ write_json(bench *B, const char *path)
 		fprintf(f,
 		    ", \"dft_bins_per_transform\": %d, \"rel_err_vs_b\": ",
 		    R->ref_bins);
-		json_num(f, R->b_err);
+		bench_json_num(f, R->b_err);
 		fprintf(f, "}\n    }");
 	}
 	fprintf(f,

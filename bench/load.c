@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "fftd.h"
 #include "../tests/util/daemon.h"
 #include "../tests/util/load.h"
@@ -94,44 +95,18 @@ read_text(const char *path)
 // ----------------------------------------------------------------------
 
 static void
-jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\') {
-			fprintf(f, "\\%c", *s);
-		} else if ((unsigned char) *s < 0x20) {
-			fprintf(f, "\\u%04x", *s);
-		} else {
-			fputc(*s, f);
-		}
-	}
-	fputc('"', f);
-}
-
-static void
-jnum(FILE *f, double v)
-{
-	if (isfinite(v)) {
-		fprintf(f, "%.6g", v);
-	} else {
-		fprintf(f, "null");
-	}
-}
-
-static void
 jlat(FILE *f, const char *key, const fftd_load_lat *L)
 {
 	fprintf(f, "\"%s\": {\"n\": %" PRIu64 ", \"p50_us\": ", key, L->n);
-	jnum(f, L->p50);
+	bench_json_num(f, L->p50);
 	fprintf(f, ", \"p99_us\": ");
-	jnum(f, L->p99);
+	bench_json_num(f, L->p99);
 	fprintf(f, ", \"p999_us\": ");
-	jnum(f, L->p999);
+	bench_json_num(f, L->p999);
 	fprintf(f, ", \"max_us\": ");
-	jnum(f, L->max);
+	bench_json_num(f, L->max);
 	fprintf(f, ", \"mean_us\": ");
-	jnum(f, L->mean);
+	bench_json_num(f, L->mean);
 	fprintf(f, "}");
 }
 
@@ -160,18 +135,20 @@ json_run(FILE *f, const fftd_load_result *r)
 	    r->submitted, r->ok, r->wrong, r->failed, r->unanswered, r->refused,
 	    r->lost);
 	fprintf(f, "    \"window\": {\"seconds\": ");
-	jnum(f, r->window_s);
+	bench_json_num(f, r->window_s);
 	fprintf(f, ", \"requests\": %" PRIu64 ", \"requests_per_s\": ",
 	    r->window_reqs);
-	jnum(f, r->window_s > 0 ? (double) r->window_reqs / r->window_s : NAN);
+	bench_json_num(
+	    f, r->window_s > 0 ? (double) r->window_reqs / r->window_s : NAN);
 	fprintf(f, ", \"input_gbps\": ");
-	jnum(f, r->window_s > 0 ? r->window_in_bytes / r->window_s / 1e9 : NAN);
+	bench_json_num(
+	    f, r->window_s > 0 ? r->window_in_bytes / r->window_s / 1e9 : NAN);
 	fprintf(f, ", \"device_busy\": ");
-	jnum(f, r->device_busy);
+	bench_json_num(f, r->device_busy);
 	fprintf(f, "},\n    \"unloaded_s\": ");
-	jnum(f, r->unloaded_s);
+	bench_json_num(f, r->unloaded_s);
 	fprintf(f, ", \"loaded_s\": ");
-	jnum(f, r->run_s);
+	bench_json_num(f, r->run_s);
 	fprintf(f, ",\n    \"daemon_stats\": ");
 	if (r->stats_ok && !r->sigterm) {
 		fprintf(f,
@@ -189,28 +166,28 @@ json_run(FILE *f, const fftd_load_result *r)
 	if (r->client_stats_ok) {
 		fprintf(f, "\"ok\"");
 	} else {
-		jstr(f, r->client_stats_why);
+		bench_json_str(f, r->client_stats_why);
 	}
 	fprintf(f, ",\n    \"jain\": {\"value\": ");
-	jnum(f, r->jain);
+	bench_json_num(f, r->jain);
 	fprintf(f, ", \"target\": %.2f, \"clients\": %d, \"share_min\": ",
 	    FFTD_LOAD_JAIN_TARGET, r->jain_n);
-	jnum(f, r->share_min);
+	bench_json_num(f, r->share_min);
 	fprintf(f, ", \"share_max\": ");
-	jnum(f, r->share_max);
+	bench_json_num(f, r->share_max);
 	fprintf(f, "},\n    \"realtime\": {");
 	jlat(f, "unloaded", &r->rt_unloaded);
 	fprintf(f, ", ");
 	jlat(f, "loaded", &r->rt_loaded);
 	fprintf(f, ", \"p99_ratio\": ");
-	jnum(f, r->p99_ratio);
+	bench_json_num(f, r->p99_ratio);
 	fprintf(
 	    f, ", \"p99_ratio_target\": %.1f},\n", FFTD_LOAD_P99_RATIO_TARGET);
 	if (r->sigterm) {
 		fprintf(f, "    \"sigterm\": {\"at_s\": ");
-		jnum(f, r->sigterm_at_s);
+		bench_json_num(f, r->sigterm_at_s);
 		fprintf(f, ", \"exit_s\": ");
-		jnum(f, r->exit_s);
+		bench_json_num(f, r->exit_s);
 		fprintf(f,
 		    ", \"exit_target_s\": %.0f, \"exit_code\": %d, "
 		    "\"accepted\": %" PRIu64 ", \"accepted_ok\": %" PRIu64
@@ -249,7 +226,7 @@ json_run(FILE *f, const fftd_load_result *r)
 		    "%d, \"algorithm\": ",
 		    i, k->realtime ? "realtime" : "batch", kname(k->kind), k->n,
 		    k->batch, k->in_bytes, k->out_bytes, k->depth);
-		jstr(f, k->algorithm);
+		bench_json_str(f, k->algorithm);
 		fprintf(f,
 		    ", \"submitted\": %" PRIu64 ", \"ok\": %" PRIu64
 		    ", \"wrong\": %" PRIu64 ", \"failed\": %" PRIu64
@@ -257,20 +234,20 @@ json_run(FILE *f, const fftd_load_result *r)
 		    ", \"max_rel_err\": ",
 		    k->submitted, k->ok, k->wrong, k->failed, k->unanswered,
 		    k->refused);
-		jnum(f, k->max_err);
+		bench_json_num(f, k->max_err);
 		fprintf(f, ", \"err_bound\": ");
-		jnum(f, k->bound);
+		bench_json_num(f, k->bound);
 		if (k->matched) {
 			fprintf(f, ", \"window\": {\"device_s\": ");
-			jnum(f, k->device_s);
+			bench_json_num(f, k->device_s);
 			fprintf(f, ", \"queue_s\": ");
-			jnum(f, k->queue_s);
+			bench_json_num(f, k->queue_s);
 			fprintf(f,
 			    ", \"executes\": %" PRIu64 ", \"backlogged\": ",
 			    k->executes);
-			jnum(f, k->backlogged);
+			bench_json_num(f, k->backlogged);
 			fprintf(f, ", \"weight\": ");
-			jnum(f, k->weight);
+			bench_json_num(f, k->weight);
 			fprintf(f, "}");
 		}
 		static const char *const ph[2] = { "unloaded", "window" };
@@ -282,13 +259,13 @@ json_run(FILE *f, const fftd_load_result *r)
 			    ", \"daemon_%s\": {\"n\": %" PRIu64
 			    ", \"queue_p50_us_le\": ",
 			    ph[p], k->queue[p].n);
-			jnum(f, k->queue[p].p50);
+			bench_json_num(f, k->queue[p].p50);
 			fprintf(f, ", \"queue_p99_us_le\": ");
-			jnum(f, k->queue[p].p99);
+			bench_json_num(f, k->queue[p].p99);
 			fprintf(f, ", \"device_p50_us_le\": ");
-			jnum(f, k->device[p].p50);
+			bench_json_num(f, k->device[p].p50);
 			fprintf(f, ", \"device_p99_us_le\": ");
-			jnum(f, k->device[p].p99);
+			bench_json_num(f, k->device[p].p99);
 			fprintf(f, "}");
 		}
 		if (k->realtime) {
@@ -303,12 +280,12 @@ json_run(FILE *f, const fftd_load_result *r)
 		fprintf(f, ", \"exit_code\": %d", k->exit_code);
 		if (k->why[0]) {
 			fprintf(f, ", \"note\": ");
-			jstr(f, k->why);
+			bench_json_str(f, k->why);
 		}
 		fprintf(f, "}%s\n", i + 1 < r->nclients ? "," : "");
 	}
 	fprintf(f, "    ],\n    \"failures\": %d, \"failure\": ", r->failures);
-	jstr(f, r->failure);
+	bench_json_str(f, r->failure);
 	fprintf(f, "\n  }");
 }
 
@@ -324,15 +301,15 @@ write_json(const char *path, const char *url, const fftd_load_result *load,
 	}
 	const fftd_info *in = load != NULL ? &load->info : &term->info;
 	fprintf(f, "{\n  \"bench\": \"fftd load\",\n  \"daemon\": {\"url\": ");
-	jstr(f, url);
+	bench_json_str(f, url);
 	fprintf(f, ", \"version\": ");
-	jstr(f, in->server_version);
+	bench_json_str(f, in->server_version);
 	fprintf(f, ", \"backend\": ");
-	jstr(f, in->backend);
+	bench_json_str(f, in->backend);
 	fprintf(f, ", \"devices\": [");
 	for (int i = 0; i < in->ndevices; i++) {
 		fprintf(f, "%s", i ? ", " : "");
-		jstr(f, in->devices[i].name);
+		bench_json_str(f, in->devices[i].name);
 	}
 	fprintf(f, "], \"max_inflight_per_client\": %u},\n",
 	    in->max_inflight_per_client);
