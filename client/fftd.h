@@ -410,7 +410,9 @@ typedef struct fftd_client_stats {
 	uint64_t device_hist[FFTD_HIST_BUCKETS];
 } fftd_client_stats;
 
-// fftd_device_stats is one device of the daemon.
+// fftd_device_stats is one device of the daemon. With the realtime lane
+// ([backend] realtime_lane), the device's two workers are summed: busy
+// time counts both (they may overlap), busy_fraction is capped at 1.
 typedef struct fftd_device_stats {
 	int      index;
 	char     name[64];

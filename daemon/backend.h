@@ -31,6 +31,15 @@ typedef struct fftd__backend_config {
 	// the CPU for other processes and so is not the thread the kernel
 	// preempts when the host is busy, at a few us per wake-up).
 	int gpu_sync;
+	// The realtime lane: a second worker on the same device that serves
+	// only realtime plans, so they never wait for a batch transform in
+	// progress. Its streams get the device's highest priority, so its
+	// kernels are scheduled ahead of batch ones that wait for the SMs.
+	int realtime;
+	// budget_share is the fraction of the device budget (device_budget,
+	// or its 90% default) this worker may hold (0: all of it). The two
+	// lanes of a device split it, so together they never exceed it.
+	double budget_share;
 } fftd__backend_config;
 
 // fftd__backend is a backend's operations.

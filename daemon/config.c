@@ -33,6 +33,8 @@ fftd__config_defaults(fftd__config *cfg)
 	cfg->device_budget               = 0;
 	cfg->pipeline_streams            = 8; // measured: deploy/fftd.conf
 	cfg->pipeline_chunk_bytes        = 8ull << 20;
+	cfg->realtime_lane               = true;
+	cfg->realtime_memory             = 0.125;
 	cfg->limits.max_request_bytes    = 4ull << 30;
 	cfg->limits.max_rank             = FFTD_MAX_RANK;
 	cfg->limits.max_batch            = 1ull << 30;
@@ -156,6 +158,22 @@ parse_int(const char *v, int lo, int hi, int *out)
 	return 0;
 }
 
+// parse_bool takes yes/no, true/false, 1/0.
+static int
+parse_bool(const char *v, bool *out)
+{
+	if (strcmp(v, "yes") == 0 || strcmp(v, "true") == 0
+	    || strcmp(v, "1") == 0) {
+		*out = true;
+	} else if (strcmp(v, "no") == 0 || strcmp(v, "false") == 0
+	    || strcmp(v, "0") == 0) {
+		*out = false;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 #define IS(s, k) (strcmp(section, s) == 0 && strcmp(key, k) == 0)
 
 // set_detail says why the last fftd__config_set of this thread failed,
@@ -224,6 +242,19 @@ fftd__config_set(
 			}
 		}
 		return -1;
+	}
+	if (IS("backend", "realtime_lane")) {
+		return parse_bool(value, &cfg->realtime_lane);
+	}
+	if (IS("backend", "realtime_memory")) {
+		// A fraction of the device memory and plan cache budgets.
+		char  *end;
+		double f = strtod(value, &end);
+		if (end == value || *end != '\0' || !(f > 0 && f < 1)) {
+			return -1;
+		}
+		cfg->realtime_memory = f;
+		return 0;
 	}
 	if (IS("backend", "cpu_devices")) {
 		return parse_int(value, 1, FFTD_MAX_DEVICES, &cfg->cpu_devices);
@@ -336,16 +367,7 @@ fftd__config_set(
 		return set_path(cfg->tls_client_ca, value);
 	}
 	if (IS("tls", "require_client_cert")) {
-		if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0
-		    || strcmp(value, "1") == 0) {
-			cfg->tls_require_client_cert = true;
-		} else if (strcmp(value, "no") == 0
-		    || strcmp(value, "false") == 0 || strcmp(value, "0") == 0) {
-			cfg->tls_require_client_cert = false;
-		} else {
-			return -1;
-		}
-		return 0;
+		return parse_bool(value, &cfg->tls_require_client_cert);
 	}
 	if (IS("remote", "allow")) {
 		// A list; the key may be repeated, each adding to it.

@@ -28,15 +28,17 @@ typedef struct fftd__netmask {
 typedef struct fftd__config {
 	char        *listen[FFTD__MAX_LISTEN]; // NNG URLs (owned)
 	int          nlisten;
-	int          contexts;      // requests served at once
-	char         backend[16];   // "auto", "cuda" or "fftw"
-	char         devices[128];  // "all" or "0,2"
-	int          fftw_threads;  // 0: one per online CPU
-	int          cpu_devices;   // fftw backend: devices the CPU serves as
-	int          gpu_sync;      // 0 auto, 1 spin, 2 yield, 3 block
-	int          fftw_measure;  // 0 estimate, 1 measure
-	uint64_t     cache_budget;  // plan cache bytes per device
-	uint64_t     device_budget; // device memory per device (0: 90%)
+	int          contexts;        // requests served at once
+	char         backend[16];     // "auto", "cuda" or "fftw"
+	char         devices[128];    // "all" or "0,2"
+	int          fftw_threads;    // 0: one per online CPU
+	int          cpu_devices;     // fftw backend: devices the CPU serves as
+	int          gpu_sync;        // 0 auto, 1 spin, 2 yield, 3 block
+	bool         realtime_lane;   // realtime work on its own worker+stream
+	double       realtime_memory; // its share of the device budgets
+	int          fftw_measure;    // 0 estimate, 1 measure
+	uint64_t     cache_budget;    // plan cache bytes per device
+	uint64_t     device_budget;   // device memory per device (0: 90%)
 	int          pipeline_streams; // split-batch pipeline streams per GPU
 	uint64_t     pipeline_chunk_bytes; // input bytes per pipeline chunk
 	fftd__limits limits;

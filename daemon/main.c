@@ -37,6 +37,7 @@ typedef struct daemon_state {
 	fftd__server  *server;
 	fftd__metrics *metrics; // NULL unless [metrics] listen is set
 	fftd__worker  *workers[FFTD_MAX_DEVICES];
+	fftd__worker  *rt_workers[FFTD_MAX_DEVICES]; // realtime lanes or NULL
 	int            nworkers;
 	uv_loop_t      loop;
 	uv_signal_t    sigterm, sigint, sighup;
@@ -378,22 +379,38 @@ main(int argc, char **argv)
 		.pipeline_chunk_bytes = d.cfg.pipeline_chunk_bytes,
 		.gpu_sync             = d.cfg.gpu_sync,
 	};
-	int status = 1;
+	// With the realtime lane, each device has a second worker for
+	// realtime plans; the two split the device's memory and cache budgets.
+	double rt_share = d.cfg.realtime_lane ? d.cfg.realtime_memory : 0;
+	fftd__backend_config rt = bc;
+	bc.budget_share         = 1 - rt_share;
+	rt.budget_share         = rt_share;
+	rt.realtime             = 1;
+	// The two caches add up to the configured budget exactly.
+	uint64_t rt_cache = (uint64_t) ((double) d.cfg.cache_budget * rt_share);
+	int      status   = 1;
 	for (int i = 0; i < nords; i++) {
 		if (fftd__worker_start(&d.workers[d.nworkers], be, ords[i], i,
-		        &bc, d.cfg.cache_budget, err, sizeof(err))
+		        &bc, d.cfg.cache_budget - rt_cache, err, sizeof(err))
 		    != FFTD_OK) {
 			fftd__log(FFTD_LOG_ERROR, "%s", err);
 			goto out;
 		}
-		const fftd__device *dev
-		    = fftd__worker_device(d.workers[d.nworkers]);
-		fftd__log(FFTD_LOG_INFO, "device %d: %s (%s)", dev->index,
-		    dev->name, be->name);
 		d.nworkers++;
+		if (d.cfg.realtime_lane
+		    && fftd__worker_start(&d.rt_workers[i], be, ords[i], i, &rt,
+		           rt_cache, err, sizeof(err))
+		        != FFTD_OK) {
+			fftd__log(FFTD_LOG_ERROR, "%s (realtime lane)", err);
+			goto out;
+		}
+		const fftd__device *dev = fftd__worker_device(d.workers[i]);
+		fftd__log(FFTD_LOG_INFO, "device %d: %s (%s)%s", dev->index,
+		    dev->name, be->name,
+		    d.cfg.realtime_lane ? ", with a realtime lane" : "");
 	}
-	if (fftd__server_create(
-	        &d.server, &d.cfg, d.workers, d.nworkers, be->name)
+	if (fftd__server_create(&d.server, &d.cfg, d.workers,
+	        d.cfg.realtime_lane ? d.rt_workers : NULL, d.nworkers, be->name)
 	        != FFTD_OK
 	    || fftd__server_start(d.server, err, sizeof(err)) != FFTD_OK) {
 		fftd__log(FFTD_LOG_ERROR, "%s", err);
@@ -463,6 +480,9 @@ out:
 	fftd__metrics_stop(d.metrics); // before the server it reads
 	fftd__server_destroy(d.server);
 	for (int i = 0; i < d.nworkers; i++) {
+		if (d.rt_workers[i] != NULL) {
+			fftd__worker_stop(d.rt_workers[i]);
+		}
 		fftd__worker_stop(d.workers[i]);
 	}
 	fftd__config_free(&d.cfg);

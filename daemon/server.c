@@ -134,6 +134,7 @@ struct fftd__session {
 struct fftd__server {
 	fftd__config     cfg; // copy; listen URLs borrowed from caller
 	fftd__worker   **workers;
+	fftd__worker   **rt_workers; // realtime lanes, or NULL: none
 	int              nworkers;
 	char             backend[16];
 	nng_socket       sock;
@@ -183,6 +184,30 @@ typedef struct exec_job {
 	uint64_t      deadline_us;
 	bool          moved; // re-posted to the plan's home device
 } exec_job;
+
+// lane is the workers that serve plans of a priority class: realtime
+// plans have the devices' realtime lanes when there are such.
+static fftd__worker **
+lane(const fftd__server *s, int realtime)
+{
+	return realtime && s->rt_workers != NULL ? s->rt_workers : s->workers;
+}
+
+// cancel_all drops the queued jobs of pipe with tag (0: all) on every
+// worker of every lane.
+static int
+cancel_all(fftd__server *s, uint32_t pipe, uint64_t tag, int status)
+{
+	int n = 0;
+	for (int i = 0; i < s->nworkers; i++) {
+		n += fftd__worker_cancel(s->workers[i], pipe, tag, status);
+		if (s->rt_workers != NULL) {
+			n += fftd__worker_cancel(
+			    s->rt_workers[i], pipe, tag, status);
+		}
+	}
+	return n;
+}
 
 // --- replies -----------------------------------------------------------------
 
@@ -297,7 +322,8 @@ handle_unref(fftd__server *s, fftd__handle *h)
 			h->rel[i].job.fn = release_job_run;
 			h->rel[i].h      = h;
 			h->rel[i].wi     = i;
-			fftd__worker_post(s->workers[i], &h->rel[i].job);
+			fftd__worker_post(
+			    lane(s, h->realtime)[i], &h->rel[i].job);
 		}
 	}
 }
@@ -335,10 +361,7 @@ session_close(fftd__server *s, uint32_t pipe)
 		return;
 	}
 	// Queued work of a client that is gone is dropped, not run.
-	int nq = 0;
-	for (int i = 0; i < s->nworkers; i++) {
-		nq += fftd__worker_cancel(s->workers[i], pipe, 0, FFTD_ECLOSED);
-	}
+	int nq = cancel_all(s, pipe, 0, FFTD_ECLOSED);
 	int n = 0, nb = 0;
 	for (fftd__handle *h = ss->plans, *next; h != NULL; h = next) {
 		next = h->next;
@@ -535,13 +558,13 @@ handle_plan_create(
 	}
 	// Device: the one asked for, else the least loaded (executions may
 	// later run on other devices; this is where it is planned first).
-	fftd__worker *w    = NULL;
-	int           home = 0;
+	fftd__worker **ws   = lane(s, d.priority == FFTD_PRIORITY_REALTIME);
+	fftd__worker  *w    = NULL;
+	int            home = 0;
 	if (d.device >= 0) {
 		for (int i = 0; i < s->nworkers; i++) {
-			if (fftd__worker_device(s->workers[i])->index
-			    == d.device) {
-				w    = s->workers[i];
+			if (fftd__worker_device(ws[i])->index == d.device) {
+				w    = ws[i];
 				home = i;
 			}
 		}
@@ -556,15 +579,15 @@ handle_plan_create(
 		    "device = %d: must be a device index or -1", d.device);
 		return;
 	} else {
-		w = s->workers[0];
+		w = ws[0];
 		for (int i = 1; i < s->nworkers; i++) {
-			if (fftd__worker_backlog_ns(s->workers[i])
+			if (fftd__worker_backlog_ns(ws[i])
 			        < fftd__worker_backlog_ns(w)
-			    || (fftd__worker_backlog_ns(s->workers[i])
+			    || (fftd__worker_backlog_ns(ws[i])
 			            == fftd__worker_backlog_ns(w)
-			        && fftd__worker_load(s->workers[i])
+			        && fftd__worker_load(ws[i])
 			            < fftd__worker_load(w))) {
-				w    = s->workers[i];
+				w    = ws[i];
 				home = i;
 			}
 		}
@@ -640,11 +663,12 @@ place(fftd__server *s, const fftd__handle *h)
 	if (h->pinned || s->nworkers == 1) {
 		return h->home;
 	}
-	uint64_t cost = exec_cost_guess(h);
-	int      best = h->home;
-	uint64_t bval = UINT64_MAX;
+	uint64_t       cost = exec_cost_guess(h);
+	int            best = h->home;
+	uint64_t       bval = UINT64_MAX;
+	fftd__worker **ws   = lane(s, h->realtime);
 	for (int i = 0; i < s->nworkers; i++) {
-		uint64_t v = fftd__worker_backlog_ns(s->workers[i]) + cost;
+		uint64_t v = fftd__worker_backlog_ns(ws[i]) + cost;
 		if (atomic_load(&((fftd__handle *) h)->entries[i]) == NULL) {
 			v += 2000000 + cost; // planning there first
 		}
@@ -780,7 +804,8 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 			    "running it on its home device",
 			    h->id, dev->name, msg);
 			ej->moved = true;
-			fftd__worker_post(s->workers[h->home], &ej->job);
+			fftd__worker_post(
+			    lane(s, h->realtime)[h->home], &ej->job);
 			return;
 		}
 		if (rv != FFTD_OK) {
@@ -1042,7 +1067,7 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 			ss->queued_bytes += f->payload_len;
 			ej->job.weight = ss->weight;
 			atomic_fetch_add(&s->n_bytes_in, sh->in.bytes);
-			fftd__worker_post(s->workers[wi], &ej->job);
+			fftd__worker_post(lane(s, h->realtime)[wi], &ej->job);
 		}
 		pthread_mutex_unlock(&s->mtx);
 		if (rv == FFTD_OK) {
@@ -1288,11 +1313,7 @@ handle_cancel(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Cancel *cr)
 		ctx_reply_error(c, FFTD_EINVAL, "cancel needs a request tag");
 		return;
 	}
-	int n = 0;
-	for (int i = 0; i < s->nworkers; i++) {
-		n += fftd__worker_cancel(
-		    s->workers[i], pipe, cr->tag, FFTD_ECANCELED);
-	}
+	int n = cancel_all(s, pipe, cr->tag, FFTD_ECANCELED);
 	if (n == 0) {
 		ctx_reply_error(c, FFTD_EBUSY,
 		    "request %" PRIu64 " is not queued (started, answered or "
@@ -1604,7 +1625,8 @@ ctx_cb(void *arg)
 
 int
 fftd__server_create(fftd__server **sp, const fftd__config *cfg,
-    fftd__worker **workers, int nworkers, const char *backend_name)
+    fftd__worker **workers, fftd__worker **rt_workers, int nworkers,
+    const char *backend_name)
 {
 	fftd__server *s = calloc(1, sizeof(*s));
 	if (s == NULL) {
@@ -1612,6 +1634,7 @@ fftd__server_create(fftd__server **sp, const fftd__config *cfg,
 	}
 	s->cfg              = *cfg;
 	s->workers          = workers;
+	s->rt_workers       = rt_workers;
 	s->nworkers         = nworkers;
 	s->limits           = cfg->limits;
 	s->max_plans        = cfg->max_plans_per_client;
@@ -1774,6 +1797,9 @@ fftd__server_destroy(fftd__server *s)
 	// sends fail at once on the closed socket) before the contexts go.
 	for (int i = 0; i < s->nworkers; i++) {
 		fftd__worker_flush(s->workers[i]);
+		if (s->rt_workers != NULL) {
+			fftd__worker_flush(s->rt_workers[i]);
+		}
 	}
 	for (int i = 0; i < s->nctxs; i++) {
 		nng_aio_stop(s->ctxs[i].aio);
@@ -1815,6 +1841,38 @@ fftd__server_inflight(fftd__server *s)
 	return atomic_load(&s->busy);
 }
 
+// device_cache_stats sums the plan caches of device i's lanes.
+static void
+device_cache_stats(fftd__server *s, int i, fftd__cache_stats *cs)
+{
+	fftd__cache_get_stats(fftd__worker_cache(s->workers[i]), cs);
+	if (s->rt_workers != NULL) {
+		fftd__cache_stats r;
+		fftd__cache_get_stats(fftd__worker_cache(s->rt_workers[i]), &r);
+		cs->hits += r.hits;
+		cs->misses += r.misses;
+		cs->evictions += r.evictions;
+		cs->entries += r.entries;
+		cs->bytes += r.bytes;
+		cs->budget += r.budget;
+	}
+}
+
+// device_worker_stats sums what device i's lanes measured.
+static void
+device_worker_stats(fftd__server *s, int i, fftd__worker_stats *ws)
+{
+	fftd__worker_get_stats(s->workers[i], ws);
+	if (s->rt_workers != NULL) {
+		fftd__worker_stats r;
+		fftd__worker_get_stats(s->rt_workers[i], &r);
+		ws->busy_ns += r.busy_ns;
+		ws->executes += r.executes;
+		ws->memory_used += r.memory_used;
+		ws->queued += r.queued;
+	}
+}
+
 void
 fftd__server_get_stats(fftd__server *s, fftd_stats *st)
 {
@@ -1834,7 +1892,7 @@ fftd__server_get_stats(fftd__server *s, fftd_stats *st)
 	st->expired   = atomic_load(&s->n_expired);
 	for (int i = 0; i < s->nworkers; i++) {
 		fftd__cache_stats cs;
-		fftd__cache_get_stats(fftd__worker_cache(s->workers[i]), &cs);
+		device_cache_stats(s, i, &cs);
 		st->cache_hits += cs.hits;
 		st->cache_misses += cs.misses;
 		st->cache_evictions += cs.evictions;
@@ -1864,8 +1922,8 @@ fftd__server_snapshot(fftd__server *s, fftd_stats *st,
 		const fftd__device *d = fftd__worker_device(s->workers[i]);
 		fftd__worker_stats  ws;
 		fftd__cache_stats   cs;
-		fftd__worker_get_stats(s->workers[i], &ws);
-		fftd__cache_get_stats(fftd__worker_cache(s->workers[i]), &cs);
+		device_worker_stats(s, i, &ws);
+		device_cache_stats(s, i, &cs);
 		fftd_device_stats *x = &dv[i];
 		x->index             = d->index;
 		snprintf(x->name, sizeof(x->name), "%s", d->name);

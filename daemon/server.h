@@ -19,9 +19,13 @@ typedef struct fftd__server fftd__server;
 
 // fftd__server_create prepares a server over the started workers (borrowed:
 // they must outlive the server; workers[i] serves device index i).
-// backend_name is what clients are told.
+// rt_workers, when not NULL, are the devices' realtime lanes (rt_workers[i]
+// on device i too): realtime plans are made and run there only, so they
+// never queue behind a batch transform. backend_name is what clients are
+// told.
 int fftd__server_create(fftd__server **sp, const fftd__config *cfg,
-    fftd__worker **workers, int nworkers, const char *backend_name);
+    fftd__worker **workers, fftd__worker **rt_workers, int nworkers,
+    const char *backend_name);
 
 // fftd__server_start opens the socket and its listeners (cfg->listen).
 // Returns FFTD_OK or an error with err filled.

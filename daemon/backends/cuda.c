@@ -289,7 +289,9 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 	static const unsigned sync_flags[]
 	    = { cudaDeviceScheduleAuto, cudaDeviceScheduleSpin,
 		      cudaDeviceScheduleYield, cudaDeviceScheduleBlockingSync };
-	if (cfg->gpu_sync > 0 && cfg->gpu_sync < 4
+	// The realtime lane opens second and shares the batch lane's context,
+	// so its setting too.
+	if (!cfg->realtime && cfg->gpu_sync > 0 && cfg->gpu_sync < 4
 	    && (e = cudaSetDeviceFlags(sync_flags[cfg->gpu_sync]))
 	        != cudaSuccess) {
 		// Too late once the device's context exists (another thread
@@ -313,18 +315,32 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 		st->budget
 		    = cfg->device_budget < total ? cfg->device_budget : total;
 	}
-	e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+	if (cfg->budget_share > 0 && cfg->budget_share < 1) {
+		st->budget
+		    = (uint64_t) ((double) st->budget * cfg->budget_share);
+	}
+	// Lower numbers are higher priorities; batch work keeps the default.
+	int lo = 0, hi = 0;
+	if (cfg->realtime
+	    && cudaDeviceGetStreamPriorityRange(&lo, &hi) != cudaSuccess) {
+		(void) cudaGetLastError();
+		hi = 0;
+	}
+	int prio = cfg->realtime ? hi : 0;
+	e        = cudaStreamCreateWithPriority(
+	           &st->stream, cudaStreamNonBlocking, prio);
 	if (e != cudaSuccess) {
 		free(st);
-		return cuda_fail(e, "cudaStreamCreateWithFlags", msg, msglen);
+		return cuda_fail(
+		    e, "cudaStreamCreateWithPriority", msg, msglen);
 	}
 	st->chunk_bytes = cfg->pipeline_chunk_bytes;
 	int want        = cfg->pipeline_streams > MAX_STREAMS ? MAX_STREAMS
 	                                                      : cfg->pipeline_streams;
 	for (int k = 0; k < want; k++) {
 		pipe_stream *ps = &st->ps[k];
-		if (cudaStreamCreateWithFlags(
-		        &ps->stream, cudaStreamNonBlocking)
+		if (cudaStreamCreateWithPriority(
+		        &ps->stream, cudaStreamNonBlocking, prio)
 		    != cudaSuccess) {
 			break;
 		}

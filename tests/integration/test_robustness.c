@@ -1008,6 +1008,9 @@ test_command_line(void **state)
 		"[nosuchsection]\nkey = 1\n",
 		"[server]\ncontexts = zero\n",
 		"[log]\nlevel = loud\n",
+		"[backend]\nrealtime_lane = sometimes\n",
+		"[backend]\nrealtime_memory = 1.5\n",
+		"[backend]\nrealtime_memory = 0\n",
 		"this is not an ini file\n",
 	};
 	char path[] = "/tmp/fftd-test-conf-XXXXXX";

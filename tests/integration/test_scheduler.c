@@ -16,7 +16,9 @@
 //   - a client that dies with work queued: its queued executions are
 //     dropped (canceled counter), its session ends, the daemon serves on;
 //   - per-client and per-device statistics match what this test did;
-//   - a plan with an unknown priority is FFTD_EINVAL.
+//   - a plan with an unknown priority is FFTD_EINVAL;
+//   - the realtime lane: a realtime execution does not wait for a batch
+//     one in progress (and does, on a daemon with the lane off).
 // "Long" is a C2C f64 transform of a prime 2000003 points x batch 2, a few
 // hundred ms on one FFTW thread but only 64 MiB to send: everything sent after
 // it is queued behind it, whatever the machine.
@@ -113,7 +115,8 @@ wait_inflight(fftd_client *c, uint32_t n)
 	long long until = fftd_test_now_ms() + 20000;
 	while (my_stats(c).inflight < n) {
 		if (fftd_test_now_ms() > until) {
-			fail_msg("never saw %u executions in flight", n);
+			fail_msg("never saw %u executions in flight (%u)", n,
+			    my_stats(c).inflight);
 		}
 		fftd_test_sleep_ms(2);
 	}
@@ -451,6 +454,110 @@ test_bad_priority(void **state)
 	fftd_plan_destroy(p);
 }
 
+// rt_latency_ms runs one execution of the realtime plan rt right after a
+// long batch execution started on client c, checks its result against
+// the FFTW long double reference, and returns its latency in ms.
+// *batch_done says whether the long execution had finished by then.
+static double
+rt_latency_ms(
+    fftd_client *c, fftd_plan *rt, const fftd__shape *sh, bool *batch_done)
+{
+	fftd_plan *p  = long_plan(c);
+	size_t     nb = fftd_plan_input_bytes(p);
+	void      *in = calloc(1, nb), *o = malloc(nb);
+	void      *x = malloc(sh->in.bytes), *y = malloc(sh->out.bytes);
+	assert_true(in && o && x && y);
+	fftd_ref_fill_input(x, sh, fftd_test_case_seed(77));
+	fftd_ref_poison(y, sh->out.bytes);
+	fftd_request *rl, *rr;
+	ASSERT_OK(fftd_execute_async(p, in, o, NULL, NULL, &rl));
+	wait_inflight(c, 1); // queued, so running: the worker was idle
+	long long t0 = fftd_test_now_ms();
+	ASSERT_OK(fftd_execute_async(rt, x, y, NULL, NULL, &rr));
+	ASSERT_OK(fftd_request_wait(rr));
+	double ms        = (double) (fftd_test_now_ms() - t0);
+	*batch_done      = fftd_request_done(rl);
+	long double *ref = fftd_ref_transform(sh, x);
+	assert_true(fftd_ref_rel_l2(sh, y, ref) <= fftd_ref_bound(sh));
+	assert_int_equal(fftd_ref_unwritten(sh, y), 0);
+	ASSERT_OK(fftd_request_wait(rl));
+	free(ref);
+	fftd_plan_destroy(p);
+	free(in);
+	free(o);
+	free(x);
+	free(y);
+	return ms;
+}
+
+// realtime_plan makes a realtime C2C plan of 4096 points on c and runs it
+// once, so that it is planned on its device before anything is timed.
+static fftd_plan *
+realtime_plan(fftd_client *c, fftd__shape *sh)
+{
+	int64_t        n = 4096;
+	fftd_plan_desc d;
+	fftd_plan     *p;
+	char           msg[256];
+	ASSERT_OK(fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F64));
+	d.priority = FFTD_PRIORITY_REALTIME;
+	ASSERT_OK(fftd_plan_create(c, &d, &p));
+	assert_int_equal(
+	    fftd__shape_resolve(&d, NULL, sh, msg, sizeof(msg)), 0);
+	void *x = calloc(1, sh->in.bytes), *y = malloc(sh->out.bytes);
+	assert_true(x && y);
+	ASSERT_OK(fftd_execute(p, x, y));
+	free(x);
+	free(y);
+	return p;
+}
+
+// The realtime lane ([backend] realtime_lane, on by default): a realtime
+// execution sent while a long batch execution runs is answered at once,
+// before the batch one finishes. The same on a daemon with the lane off
+// waits for the batch one. "At once" and "waits" are against the time the
+// long execution takes alone, measured first: under a third of it, and
+// over.
+static void
+test_realtime_lane(void **state)
+{
+	(void) state;
+	fftd_plan *p  = long_plan(C);
+	size_t     nb = fftd_plan_input_bytes(p);
+	void      *in = calloc(1, nb), *o = malloc(nb);
+	assert_true(in && o);
+	long long t0 = fftd_test_now_ms();
+	ASSERT_OK(fftd_execute(p, in, o));
+	double solo = (double) (fftd_test_now_ms() - t0);
+	fftd_plan_destroy(p);
+	free(in);
+	free(o);
+	print_message("one long execution alone: %.0f ms\n", solo);
+
+	fftd__shape sh;
+	fftd_plan  *rt = realtime_plan(C, &sh);
+	bool        done;
+	double      on = rt_latency_ms(C, rt, &sh, &done);
+	print_message("realtime behind batch work, lane on: %.1f ms\n", on);
+	assert_false(done);
+	assert_true(on < solo / 3);
+	fftd_plan_destroy(rt);
+
+	fftd_test_daemon  D2;
+	fftd_client      *c2;
+	static const char off[] = "[backend]\nfftw_threads = 1\n"
+	                          "realtime_lane = no\n"
+	                          "[limits]\nmax_inflight_per_client = 3\n";
+	assert_int_equal(
+	    fftd_test_session_start(&D2, off, DAEMON_ARGS, TIMEOUT_MS, &c2), 0);
+	rt        = realtime_plan(c2, &sh);
+	double no = rt_latency_ms(c2, rt, &sh, &done);
+	print_message("realtime behind batch work, lane off: %.1f ms\n", no);
+	assert_true(no > solo / 3);
+	fftd_plan_destroy(rt);
+	assert_int_equal(fftd_test_session_stop(&D2, &c2), 0);
+}
+
 static const fftd_test_role roles[] = {
 	{ "dier", role_dier },
 	{ NULL, NULL },
@@ -471,6 +578,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_dead_client_work_dropped),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_bad_priority),
+		cmocka_unit_test(test_realtime_lane),
 	};
 	return cmocka_run_group_tests_name(
 	    "scheduler", tests, group_setup, group_teardown);

@@ -309,6 +309,21 @@ test_config_keys(void **state)
 	assert_int_equal(
 	    fftd__config_set(&cfg, "tls", "require_client_cert", "maybe"), -1);
 	assert_int_equal(fftd__config_set(&cfg, "tls", "ciphers", "all"), -1);
+	// The realtime lane's keys share the yes/no parser.
+	assert_true(cfg.realtime_lane);
+	assert_true(cfg.realtime_memory == 0.125);
+	assert_int_equal(
+	    fftd__config_set(&cfg, "backend", "realtime_lane", "no"), 0);
+	assert_false(cfg.realtime_lane);
+	assert_int_equal(
+	    fftd__config_set(&cfg, "backend", "realtime_lane", "maybe"), -1);
+	assert_int_equal(
+	    fftd__config_set(&cfg, "backend", "realtime_memory", "0.25"), 0);
+	assert_true(cfg.realtime_memory == 0.25);
+	assert_int_equal(
+	    fftd__config_set(&cfg, "backend", "realtime_memory", "1"), -1);
+	assert_int_equal(
+	    fftd__config_set(&cfg, "backend", "realtime_memory", "x"), -1);
 	char long_path[FFTD__TLS_PATH_MAX + 8];
 	memset(long_path, 'a', sizeof(long_path) - 1);
 	long_path[sizeof(long_path) - 1] = '\0';
