@@ -3,9 +3,10 @@
 #
 # gpu-load.sh — the issue-5 runs for the lent GPU machine (GPU_EXTRA step of
 # tools/gpu-run.sh, or alone): bench/load on the cuda backend (16 client
-# processes, >= 10^5 requests, fairness, realtime latency); the same with
-# the batch clients on shared buffers (SKIP_SHM=1: not) and with the GPU
-# worker blocking on the device (SKIP_BLOCK=1: not); the SIGTERM run;
+# processes, >= 10^5 requests, fairness, realtime latency); the same
+# without the realtime lane (SKIP_NOLANE=1: not), with the batch clients on
+# shared buffers (SKIP_SHM=1: not) and with the GPU worker blocking on the
+# device (SKIP_BLOCK=1: not); the SIGTERM run;
 # and, when the machine has two GPUs or more, the aggregate throughput of
 # batched work on one GPU and on all of them. SKIP_DEFAULT=1 and
 # SKIP_SIGTERM=1 leave those runs out. Logs and JSON under $OUT.
@@ -20,6 +21,17 @@ if [ "${SKIP_DEFAULT:-0}" != 1 ]; then
 	"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load.json" ${LOAD_ARGS:-} \
 	    >"$OUT/load.log" 2>&1 || rc=1
 	tail -n 40 "$OUT/load.log"
+fi
+
+# The same without the realtime lane (realtime work shares the batch
+# worker): what the lane is worth, measured in the same session.
+if [ "${SKIP_NOLANE:-0}" != 1 ]; then
+	printf '[backend]\nrealtime_lane = no\n' >"$OUT/no-lane.conf"
+	"$B/bench/load" --spawn "$B/fftd" --config "$OUT/no-lane.conf" \
+	    --json "$OUT/load-nolane.json" ${LOAD_ARGS:-} \
+	    >"$OUT/load-nolane.log" 2>&1 || rc=1
+	echo "realtime_lane = no:"
+	tail -n 12 "$OUT/load-nolane.log"
 fi
 
 # The same with the batch clients' arrays in shared buffers (no copies in
