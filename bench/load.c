@@ -4,7 +4,8 @@
 //
 //   load [--url URL | --spawn FFTD_BIN] [--json FILE] [--clients N]
 //        [--realtime N] [--requests N] [--depth N] [--rate HZ]
-//        [--unloaded N] [--rt-inline] [--batch-shm] [--sizes auto|small|full]
+//        [--unloaded N] [--rt-inline] [--batch-shm] [--batch-nice N]
+//        [--sizes auto|small|full]
 //        [--shapes I,J,...] [--sigterm-after S] [--config FILE] [--backend
 //        NAME]
 //        [--timeout S] [--verbose]
@@ -15,8 +16,9 @@
 // (default 8) requests of 256 KiB .. 16 MiB (f32 C2C and R2C, several
 // lengths) in flight (--batch-shm: their arrays in fftd_buffers, so that
 // neither libfftd nor the daemon copies them: less host CPU taken from the
-// daemon); --requests (default 10^5) requests in all, every result checked
-// against c_k X (tests/util/load.h says how).
+// daemon; --batch-nice N: the batch client processes run at nice N, as
+// batch jobs on a shared server usually do); --requests (default 10^5) requests
+// in all, every result checked against c_k X (tests/util/load.h says how).
 // Measured: lost and wrong results, the daemon's error count, Jain's
 // fairness index over the batch clients' device time (the daemon's
 // per-client statistics, between two snapshots taken while every batch
@@ -65,7 +67,8 @@ usage(void)
 	    "[--clients N]\n"
 	    "            [--realtime N] [--requests N] [--depth N] [--rate "
 	    "HZ]\n"
-	    "            [--unloaded N] [--rt-inline] [--batch-shm] [--sizes "
+	    "            [--unloaded N] [--rt-inline] [--batch-shm] "
+	    "[--batch-nice N] [--sizes "
 	    "auto|small|full]\n"
 	    "            [--shapes I,J,...]\n"
 	    "            [--sigterm-after S] [--config FILE] [--backend NAME]\n"
@@ -124,9 +127,10 @@ json_run(FILE *f, const fftd_load_result *r)
 	    "{\n    \"config\": {\"clients\": %d, \"realtime\": %d, "
 	    "\"requests\": %lld, \"depth\": %d, \"rt_rate_hz\": %g, "
 	    "\"rt_unloaded\": %d, \"sizes\": \"%s\", \"sigterm_after_s\": "
-	    "%g},\n",
+	    "%g, \"batch_shm\": %s, \"batch_nice\": %d},\n",
 	    c->nclients, c->nrealtime, c->requests, c->depth, c->rt_rate_hz,
-	    c->rt_unloaded, r->small ? "small" : "full", c->sigterm_after_s);
+	    c->rt_unloaded, r->small ? "small" : "full", c->sigterm_after_s,
+	    c->batch_shm ? "true" : "false", c->batch_nice);
 	fprintf(f,
 	    "    \"requests\": {\"submitted\": %" PRIu64 ", \"ok\": %" PRIu64
 	    ", \"wrong\": %" PRIu64 ", \"failed\": %" PRIu64
@@ -384,6 +388,11 @@ main(int argc, char **argv)
 			cfg.rt_inline = 1;
 		} else if (strcmp(a, "--batch-shm") == 0) {
 			cfg.batch_shm = 1;
+		} else if (strcmp(a, "--batch-nice") == 0 && val) {
+			cfg.batch_nice = atoi(argv[++i]);
+			if (cfg.batch_nice < 0 || cfg.batch_nice > 19) {
+				usage();
+			}
 		} else if (strcmp(a, "--unloaded") == 0 && val) {
 			cfg.rt_unloaded = atoi(argv[++i]);
 		} else if (strcmp(a, "--sizes") == 0 && val) {

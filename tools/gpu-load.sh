@@ -5,8 +5,9 @@
 # tools/gpu-run.sh, or alone): bench/load on the cuda backend (16 client
 # processes, >= 10^5 requests, fairness, realtime latency); the same
 # without the realtime lane (SKIP_NOLANE=1: not), with the batch clients on
-# shared buffers (SKIP_SHM=1: not) and with the GPU worker blocking on the
-# device (SKIP_BLOCK=1: not); the SIGTERM run;
+# shared buffers (SKIP_SHM=1: not), at nice 10 (SKIP_NICE=1: not) and with
+# the GPU worker blocking on the device (SKIP_BLOCK=1: not); the SIGTERM
+# run;
 # and, when the machine has two GPUs or more, the aggregate throughput of
 # batched work on one GPU and on all of them. SKIP_DEFAULT=1 and
 # SKIP_SIGTERM=1 leave those runs out. Logs and JSON under $OUT.
@@ -42,6 +43,24 @@ if [ "${SKIP_SHM:-0}" != 1 ]; then
 	    ${LOAD_ARGS:-} >"$OUT/load-shm.log" 2>&1 || rc=1
 	echo "batch clients on shared buffers:"
 	tail -n 12 "$OUT/load-shm.log"
+fi
+
+# And with the batch clients at nice 10, as batch jobs on a shared server
+# usually run: the daemon and the realtime clients then get the CPU when
+# they wake (SKIP_NICE=1: not; SHM_NICE=1: also on shared buffers).
+if [ "${SKIP_NICE:-0}" != 1 ]; then
+	"$B/bench/load" --spawn "$B/fftd" --batch-nice 10 \
+	    --json "$OUT/load-nice.json" ${LOAD_ARGS:-} \
+	    >"$OUT/load-nice.log" 2>&1 || rc=1
+	echo "batch clients at nice 10:"
+	tail -n 12 "$OUT/load-nice.log"
+fi
+if [ "${SHM_NICE:-0}" = 1 ]; then
+	"$B/bench/load" --spawn "$B/fftd" --batch-nice 10 --batch-shm \
+	    --json "$OUT/load-shm-nice.json" ${LOAD_ARGS:-} \
+	    >"$OUT/load-shm-nice.log" 2>&1 || rc=1
+	echo "batch clients at nice 10 on shared buffers:"
+	tail -n 12 "$OUT/load-shm-nice.log"
 fi
 
 # And with the GPU worker sleeping while it waits for the device

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +80,7 @@ typedef struct slot {
 	int       rt_stream; // realtime: use a stream (the child says if it
 	                     // could)
 	int batch_shm;       // batch: arrays in an fftd_buffer (zero copy)
+	int batch_nice;      // batch: the child's nice value (0: unchanged)
 	// written by the child
 	_Atomic int      state;
 	pid_t            pid;
@@ -461,7 +463,12 @@ child_main(child *ch)
 {
 	shared *sh = ch->sh;
 	slot   *s  = ch->s;
-	int     rv = fftd_client_open(&ch->c, sh->url, sh->timeout_ms);
+	// Lowering one's own priority needs no privilege; a failure only
+	// leaves the batch client as urgent as the others.
+	if (!s->realtime && s->batch_nice > 0) {
+		(void) setpriority(PRIO_PROCESS, 0, s->batch_nice);
+	}
+	int rv = fftd_client_open(&ch->c, sh->url, sh->timeout_ms);
 	if (rv != FFTD_OK) {
 		child_fail(ch, "fftd_client_open", rv);
 		return 1;
@@ -1169,6 +1176,7 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 		s->rate_hz      = s->realtime ? cfg->rt_rate_hz : 0;
 		s->rt_stream    = s->realtime && !cfg->rt_inline;
 		s->batch_shm    = !s->realtime && cfg->batch_shm;
+		s->batch_nice   = s->realtime ? 0 : cfg->batch_nice;
 		s->seed = 0x5eed10adull * (uint64_t) (i + 1) + 0x9e3779b9ull;
 	}
 
@@ -1388,12 +1396,13 @@ fftd_load_print(const fftd_load_result *r, FILE *f)
 	const fftd_load_config *cfg = &r->cfg;
 	fprintf(f,
 	    "fftd load%s: daemon %s, backend %s (%s), %s sizes; %d clients "
-	    "(%d realtime at %.0f Hz), batch depth %d\n",
+	    "(%d realtime at %.0f Hz), batch depth %d%s, nice %d\n",
 	    r->sigterm ? " (SIGTERM run)" : "", r->info.server_version,
 	    r->info.backend,
 	    r->info.ndevices > 0 ? r->info.devices[0].name : "no device",
 	    r->small ? "small" : "full", r->nclients, cfg->nrealtime,
-	    cfg->rt_rate_hz, cfg->depth);
+	    cfg->rt_rate_hz, cfg->depth,
+	    cfg->batch_shm ? " in shared buffers" : "", cfg->batch_nice);
 	fprintf(f,
 	    "%3s %-4s %-20s %8s %5s %9s %9s %6s %6s %9s %7s %8s %7s %6s\n", "#",
 	    "cls", "shape", "in KiB", "depth", "requests", "ok", "wrong",
