@@ -28,8 +28,9 @@ typedef struct fftd__netmask {
 typedef struct fftd__config {
 	char        *listen[FFTD__MAX_LISTEN]; // NNG URLs (owned)
 	int          nlisten;
-	int          contexts;        // requests served at once
-	char         backend[16];     // "auto", "cuda" or "fftw"
+	int          contexts;    // requests served at once
+	int          slice_us;    // EEVDF slice of our threads, us (0: default)
+	char         backend[16]; // "auto", "cuda" or "fftw"
 	char         devices[128];    // "all" or "0,2"
 	int          fftw_threads;    // 0: one per online CPU
 	int          cpu_devices;     // fftw backend: devices the CPU serves as

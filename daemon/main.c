@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "config.h"
 #include "log.h"
+#include "slice.h"
 #include "metrics.h"
 #include "server.h"
 #include "worker.h"
@@ -424,6 +425,21 @@ main(int argc, char **argv)
 		goto out;
 	}
 
+	if (d.cfg.slice_us > 0) {
+		// Every thread now running (workers, NNG's, the metrics
+		// server's): a request's wake-ups should not wait out a busy
+		// client's slice (common/slice.h).
+		int n = fftd__set_slice_all((uint64_t) d.cfg.slice_us * 1000);
+		if (n > 0) {
+			fftd__log(FFTD_LOG_INFO,
+			    "time slice of %d us asked for %d threads",
+			    d.cfg.slice_us, n);
+		} else {
+			fftd__log(FFTD_LOG_INFO,
+			    "server.slice_us = %d not applied: %s",
+			    d.cfg.slice_us, strerror(-n));
+		}
+	}
 	uv_loop_init(&d.loop);
 	uv_signal_init(&d.loop, &d.sigterm);
 	uv_signal_init(&d.loop, &d.sigint);

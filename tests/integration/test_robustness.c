@@ -1011,6 +1011,7 @@ test_command_line(void **state)
 		"[backend]\nrealtime_lane = sometimes\n",
 		"[backend]\nrealtime_memory = 1.5\n",
 		"[backend]\nrealtime_memory = 0\n",
+		"[server]\nslice_us = 50\n",
 		"this is not an ini file\n",
 	};
 	char path[] = "/tmp/fftd-test-conf-XXXXXX";

@@ -10,8 +10,10 @@
 // measured time), equal shares for unequal job sizes, realtime before
 // batch, FIFO inside a flow, no credit for idle time, deadlines (dropped
 // with FFTD_EDEADLINE, never run), cancellation by tag and of a whole flow,
-// and that control jobs overtake client work.
+// and that control jobs overtake client work. Also the time slice our
+// threads ask the kernel for (common/slice.h).
 
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,10 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "backend.h"
+#include "slice.h"
 #include "worker.h"
 
 static int
@@ -431,6 +435,44 @@ test_control_first(void **state)
 	assert_int_equal(run_log.n, 5);
 }
 
+// fftd__set_slice_all (common/slice.h) sets the EEVDF slice of every
+// thread of the process, as the kernel then reports it. Skipped where the
+// kernel has no sched_setattr, refuses it (a seccomp filter), or does not
+// show the slice (before Linux 6.12, where it is ignored).
+static void
+test_slice(void **state)
+{
+	(void) state;
+	int n = fftd__set_slice_all(200000);
+	if (n == -ENOSYS || n == -EPERM) {
+		print_message("sched_setattr: %s\n", strerror(-n));
+		skip();
+	}
+	assert_true(n >= 2); // this thread and the worker of setup, at least
+	char path[64];
+	snprintf(
+	    path, sizeof(path), "/proc/self/task/%d/sched", (int) gettid());
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		skip();
+	}
+	char line[256];
+	long slice = -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "se.slice", 8) == 0) {
+			slice = atol(strchr(line, ':') + 1);
+		}
+	}
+	fclose(f);
+	if (slice < 0) {
+		print_message("no se.slice in %s: kernel before 6.12\n", path);
+		skip();
+	}
+	assert_int_equal(slice, 200000);
+	// Back to the default for whatever runs next in this process.
+	assert_int_equal(fftd__set_slice_all(0) > 0, 1);
+}
+
 int
 main(void)
 {
@@ -446,6 +488,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_control_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
