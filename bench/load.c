@@ -4,7 +4,8 @@
 //
 //   load [--url URL | --spawn FFTD_BIN] [--json FILE] [--clients N]
 //        [--realtime N] [--requests N] [--depth N] [--rate HZ]
-//        [--unloaded N] [--rt-inline] [--batch-shm] [--batch-nice N]
+//        [--unloaded N] [--rt-inline] [--rt-slice-us US] [--batch-shm]
+//        [--batch-nice N]
 //        [--sizes auto|small|full]
 //        [--shapes I,J,...] [--sigterm-after S] [--config FILE] [--backend
 //        NAME]
@@ -17,7 +18,9 @@
 // lengths) in flight (--batch-shm: their arrays in fftd_buffers, so that
 // neither libfftd nor the daemon copies them: less host CPU taken from the
 // daemon; --batch-nice N: the batch client processes run at nice N, as
-// batch jobs on a shared server usually do); --requests (default 10^5) requests
+// batch jobs on a shared server usually do; --rt-slice-us US: the realtime
+// clients' threads ask for a time slice of US microseconds, see
+// common/slice.h); --requests (default 10^5) requests
 // in all, every result checked against c_k X (tests/util/load.h says how).
 // Measured: lost and wrong results, the daemon's error count, Jain's
 // fairness index over the batch clients' device time (the daemon's
@@ -67,8 +70,8 @@ usage(void)
 	    "[--clients N]\n"
 	    "            [--realtime N] [--requests N] [--depth N] [--rate "
 	    "HZ]\n"
-	    "            [--unloaded N] [--rt-inline] [--batch-shm] "
-	    "[--batch-nice N] [--sizes "
+	    "            [--unloaded N] [--rt-inline] [--rt-slice-us US]\n"
+	    "            [--batch-shm] [--batch-nice N] [--sizes "
 	    "auto|small|full]\n"
 	    "            [--shapes I,J,...]\n"
 	    "            [--sigterm-after S] [--config FILE] [--backend NAME]\n"
@@ -127,10 +130,11 @@ json_run(FILE *f, const fftd_load_result *r)
 	    "{\n    \"config\": {\"clients\": %d, \"realtime\": %d, "
 	    "\"requests\": %lld, \"depth\": %d, \"rt_rate_hz\": %g, "
 	    "\"rt_unloaded\": %d, \"sizes\": \"%s\", \"sigterm_after_s\": "
-	    "%g, \"batch_shm\": %s, \"batch_nice\": %d},\n",
+	    "%g, \"batch_shm\": %s, \"batch_nice\": %d, \"rt_slice_us\": "
+	    "%d},\n",
 	    c->nclients, c->nrealtime, c->requests, c->depth, c->rt_rate_hz,
 	    c->rt_unloaded, r->small ? "small" : "full", c->sigterm_after_s,
-	    c->batch_shm ? "true" : "false", c->batch_nice);
+	    c->batch_shm ? "true" : "false", c->batch_nice, c->rt_slice_us);
 	fprintf(f,
 	    "    \"requests\": {\"submitted\": %" PRIu64 ", \"ok\": %" PRIu64
 	    ", \"wrong\": %" PRIu64 ", \"failed\": %" PRIu64
@@ -388,6 +392,11 @@ main(int argc, char **argv)
 			cfg.rt_inline = 1;
 		} else if (strcmp(a, "--batch-shm") == 0) {
 			cfg.batch_shm = 1;
+		} else if (strcmp(a, "--rt-slice-us") == 0 && val) {
+			cfg.rt_slice_us = atoi(argv[++i]);
+			if (cfg.rt_slice_us < 0 || cfg.rt_slice_us > 100000) {
+				usage();
+			}
 		} else if (strcmp(a, "--batch-nice") == 0 && val) {
 			cfg.batch_nice = atoi(argv[++i]);
 			if (cfg.batch_nice < 0 || cfg.batch_nice > 19) {

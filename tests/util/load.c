@@ -5,6 +5,7 @@
 // libfftd).
 
 #include "load.h"
+#include "slice.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +82,7 @@ typedef struct slot {
 	                     // could)
 	int batch_shm;       // batch: arrays in an fftd_buffer (zero copy)
 	int batch_nice;      // batch: the child's nice value (0: unchanged)
+	int rt_slice_us;     // realtime: its threads' time slice (0: default)
 	// written by the child
 	_Atomic int      state;
 	pid_t            pid;
@@ -472,6 +474,11 @@ child_main(child *ch)
 	if (rv != FFTD_OK) {
 		child_fail(ch, "fftd_client_open", rv);
 		return 1;
+	}
+	if (s->realtime && s->rt_slice_us > 0) {
+		// libfftd's threads exist now; a kernel without custom slices
+		// ignores this.
+		(void) fftd__set_slice_all((uint64_t) s->rt_slice_us * 1000);
 	}
 	fftd_plan_desc d;
 	fftd_plan_desc_init(&d, 1, &s->n, s->kind, FFTD_F32);
@@ -1177,6 +1184,7 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 		s->rt_stream    = s->realtime && !cfg->rt_inline;
 		s->batch_shm    = !s->realtime && cfg->batch_shm;
 		s->batch_nice   = s->realtime ? 0 : cfg->batch_nice;
+		s->rt_slice_us  = s->realtime ? cfg->rt_slice_us : 0;
 		s->seed = 0x5eed10adull * (uint64_t) (i + 1) + 0x9e3779b9ull;
 	}
 
@@ -1396,12 +1404,13 @@ fftd_load_print(const fftd_load_result *r, FILE *f)
 	const fftd_load_config *cfg = &r->cfg;
 	fprintf(f,
 	    "fftd load%s: daemon %s, backend %s (%s), %s sizes; %d clients "
-	    "(%d realtime at %.0f Hz), batch depth %d%s, nice %d\n",
+	    "(%d realtime at %.0f Hz, slice %d us), batch depth %d%s, nice "
+	    "%d\n",
 	    r->sigterm ? " (SIGTERM run)" : "", r->info.server_version,
 	    r->info.backend,
 	    r->info.ndevices > 0 ? r->info.devices[0].name : "no device",
 	    r->small ? "small" : "full", r->nclients, cfg->nrealtime,
-	    cfg->rt_rate_hz, cfg->depth,
+	    cfg->rt_rate_hz, cfg->rt_slice_us, cfg->depth,
 	    cfg->batch_shm ? " in shared buffers" : "", cfg->batch_nice);
 	fprintf(f,
 	    "%3s %-4s %-20s %8s %5s %9s %9s %6s %6s %9s %7s %8s %7s %6s\n", "#",

@@ -106,6 +106,7 @@ typedef struct fftd_load_config {
 	int rt_unloaded; // unloaded samples per rt client (0: def.)
 	int batch_shm;   // batch clients' arrays in fftd_buffers (no copies)
 	int batch_nice;  // batch clients' nice value, 1..19 (0: as started)
+	int rt_slice_us; // realtime clients' time slice, us (common/slice.h)
 	fftd_load_sizes sizes;
 	// shapes: batch client i (0-based among the batch clients) takes
 	// shape shapes[i % nshapes] of the size table (0..FFTD_LOAD_NSHAPES-1,
