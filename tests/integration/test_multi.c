@@ -368,8 +368,9 @@ impulse_ok(const double *out, int64_t n)
 	return true;
 }
 
-// Four long executions go A, B, A, B; the second on each daemon waits
-// behind the first, and cancelling it reaches its own daemon.
+// Two long executions go A, B, then two small ones A, B; the small one on
+// each daemon waits behind the long one, and cancelling it reaches its own
+// daemon.
 static void
 test_cancel_on_its_daemon(void **state)
 {
@@ -379,22 +380,34 @@ test_cancel_on_its_daemon(void **state)
 	double    *in = calloc(1, nb);
 	assert_non_null(in);
 	in[0] = 1;
-	double       *out[4];
+	// One long execution on each daemon, then two small ones, which
+	// are queued behind them at once (a long one's 64 MB take a while to
+	// send; under load the first long one could end before a third
+	// arrived).
+	int64_t        ns = 64;
+	fftd_plan_desc ds;
+	fftd_plan     *small;
+	ASSERT_OK(fftd_plan_desc_init(&ds, 1, &ns, FFTD_C2C, FFTD_F64));
+	ASSERT_OK(fftd_plan_create(M, &ds, &small));
+	double        sin_[128] = { 1 }, sout[2][128];
+	double       *out[2];
 	fftd_request *r[4];
 	fftd_stats    sa, sb;
 	ASSERT_OK(fftd_get_stats(CA, &sa));
 	ASSERT_OK(fftd_get_stats(CB, &sb));
 	// Two at a time: a daemon handles one connection's requests on
 	// several threads, so two sent to it back to back may be queued in
-	// either order; the first of each daemon must be running first.
-	for (int k = 0; k < 4; k++) {
+	// either order; the long one of each daemon must be running first.
+	for (int k = 0; k < 2; k++) {
 		out[k] = malloc(nb);
 		assert_non_null(out[k]);
 		ASSERT_OK(fftd_execute_async(p, in, out[k], NULL, NULL, &r[k]));
-		if (k == 1) {
-			wait_queued(CA, 1);
-			wait_queued(CB, 1);
-		}
+	}
+	wait_queued(CA, 1);
+	wait_queued(CB, 1);
+	for (int k = 2; k < 4; k++) {
+		ASSERT_OK(fftd_execute_async(
+		    small, sin_, sout[k - 2], NULL, NULL, &r[k]));
 	}
 	wait_queued(CA, 2);
 	wait_queued(CB, 2);
@@ -411,9 +424,10 @@ test_cancel_on_its_daemon(void **state)
 	ASSERT_OK(fftd_get_stats(CB, &sb2));
 	assert_int_equal(sa2.canceled - sa.canceled, 1);
 	assert_int_equal(sb2.canceled - sb.canceled, 1);
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 2; k++) {
 		free(out[k]);
 	}
+	fftd_plan_destroy(small);
 	free(in);
 	fftd_plan_destroy(p);
 }
