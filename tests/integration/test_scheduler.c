@@ -89,6 +89,20 @@ long_plan(fftd_client *c)
 	return p;
 }
 
+// small_plan is a 64-point C2C f64 plan: its executions are queued behind
+// a long one at once (a long one's 64 MB take a while to send, and on a
+// loaded machine the running one could end before they arrived).
+static fftd_plan *
+small_plan(fftd_client *c)
+{
+	int64_t        n = 64;
+	fftd_plan_desc d;
+	fftd_plan     *p;
+	ASSERT_OK(fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F64));
+	ASSERT_OK(fftd_plan_create(c, &d, &p));
+	return p;
+}
+
 // my_stats finds this connection's entry (by our pid) in the client stats.
 static fftd_client_stats
 my_stats(fftd_client *c)
@@ -126,14 +140,14 @@ static void
 test_cancel(void **state)
 {
 	(void) state;
-	fftd_plan *p  = long_plan(C);
-	size_t     nb = fftd_plan_input_bytes(p);
-	void      *in = calloc(1, nb);
-	void      *o1 = malloc(nb);
-	void      *o2 = malloc(nb);
+	fftd_plan *p      = long_plan(C);
+	fftd_plan *q      = small_plan(C);
+	size_t     nb     = fftd_plan_input_bytes(p);
+	void      *in     = calloc(1, nb);
+	void      *o1     = malloc(nb);
+	double     x[128] = { 1 }, o2[128];
 	assert_non_null(in);
 	assert_non_null(o1);
-	assert_non_null(o2);
 	fftd_stats before, after;
 	ASSERT_OK(fftd_get_stats(C, &before));
 	fftd_request *r1, *r2;
@@ -141,7 +155,7 @@ test_cancel(void **state)
 	// several threads, so two sent together may be queued in either order.
 	ASSERT_OK(fftd_execute_async(p, in, o1, NULL, NULL, &r1));
 	wait_inflight(C, 1);
-	ASSERT_OK(fftd_execute_async(p, in, o2, NULL, NULL, &r2));
+	ASSERT_OK(fftd_execute_async(q, x, o2, NULL, NULL, &r2));
 	wait_inflight(C, 2);
 	// r1 runs (the worker took it at once), r2 waits behind it.
 	assert_int_equal(fftd_request_cancel(r1), FFTD_EBUSY);
@@ -153,9 +167,9 @@ test_cancel(void **state)
 	assert_int_equal(my_stats(C).canceled, 1);
 	assert_int_equal(my_stats(C).inflight, 0);
 	fftd_plan_destroy(p);
+	fftd_plan_destroy(q);
 	free(in);
 	free(o1);
-	free(o2);
 }
 
 static void
@@ -350,10 +364,9 @@ test_daemon_refuses_over_limit(void **state)
 	assert_int_equal(limited, 1);
 }
 
-// Child: connect, send three long executions, wait until the daemon holds
-// all three (one running, two queued), and die without closing. (Waiting
-// for two was racy: the running one could end, and the second start, just
-// before the daemon saw the connection go, leaving nothing to drop.)
+// Child: connect, send a long execution and, once it runs, two small ones,
+// wait until the daemon holds all three (one running, two queued), and
+// die without closing.
 static int
 role_dier(int argc, char **argv)
 {
@@ -368,9 +381,15 @@ role_dier(int argc, char **argv)
 	if (in == NULL || out == NULL) {
 		return 3;
 	}
+	fftd_plan    *q      = small_plan(c);
+	double        x[128] = { 1 }, y[2][128];
 	fftd_request *r[3];
-	for (int k = 0; k < 3; k++) {
-		if (fftd_execute_async(p, in, out, NULL, NULL, &r[k])
+	if (fftd_execute_async(p, in, out, NULL, NULL, &r[0]) != FFTD_OK) {
+		return 4;
+	}
+	wait_inflight(c, 1);
+	for (int k = 1; k < 3; k++) {
+		if (fftd_execute_async(q, x, y[k - 1], NULL, NULL, &r[k])
 		    != FFTD_OK) {
 			return 4;
 		}
@@ -399,7 +418,7 @@ test_dead_client_work_dropped(void **state)
 	    && fftd_test_now_ms() < until);
 	assert_int_equal(after.sessions, before.sessions);
 	// The running one finishes; what was queued is dropped (two, or one
-	// if the running one ended and the next started before the daemon
+	// if the long one ended and a small one started before the daemon
 	// saw the connection go).
 	assert_in_range(after.canceled - before.canceled, 1, 2);
 	double rtt;
@@ -471,7 +490,11 @@ rt_latency_ms(
 	fftd_ref_poison(y, sh->out.bytes);
 	fftd_request *rl, *rr;
 	ASSERT_OK(fftd_execute_async(p, in, o, NULL, NULL, &rl));
-	wait_inflight(c, 1); // queued, so running: the worker was idle
+	wait_inflight(c, 1); // queued; the idle worker starts it at once,
+	// unless its wake-up is late on a loaded machine: then the realtime
+	// one would go first (it is queued ahead of batch work) and the
+	// lane-off case would not wait. 30 ms makes sure it runs.
+	fftd_test_sleep_ms(30);
 	long long t0 = fftd_test_now_ms();
 	ASSERT_OK(fftd_execute_async(rt, x, y, NULL, NULL, &rr));
 	ASSERT_OK(fftd_request_wait(rr));
