@@ -1841,6 +1841,18 @@ fftd__server_inflight(fftd__server *s)
 	return atomic_load(&s->busy);
 }
 
+// cache_stats_add adds one plan cache's counters to a sum.
+static void
+cache_stats_add(fftd__cache_stats *sum, const fftd__cache_stats *cs)
+{
+	sum->hits += cs->hits;
+	sum->misses += cs->misses;
+	sum->evictions += cs->evictions;
+	sum->entries += cs->entries;
+	sum->bytes += cs->bytes;
+	sum->budget += cs->budget;
+}
+
 // device_cache_stats sums the plan caches of device i's lanes.
 static void
 device_cache_stats(fftd__server *s, int i, fftd__cache_stats *cs)
@@ -1849,12 +1861,7 @@ device_cache_stats(fftd__server *s, int i, fftd__cache_stats *cs)
 	if (s->rt_workers != NULL) {
 		fftd__cache_stats r;
 		fftd__cache_get_stats(fftd__worker_cache(s->rt_workers[i]), &r);
-		cs->hits += r.hits;
-		cs->misses += r.misses;
-		cs->evictions += r.evictions;
-		cs->entries += r.entries;
-		cs->bytes += r.bytes;
-		cs->budget += r.budget;
+		cache_stats_add(cs, &r);
 	}
 }
 
@@ -1881,25 +1888,27 @@ fftd__server_get_stats(fftd__server *s, fftd_stats *st)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	st->uptime_ms = (uint64_t) (now.tv_sec - s->started.tv_sec) * 1000
 	    + (uint64_t) ((now.tv_nsec - s->started.tv_nsec) / 1000000);
-	st->sessions  = atomic_load(&s->n_sessions);
-	st->plans     = atomic_load(&s->n_plans);
-	st->requests  = atomic_load(&s->n_requests);
-	st->errors    = atomic_load(&s->n_errors);
-	st->bytes_in  = atomic_load(&s->n_bytes_in);
-	st->bytes_out = atomic_load(&s->n_bytes_out);
-	st->executes  = atomic_load(&s->n_executes);
-	st->canceled  = atomic_load(&s->n_canceled);
-	st->expired   = atomic_load(&s->n_expired);
+	st->sessions          = atomic_load(&s->n_sessions);
+	st->plans             = atomic_load(&s->n_plans);
+	st->requests          = atomic_load(&s->n_requests);
+	st->errors            = atomic_load(&s->n_errors);
+	st->bytes_in          = atomic_load(&s->n_bytes_in);
+	st->bytes_out         = atomic_load(&s->n_bytes_out);
+	st->executes          = atomic_load(&s->n_executes);
+	st->canceled          = atomic_load(&s->n_canceled);
+	st->expired           = atomic_load(&s->n_expired);
+	fftd__cache_stats sum = { 0 };
 	for (int i = 0; i < s->nworkers; i++) {
 		fftd__cache_stats cs;
 		device_cache_stats(s, i, &cs);
-		st->cache_hits += cs.hits;
-		st->cache_misses += cs.misses;
-		st->cache_evictions += cs.evictions;
-		st->cache_entries += cs.entries;
-		st->cache_bytes += cs.bytes;
-		st->cache_budget_bytes += cs.budget;
+		cache_stats_add(&sum, &cs);
 	}
+	st->cache_hits         = sum.hits;
+	st->cache_misses       = sum.misses;
+	st->cache_evictions    = sum.evictions;
+	st->cache_entries      = sum.entries;
+	st->cache_bytes        = sum.bytes;
+	st->cache_budget_bytes = sum.budget;
 }
 
 int
