@@ -20,6 +20,8 @@
 #include "fftd.h"
 #include "raw.h"
 
+#include <nng/protocol/reqrep0/req.h>
+
 #define CHILD_FLAG "--fftd-test-child"
 
 long long
@@ -93,17 +95,36 @@ remove_dir(fftd_test_daemon *d)
 	d->dir[0] = '\0';
 }
 
-// probe returns 0 once a Hello on a fresh raw socket is answered FFTD_OK,
-// 1 while nobody listens yet, -1 when the daemon answers with an error.
+// probe_open makes the raw socket that waits for the daemon: its dial does
+// not wait (NNG redials in the background every 10-50 ms until the daemon
+// listens), so no refused dial is ever closed: NNG 1.5's nng_close after
+// a refused dial can hang with its poller spinning (seen once in a CI run,
+// in this very probe).
 static int
-probe(const char *url)
+probe_open(nng_socket *s, const char *url)
 {
-	nng_socket s;
-	if (fftd_test_raw_open(&s, url, 2000) != 0) {
-		return 1;
+	int rv = nng_req0_open(s);
+	if (rv != 0) {
+		return rv;
 	}
+	if ((rv = nng_setopt_ms(*s, NNG_OPT_SENDTIMEO, 250)) != 0
+	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECVTIMEO, 250)) != 0
+	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECONNMINT, 10)) != 0
+	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECONNMAXT, 50)) != 0
+	    || (rv = nng_setopt_size(*s, NNG_OPT_RECVMAXSZ, 0)) != 0
+	    || (rv = nng_dial(*s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		nng_close(*s); // no dial was made: nothing to hang on
+		return rv;
+	}
+	return 0;
+}
+
+// probe returns 0 once a Hello on s is answered FFTD_OK, 1 while nobody
+// answers yet, -1 when the daemon answers with an error.
+static int
+probe(nng_socket s)
+{
 	int st = fftd_test_raw_hello(s, FFTD_PROTOCOL_VERSION, NULL);
-	nng_close(s);
 	if (st == FFTD_OK) {
 		return 0;
 	}
@@ -192,10 +213,21 @@ fftd_test_daemon_start(
 	close(logfd);
 	d->pid = pid;
 
-	long long deadline = fftd_test_now_ms() + FFTD_TEST_START_MS;
+	long long  deadline = fftd_test_now_ms() + FFTD_TEST_START_MS;
+	nng_socket ps;
+	if (probe_open(&ps, d->url) != 0) {
+		fprintf(stderr, "daemon: cannot open a socket to probe %s\n",
+		    d->url);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		d->pid = 0;
+		remove_dir(d);
+		return -1;
+	}
 	for (;;) {
 		int st;
 		if (waitpid(pid, &st, WNOHANG) == pid) {
+			nng_close(ps);
 			d->pid = 0;
 			fprintf(stderr,
 			    "daemon: %s exited during start-up (status %d)\n",
@@ -204,11 +236,13 @@ fftd_test_daemon_start(
 			remove_dir(d);
 			return -1;
 		}
-		int p = probe(d->url);
+		int p = probe(ps);
 		if (p == 0) {
+			nng_close(ps);
 			return 0;
 		}
 		if (p < 0 || fftd_test_now_ms() > deadline) {
+			nng_close(ps);
 			fprintf(stderr,
 			    "daemon: %s did not answer at %s within %d ms\n",
 			    bin, d->url, FFTD_TEST_START_MS);
