@@ -20,8 +20,6 @@
 #include "fftd.h"
 #include "raw.h"
 
-#include <nng/protocol/reqrep0/req.h>
-
 #define CHILD_FLAG "--fftd-test-child"
 
 long long
@@ -93,30 +91,6 @@ remove_dir(fftd_test_daemon *d)
 		    strerror(errno));
 	}
 	d->dir[0] = '\0';
-}
-
-// probe_open makes the raw socket that waits for the daemon: its dial does
-// not wait (NNG redials in the background every 10-50 ms until the daemon
-// listens), so no refused dial is ever closed: NNG 1.5's nng_close after
-// a refused dial can hang with its poller spinning (seen once in a CI run,
-// in this very probe).
-static int
-probe_open(nng_socket *s, const char *url)
-{
-	int rv = nng_req0_open(s);
-	if (rv != 0) {
-		return rv;
-	}
-	if ((rv = nng_setopt_ms(*s, NNG_OPT_SENDTIMEO, 250)) != 0
-	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECVTIMEO, 250)) != 0
-	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECONNMINT, 10)) != 0
-	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECONNMAXT, 50)) != 0
-	    || (rv = nng_setopt_size(*s, NNG_OPT_RECVMAXSZ, 0)) != 0
-	    || (rv = nng_dial(*s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
-		nng_close(*s); // no dial was made: nothing to hang on
-		return rv;
-	}
-	return 0;
 }
 
 // probe returns 0 once a Hello on s is answered FFTD_OK, 1 while nobody
@@ -215,7 +189,7 @@ fftd_test_daemon_start(
 
 	long long  deadline = fftd_test_now_ms() + FFTD_TEST_START_MS;
 	nng_socket ps;
-	if (probe_open(&ps, d->url) != 0) {
+	if (fftd_test_raw_open_waiting(&ps, d->url, 250) != 0) {
 		fprintf(stderr, "daemon: cannot open a socket to probe %s\n",
 		    d->url);
 		kill(pid, SIGKILL);

@@ -13,8 +13,10 @@
 #include "fftd.h"
 #include "wire.h"
 
-int
-fftd_test_raw_open(nng_socket *s, const char *url, int timeout_ms)
+// raw_socket opens a REQ socket with send and receive timeouts of
+// timeout_ms and no receive size limit.
+static int
+raw_socket(nng_socket *s, int timeout_ms)
 {
 	int rv = nng_req0_open(s);
 	if (rv != 0) {
@@ -22,12 +24,35 @@ fftd_test_raw_open(nng_socket *s, const char *url, int timeout_ms)
 	}
 	if ((rv = nng_setopt_ms(*s, NNG_OPT_SENDTIMEO, timeout_ms)) != 0
 	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECVTIMEO, timeout_ms)) != 0
-	    || (rv = nng_setopt_size(*s, NNG_OPT_RECVMAXSZ, 0)) != 0
-	    || (rv = nng_dial(*s, url, NULL, 0)) != 0) {
+	    || (rv = nng_setopt_size(*s, NNG_OPT_RECVMAXSZ, 0)) != 0) {
 		nng_close(*s);
+	}
+	return rv;
+}
+
+int
+fftd_test_raw_open(nng_socket *s, const char *url, int timeout_ms)
+{
+	int rv = raw_socket(s, timeout_ms);
+	if (rv == 0 && (rv = nng_dial(*s, url, NULL, 0)) != 0) {
+		nng_close(*s);
+	}
+	return rv;
+}
+
+int
+fftd_test_raw_open_waiting(nng_socket *s, const char *url, int timeout_ms)
+{
+	int rv = raw_socket(s, timeout_ms);
+	if (rv != 0) {
 		return rv;
 	}
-	return 0;
+	if ((rv = nng_setopt_ms(*s, NNG_OPT_RECONNMINT, 10)) != 0
+	    || (rv = nng_setopt_ms(*s, NNG_OPT_RECONNMAXT, 50)) != 0
+	    || (rv = nng_dial(*s, url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+		nng_close(*s); // no dial was made: nothing to hang on
+	}
+	return rv;
 }
 
 int

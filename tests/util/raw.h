@@ -20,6 +20,14 @@
 // timeout_ms. Returns 0 or an NNG error.
 int fftd_test_raw_open(nng_socket *s, const char *url, int timeout_ms);
 
+// fftd_test_raw_open_waiting is fftd_test_raw_open for a daemon that may
+// not listen yet: the dial does not wait, NNG redials in the background
+// every 10-50 ms, and requests wait for the connection (up to the
+// timeouts). No refused dial is ever closed: NNG 1.5's nng_close after a
+// refused synchronous dial can hang with its poller spinning (seen once
+// in a CI run, in the test daemon's start-up probe).
+int fftd_test_raw_open_waiting(nng_socket *s, const char *url, int timeout_ms);
+
 // fftd_test_raw_send sends len arbitrary bytes as one message.
 int fftd_test_raw_send(nng_socket s, const void *buf, size_t len);
 
