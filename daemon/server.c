@@ -1413,14 +1413,8 @@ handle_stats(fftd__ctx *c)
 	Fftd__Wire__DeviceStats  *wd = calloc((size_t) ndv + 1, sizeof(*wd));
 	Fftd__Wire__DeviceStats **pd = calloc((size_t) ndv + 1, sizeof(*pd));
 	if (wc == NULL || pc == NULL || wd == NULL || pd == NULL) {
-		free(wc);
-		free(pc);
-		free(wd);
-		free(pd);
-		free(cl);
-		free(dv);
 		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
-		return;
+		goto out;
 	}
 	fftd__stats_to_wire(&ws, &st);
 	for (int i = 0; i < ncl; i++) {
@@ -1442,6 +1436,7 @@ handle_stats(fftd__ctx *c)
 	r.body_case  = FFTD__WIRE__REPLY__BODY_STATS;
 	r.stats      = &ws;
 	ctx_reply(c, &r, 0, NULL);
+out:
 	free(wc);
 	free(pc);
 	free(wd);
