@@ -59,10 +59,13 @@ struct fftd_buffer {
 // Inline executions of at least STAGE_MIN_BYTES over ipc:// go through a
 // pool of shared buffers instead of the socket: NNG's ipc transport moves a
 // large message ~200 KiB per system call with thread hand-offs between
-// them (about 0.5-1 GB/s), while a copy into shared memory runs at memcpy
-// speed and the daemon then DMAs from it. At most STAGE_POOL_MAX idle
-// buffers are kept. FFTD_INLINE_STAGING=0 in the environment turns it off.
-#define STAGE_MIN_BYTES ((uint64_t) 1 << 20)
+// them (about 0.5-1 GB/s), and the daemon's NNG threads, which also carry
+// every realtime request, are busy for all of it; a copy into shared
+// memory runs at memcpy speed and the daemon then DMAs from it. Below
+// 64 KiB a message is one write and staging saves nothing. At most
+// STAGE_POOL_MAX idle buffers are kept. FFTD_INLINE_STAGING in the
+// environment: 0 turns staging off, a byte count sets the threshold.
+#define STAGE_MIN_BYTES ((uint64_t) 64 << 10)
 #define STAGE_POOL_MAX 4
 
 // ep_link is the part of an endpoint that NNG's pipe callbacks update. It
@@ -98,6 +101,7 @@ struct fftd_client {
 	fftd_buffer *buffers;     // under mtx
 	fftd_buffer *staging;     // under mtx: the inline staging pool
 	bool         staging_off; // not ipc, refused once, or turned off
+	uint64_t     stage_min;   // inline arrays of this many bytes are staged
 	nng_duration timeout;
 	fftd_info    info;
 	_Atomic int  refs; // 1 for the open client + 1 per plan
@@ -673,6 +677,31 @@ client_free(fftd_client *c)
 	free(c);
 }
 
+// stage_setting reads FFTD_INLINE_STAGING: unset or empty keeps *min
+// (STAGE_MIN_BYTES), "0" turns staging off (false), a positive byte count
+// replaces *min. Anything else is ignored, as a typo must not turn off a
+// data path.
+static bool
+stage_setting(uint64_t *min)
+{
+	const char *v = getenv("FFTD_INLINE_STAGING");
+	if (v == NULL || v[0] == '\0') {
+		return true;
+	}
+	char              *end;
+	unsigned long long n;
+	errno = 0;
+	n     = strtoull(v, &end, 10);
+	if (errno != 0 || *end != '\0' || v[0] == '-') {
+		return true;
+	}
+	if (n == 0) {
+		return false;
+	}
+	*min = n;
+	return true;
+}
+
 int
 fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 {
@@ -715,10 +744,9 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	                             : timeout_ms;
 	// Shared memory (buffers, streams, inline staging) needs the one
 	// daemon to be local.
-	c->ipc              = n == 1 && strncmp(urls[0], "ipc://", 6) == 0;
-	const char *staging = getenv("FFTD_INLINE_STAGING");
-	c->staging_off
-	    = !c->ipc || (staging != NULL && strcmp(staging, "0") == 0);
+	c->ipc         = n == 1 && strncmp(urls[0], "ipc://", 6) == 0;
+	c->stage_min   = STAGE_MIN_BYTES;
+	c->staging_off = !c->ipc || !stage_setting(&c->stage_min);
 	for (int i = 0; i < n && rv == FFTD_OK; i++) {
 		fftd_info info;
 		rv = ep_open(c, i, i == 0 ? &c->info : &info);
@@ -1552,7 +1580,7 @@ fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
 	req->out_shared = find_buffer(plan->client, out, plan->shape.out.bytes,
 	    plan->shape.out.elem_size, &ex.out_buffer, &ex.out_offset);
 	if (!ex.in_buffer && !req->out_shared
-	    && plan->shape.in.bytes >= STAGE_MIN_BYTES) {
+	    && plan->shape.in.bytes >= plan->client->stage_min) {
 		uint64_t in_span
 		    = (plan->shape.in.bytes + 4095) & ~(uint64_t) 4095;
 		req->stage = stage_acquire(
@@ -1852,12 +1880,19 @@ stage_acquire(fftd_client *c, uint64_t bytes)
 		pthread_mutex_unlock(&c->mtx);
 		return NULL;
 	}
+	// Best fit: a small request must not take the buffer that a large
+	// one would otherwise have to make anew.
+	fftd_buffer *fit = NULL;
 	for (fftd_buffer *b = c->staging; b != NULL; b = b->next) {
-		if (!b->busy && b->size >= bytes) {
-			b->busy = true;
-			pthread_mutex_unlock(&c->mtx);
-			return b;
+		if (!b->busy && b->size >= bytes
+		    && (fit == NULL || b->size < fit->size)) {
+			fit = b;
 		}
+	}
+	if (fit != NULL) {
+		fit->busy = true;
+		pthread_mutex_unlock(&c->mtx);
+		return fit;
 	}
 	pthread_mutex_unlock(&c->mtx);
 	uint64_t size = 1;

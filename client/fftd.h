@@ -477,12 +477,12 @@ const char *fftd_plan_algorithm(const fftd_plan *plan);
 // run), FFTD_EDEADLINE and FFTD_ECANCELED (fftd_execute_async_opts).
 //
 // Data path: arrays inside this client's fftd_buffers go by reference (no
-// payload on the socket). Other arrays of 1 MiB or more, over ipc://, are
+// payload on the socket). Other arrays of 64 KiB or more, over ipc://, are
 // copied into a pool of shared buffers that libfftd keeps per client
 // (one memcpy each way, much faster than NNG's socket path); smaller ones,
 // and all over tcp:// or on a client of several daemons, travel inline in
-// the message. FFTD_INLINE_STAGING=0 in the environment keeps every
-// payload inline.
+// the message. FFTD_INLINE_STAGING in the environment: 0 keeps every
+// payload inline, a byte count N stages arrays of N bytes or more.
 int fftd_execute(const fftd_plan *plan, const void *in, void *out);
 
 // fftd_callback is called once when an asynchronous execution completes,
