@@ -153,6 +153,14 @@ json_run(FILE *f, const fftd_load_result *r)
 	    f, r->window_s > 0 ? r->window_in_bytes / r->window_s / 1e9 : NAN);
 	fprintf(f, ", \"device_busy\": ");
 	bench_json_num(f, r->device_busy);
+	fprintf(f, ", \"host_busy_unloaded\": ");
+	bench_json_num(f, r->host_busy_unloaded);
+	fprintf(f, ", \"host_steal_unloaded\": ");
+	bench_json_num(f, r->host_steal_unloaded);
+	fprintf(f, ", \"host_busy_loaded\": ");
+	bench_json_num(f, r->host_busy_loaded);
+	fprintf(f, ", \"host_steal_loaded\": ");
+	bench_json_num(f, r->host_steal_loaded);
 	fprintf(f, "},\n    \"unloaded_s\": ");
 	bench_json_num(f, r->unloaded_s);
 	fprintf(f, ", \"loaded_s\": ");

@@ -11,6 +11,8 @@
 #   noslice     [server] slice_us = 0 (the kernel's default time slice for
 #               the daemon's threads)
 #   shm         batch clients' arrays in shared buffers (no copies)
+#   inline1m    libfftd stages only arrays of 1 MiB or more (the threshold
+#               before 64 KiB): 256 KiB arrays go through NNG's socket
 #   nice        batch client processes at nice 10
 #   rtslice     the realtime clients' threads ask for 100 us time slices
 #               too (--rt-slice-us 100; common/slice.h)
@@ -25,7 +27,7 @@ B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-VARIANTS=${VARIANTS:-default nolane noslice shm nice rtslice rtslice-shm block sigterm devices}
+VARIANTS=${VARIANTS:-default nolane noslice shm inline1m nice rtslice rtslice-shm block sigterm devices}
 rc=0
 
 conf() { # conf NAME LINES...: a config file under $OUT
@@ -41,7 +43,7 @@ run() { # run VARIANT ARGS...
 	"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load-$v.json" "$@" \
 	    >"$OUT/load-$v.log" 2>&1 || rc=1
 	echo "== $v: $*"
-	grep -E '^(window|realtime [0-9])|Jain|p99 loaded|lost results|wrong results|daemon errors|SIGTERM|daemon exit' \
+	grep -E '^(window|host CPUs|realtime [0-9])|Jain|p99 loaded|lost results|wrong results|daemon errors|SIGTERM|daemon exit' \
 	    "$OUT/load-$v.log"
 }
 
@@ -51,6 +53,11 @@ for v in $VARIANTS; do
 	nolane) run nolane --config "$(conf nolane '[backend]' 'realtime_lane = no')" ${LOAD_ARGS:-} ;;
 	noslice) run noslice --config "$(conf noslice '[server]' 'slice_us = 0')" ${LOAD_ARGS:-} ;;
 	shm) run shm --batch-shm ${LOAD_ARGS:-} ;;
+	inline1m)
+		export FFTD_INLINE_STAGING=1048576
+		run inline1m ${LOAD_ARGS:-}
+		unset FFTD_INLINE_STAGING
+		;;
 	nice) run nice --batch-nice 10 ${LOAD_ARGS:-} ;;
 	rtslice) run rtslice --rt-slice-us 100 ${LOAD_ARGS:-} ;;
 	rtslice-shm) run rtslice-shm --rt-slice-us 100 --batch-shm ${LOAD_ARGS:-} ;;

@@ -705,6 +705,46 @@ typedef struct snap {
 	double            t;
 } snap;
 
+// cpu_ticks reads the host's CPU time from /proc/stat's "cpu" line:
+// t[0] all, t[1] idle (idle + iowait), t[2] steal. 0: unreadable.
+static int
+cpu_ticks(unsigned long long t[3])
+{
+	FILE *f = fopen("/proc/stat", "r");
+	if (f == NULL) {
+		return 0;
+	}
+	unsigned long long v[8] = { 0 };
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+	    &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 8) {
+		return 0;
+	}
+	t[0] = 0;
+	for (int i = 0; i < 8; i++) {
+		t[0] += v[i];
+	}
+	t[1] = v[3] + v[4];
+	t[2] = v[7];
+	return 1;
+}
+
+// cpu_share sets *busy and *steal to the fractions of the host's CPU time
+// between two cpu_ticks readings (NAN if either failed or none passed).
+static void
+cpu_share(const unsigned long long a[3], int oka, const unsigned long long b[3],
+    int okb, double *busy, double *steal)
+{
+	*busy = *steal = NAN;
+	if (!oka || !okb || b[0] <= a[0]) {
+		return;
+	}
+	double all = (double) (b[0] - a[0]);
+	*steal     = (double) (b[2] - a[2]) / all;
+	*busy = (all - (double) (b[1] - a[1]) - (double) (b[2] - a[2])) / all;
+}
+
 static int
 take_snap(fftd_client *ctl, shared *sh, snap *sn, char *why, size_t wlen)
 {
@@ -1080,6 +1120,8 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 	r->cfg                = *cfg0;
 	fftd_load_config *cfg = &r->cfg;
 	r->jain = r->p99_ratio = r->exit_s = r->device_busy = NAN;
+	r->host_busy_unloaded = r->host_steal_unloaded = NAN;
+	r->host_busy_loaded = r->host_steal_loaded = NAN;
 	r->share_min = r->share_max = NAN;
 	r->rt_loaded.p99 = r->rt_unloaded.p99 = NAN;
 	for (int i = 0; i < FFTD_LOAD_MAX_CLIENTS; i++) {
@@ -1225,13 +1267,17 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 			    cfg->nclients, now_s() - t_start);
 		}
 		// unloaded: realtime alone
-		double t1 = now_s();
+		double             t1 = now_s();
+		unsigned long long c0[3], c1[3];
 		if (nrt > 0 && !r->sigterm) {
 			int ok = take_snap(ctl, sh, su0, NULL, 0) == FFTD_OK;
+			int k0 = cpu_ticks(c0);
 			atomic_store(&sh->phase, PH_REALTIME);
 			wait_all(sh, 0, nrt, p_unloaded,
 			    cfg->rt_unloaded / cfg->rt_rate_hz * 5 + 30, r,
 			    "in the unloaded phase");
+			cpu_share(c0, k0, c1, cpu_ticks(c1),
+			    &r->host_busy_unloaded, &r->host_steal_unloaded);
 			have_unloaded
 			    = ok && take_snap(ctl, sh, su1, NULL, 0) == FFTD_OK;
 		}
@@ -1253,6 +1299,7 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 			          sizeof(r->client_stats_why))
 			    == FFTD_OK;
 			atomic_store(&sh->steady, 1);
+			int    k0   = cpu_ticks(c0);
 			double last = now_s();
 			if (cfg->verbose) {
 				fprintf(stderr,
@@ -1321,6 +1368,8 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 				}
 			}
 			atomic_store(&sh->steady, 0);
+			cpu_share(c0, k0, c1, cpu_ticks(c1),
+			    &r->host_busy_loaded, &r->host_steal_loaded);
 			r->window_s = s1->t - s0->t;
 			for (int i = 0; i < cfg->nclients; i++) {
 				uint64_t d = s1->answered[i] - s0->answered[i];
@@ -1462,6 +1511,12 @@ fftd_load_print(const fftd_load_result *r, FILE *f)
 	    r->window_s > 0 ? (double) r->window_reqs / r->window_s : NAN,
 	    r->window_s > 0 ? r->window_in_bytes / r->window_s / 1e9 : NAN,
 	    r->device_busy * 100, r->submitted, r->run_s, r->unloaded_s);
+	fprintf(f,
+	    "host CPUs: unloaded %.0f%% busy, %.1f%% stolen; window %.0f%% "
+	    "busy, %.1f%% stolen (steal: a hypervisor ran something else on "
+	    "this machine's vCPUs)\n",
+	    r->host_busy_unloaded * 100, r->host_steal_unloaded * 100,
+	    r->host_busy_loaded * 100, r->host_steal_loaded * 100);
 	double maxerr = 0, bound = 0;
 	for (int i = 0; i < r->nclients; i++) {
 		if (r->cl[i].max_err > maxerr || isnan(r->cl[i].max_err)) {

@@ -201,6 +201,12 @@ typedef struct fftd_load_result {
 	// realtime latency, all realtime clients together
 	fftd_load_lat rt_unloaded, rt_loaded;
 	double        p99_ratio; // loaded / unloaded (NAN if not measured)
+	// the host's CPUs in the unloaded phase and the window (/proc/stat;
+	// NAN where unreadable): fraction busy, and fraction stolen by a
+	// hypervisor (a virtual machine's vCPUs not running: every thread on
+	// them stalls, whatever its priority)
+	double host_busy_unloaded, host_steal_unloaded;
+	double host_busy_loaded, host_steal_loaded;
 	// SIGTERM run
 	int      sigterm;
 	double   sigterm_at_s; // from the start of phase 2
