@@ -30,6 +30,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -2082,7 +2084,78 @@ struct fftd_stream {
 	int              pending;
 	int64_t          deadline_us;
 	fftd_request    *req[MAX_DEPTH];
+	// Stream channel (chan >= 0): submissions and answers over a socket
+	// of the stream's own, not NNG; per slot, the submission's tag and,
+	// once answered, its status.
+	int      chan;
+	int      broken; // the channel failed: this status for the rest
+	uint64_t tag[MAX_DEPTH];
+	int      status[MAX_DEPTH];
+	bool     answered[MAX_DEPTH];
+	char     why[MAX_DEPTH][240]; // fftd__chan_reply.msg
 };
+
+// stream_chan_setting reads FFTD_STREAM_CHANNEL: 0 never, 2 required
+// (fftd_stream_open fails instead of using NNG; for tests), else 1: when
+// the daemon offers it.
+static int
+stream_chan_setting(void)
+{
+	const char *v = getenv("FFTD_STREAM_CHANNEL");
+	if (v != NULL && strcmp(v, "0") == 0) {
+		return 0;
+	}
+	return v != NULL && strcmp(v, "2") == 0 ? 2 : 1;
+}
+
+// stream_chan_open asks the daemon for a stream channel (StreamOpen) and
+// hands it one end of a socketpair; st->chan is the other.
+static int
+stream_chan_open(fftd_stream *st)
+{
+	fftd_client           *c   = st->plan->client;
+	Fftd__Wire__Request    req = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__StreamOpen so  = FFTD__WIRE__STREAM_OPEN__INIT;
+	so.plan_id                 = st->plan->id[0];
+	so.buffer_id               = st->buf->id;
+	so.depth                   = (uint32_t) st->depth;
+	so.slot_bytes              = st->slot;
+	so.out_offset              = st->in_off;
+	req.body_case              = FFTD__WIRE__REQUEST__BODY_STREAM_OPEN;
+	req.stream_open            = &so;
+	Fftd__Wire__Reply *r       = NULL;
+	int                sv[2]   = { -1, -1 };
+	uint64_t           id      = 0;
+	int                rv      = rpc(c, &req, &r);
+	if (rv == FFTD_OK
+	    && r->body_case != FFTD__WIRE__REPLY__BODY_STREAM_OPEN) {
+		rv = set_error(FFTD_EPROTO, "no stream token in the reply");
+	}
+	if (rv == FFTD_OK
+	    && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+		rv = set_error(
+		    FFTD_ESYSERR + errno, "socketpair: %s", strerror(errno));
+	}
+	if (rv == FFTD_OK) {
+		rv = send_fd(r->stream_open->fd_socket,
+		    r->stream_open->token.data, r->stream_open->token.len, 0,
+		    sv[1], &id);
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	if (sv[1] >= 0) {
+		close(sv[1]); // the daemon has its own copy now
+	}
+	if (rv != FFTD_OK) {
+		if (sv[0] >= 0) {
+			close(sv[0]);
+		}
+		return rv;
+	}
+	st->chan = sv[0];
+	return FFTD_OK;
+}
 
 static size_t
 align64(size_t n)
@@ -2116,9 +2189,18 @@ fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp)
 		return set_error(
 		    FFTD_EOVERFLOW, "stream buffer size overflows");
 	}
-	int rv = fftd_buffer_create(
-	    plan->client, st->slot * (size_t) depth, &st->buf);
+	st->chan = -1;
+	int rv   = fftd_buffer_create(
+	      plan->client, st->slot * (size_t) depth, &st->buf);
 	if (rv != FFTD_OK) {
+		free(st);
+		return rv;
+	}
+	// A stream channel if the daemon offers one; else NNG, as any
+	// execution (a daemon of an older protocol answers FFTD_EPROTO).
+	int want = stream_chan_setting();
+	if (want > 0 && (rv = stream_chan_open(st)) != FFTD_OK && want == 2) {
+		fftd_buffer_destroy(st->buf);
 		free(st);
 		return rv;
 	}
@@ -2155,6 +2237,26 @@ fftd_stream_submit(fftd_stream *st, const void *in)
 	if (in != NULL && in != slot) {
 		memcpy(slot, in, (size_t) st->plan->shape.in.bytes);
 	}
+	if (st->chan >= 0) {
+		if (st->broken) {
+			return set_error(
+			    st->broken, "the stream's channel failed");
+		}
+		fftd__chan_submit sub = { 0 };
+		sub.slot              = (uint32_t) st->head;
+		sub.tag = atomic_fetch_add(&st->plan->client->next_tag, 1) + 1;
+		sub.deadline_us = (uint64_t) st->deadline_us;
+		ssize_t n = send(st->chan, &sub, sizeof(sub), MSG_NOSIGNAL);
+		if (n != (ssize_t) sizeof(sub)) {
+			return set_error(FFTD_ECLOSED, "stream channel: %s",
+			    n < 0 ? strerror(errno) : "short send");
+		}
+		st->tag[st->head]      = sub.tag;
+		st->answered[st->head] = false;
+		st->head               = (st->head + 1) % st->depth;
+		st->pending++;
+		return FFTD_OK;
+	}
 	fftd_exec_options opts = { .deadline_us = st->deadline_us };
 	int rv = fftd_execute_async_opts(st->plan, slot, slot + st->in_off,
 	    &opts, NULL, NULL, &st->req[st->head]);
@@ -2166,14 +2268,65 @@ fftd_stream_submit(fftd_stream *st, const void *in)
 	return FFTD_OK;
 }
 
+// chan_wait reads the channel's answers until slot i's has come (they may
+// come out of order when the plan runs on several devices).
+static int
+chan_wait(fftd_stream *st, int i)
+{
+	int timeout = st->plan->client->timeout == NNG_DURATION_INFINITE
+	    ? -1
+	    : (int) st->plan->client->timeout;
+	while (!st->answered[i] && !st->broken) {
+		struct pollfd p = { st->chan, POLLIN, 0 };
+		int           n = poll(&p, 1, timeout);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n == 0) {
+			// Its answer may still come, into a slot reused by
+			// then: the channel cannot be trusted any more.
+			st->broken = FFTD_ETIMEDOUT;
+			break;
+		}
+		fftd__chan_reply r;
+		ssize_t          k = recv(st->chan, &r, sizeof(r), 0);
+		if (k < (ssize_t) offsetof(fftd__chan_reply, msg) + 1) {
+			st->broken = k < 0 && errno == EINTR ? 0 : FFTD_ECLOSED;
+			continue;
+		}
+		r.msg[sizeof(r.msg) - 1] = '\0';
+		if (r.slot < (uint32_t) st->depth && !st->answered[r.slot]
+		    && st->tag[r.slot] == r.tag) {
+			st->answered[r.slot] = true;
+			st->status[r.slot]   = r.status;
+			snprintf(st->why[r.slot], sizeof(st->why[r.slot]), "%s",
+			    r.msg);
+		} else if (r.status != FFTD_OK) {
+			// Not one of ours (a malformed submission's answer).
+			st->broken = r.status;
+		}
+	}
+	if (!st->answered[i]) {
+		return set_error(st->broken,
+		    st->broken == FFTD_ETIMEDOUT
+		        ? "no answer on the stream channel in time"
+		        : "the stream's channel failed");
+	}
+	if (st->status[i] != FFTD_OK) {
+		return set_error(st->status[i], "%s", st->why[i]);
+	}
+	return FFTD_OK;
+}
+
 int
 fftd_stream_wait(fftd_stream *st, void *out, const void **outp)
 {
 	if (st == NULL || st->pending == 0) {
 		return set_error(FFTD_EINVAL, "nothing in flight");
 	}
-	int   i    = st->tail;
-	int   rv   = fftd_request_wait(st->req[i]);
+	int i = st->tail;
+	int rv
+	    = st->chan >= 0 ? chan_wait(st, i) : fftd_request_wait(st->req[i]);
 	char *res  = slot_at(st, i) + st->in_off;
 	st->req[i] = NULL;
 	st->tail   = (st->tail + 1) % st->depth;
@@ -2202,6 +2355,9 @@ fftd_stream_close(fftd_stream *st)
 	}
 	while (st->pending > 0) {
 		(void) fftd_stream_wait(st, NULL, NULL);
+	}
+	if (st->chan >= 0) {
+		close(st->chan);
 	}
 	fftd_buffer_destroy(st->buf);
 	free(st);

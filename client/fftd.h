@@ -583,6 +583,20 @@ typedef struct fftd_stream fftd_stream;
 // slot holding one input and one output array of the plan, in one shared
 // buffer. Needs a client of one daemon, over ipc:// (see
 // fftd_buffer_create).
+//
+// Submissions and answers travel over a stream channel of the stream's own
+// (a Unix SOCK_SEQPACKET socket to the daemon), not over the client's NNG
+// socket: the calling thread's send wakes the daemon's channel thread
+// directly, and the worker's answer wakes the thread in fftd_stream_wait
+// directly, with no library or NNG threads in between; on a loaded host
+// each thread hand-off saved is a wait for a CPU saved. A daemon that
+// offers no channel (an older one) is used through NNG as any execution.
+// FFTD_STREAM_CHANNEL in the environment: 0 always NNG, 2 require the
+// channel (fftd_stream_open fails instead of falling back). Errors as
+// fftd_buffer_create, and FFTD_ELIMIT (64 channels per connection). A
+// wait that times out (the client's timeout) leaves the stream failed:
+// every later call answers FFTD_ETIMEDOUT, as the answer may yet come into
+// a reused slot.
 int fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp);
 
 // fftd_stream_input returns the input array of the next slot to submit

@@ -56,6 +56,27 @@ int fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f);
 int fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
     uint64_t payload_len, void **payload);
 
+// Stream channel packets (StreamOpen in proto/fftd.proto). Both ends run
+// on one host (ipc:// only), so the structs travel in native layout; each
+// is one SOCK_SEQPACKET packet.
+// Client to daemon: run the plan on slot `slot` (deadline_us as Execute's).
+typedef struct fftd__chan_submit {
+	uint32_t slot;
+	uint32_t flags; // 0
+	uint64_t tag;   // echoed in the answer
+	uint64_t deadline_us;
+} fftd__chan_submit;
+
+// Daemon to client: the answer to submission `tag`; msg (NUL-terminated)
+// says why when status is not FFTD_OK. Sent without the unused tail of
+// msg: a packet is at least offsetof(fftd__chan_reply, msg) + 1 bytes.
+typedef struct fftd__chan_reply {
+	int32_t  status;
+	uint32_t slot;
+	uint64_t tag;
+	char     msg[240];
+} fftd__chan_reply;
+
 // fftd__hist_bucket is the latency histogram bucket of a duration in
 // seconds (the first whose bound, fftd_hist_bound, is not below it).
 int fftd__hist_bucket(double seconds);

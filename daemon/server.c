@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/transport/ipc/ipc.h>
 
+#include "chan.h"
 #include "fdsock.h"
 #include "fftd.pb-c.h"
 #include "log.h"
@@ -111,6 +113,25 @@ struct fftd__shbuf {
 };
 
 #define MAX_PENDING_TOKENS 4
+// Stream channels per connection: each holds a descriptor in the daemon.
+#define MAX_STREAM_CHANS 64
+
+// A stream channel (StreamOpen; chan.h): executions of one plan on fixed
+// slots of one shared buffer, submitted and answered over a SOCK_SEQPACKET
+// socket instead of NNG. References: one from the poller until the channel
+// hangs up, one per job in flight; the socket closes with the last, so a
+// worker never answers into a reused descriptor.
+typedef struct stream_chan stream_chan;
+struct stream_chan {
+	int           fd;
+	uint32_t      pipe; // owning session's pipe id
+	fftd__handle *h;    // one reference
+	fftd__shbuf  *b;    // one reference
+	uint32_t      depth;
+	uint64_t      slot_bytes, out_off;
+	_Atomic int   refs;
+	stream_chan  *next; // in s->chans (server lock) until it hangs up
+};
 
 struct fftd__session {
 	uint32_t      pipe;
@@ -123,8 +144,13 @@ struct fftd__session {
 	struct {
 		uint8_t  token[FFTD__FDSOCK_TOKEN];
 		uint64_t bytes;
+		// A stream channel's token (bytes 0): what StreamOpen asked.
+		bool     stream;
+		uint64_t plan_id, buffer_id, slot_bytes, out_off;
+		uint32_t depth;
 	} pending[MAX_PENDING_TOKENS];
 	int               npending;
+	int               nchans; // stream channels open
 	double            weight;
 	uint64_t          queued_bytes; // inline input of executions in flight
 	fftd_client_stats st;           // counters (server lock)
@@ -148,6 +174,8 @@ struct fftd__server {
 	fftd__session   *sessions;
 	fftd__fdsock    *fdsock;
 	char             fd_path[108];
+	fftd__chanpoll  *chanpoll;
+	stream_chan     *chans; // open stream channels (server lock)
 	_Atomic uint64_t next_buf_id;
 	fftd__limits     limits;
 	uint32_t         max_plans;
@@ -174,7 +202,10 @@ typedef struct plan_job {
 
 typedef struct exec_job {
 	fftd__job     job; // must be first
-	fftd__ctx    *ctx;
+	fftd__server *srv;
+	fftd__ctx    *ctx;  // where the answer goes: an NNG context,
+	stream_chan  *chan; // or a stream channel (one reference)
+	uint32_t      slot; // the channel's slot
 	fftd__handle *h;
 	nng_msg      *req;
 	void         *payload;    // inline input, or NULL
@@ -344,6 +375,88 @@ shbuf_unref(fftd__server *s, fftd__shbuf *b)
 	free(b);
 }
 
+// busy_done ends one unit of accepted work; the drain waits for none left.
+static void
+busy_done(fftd__server *s)
+{
+	atomic_fetch_sub(&s->busy, 1);
+	if (atomic_load(&s->stopping)) {
+		pthread_mutex_lock(&s->mtx);
+		pthread_cond_broadcast(&s->drained);
+		pthread_mutex_unlock(&s->mtx);
+	}
+}
+
+static void
+chan_unref(fftd__server *s, stream_chan *ch)
+{
+	if (ch == NULL || atomic_fetch_sub(&ch->refs, 1) != 1) {
+		return;
+	}
+	close(ch->fd);
+	handle_unref(s, ch->h);
+	shbuf_unref(s, ch->b);
+	free(ch);
+}
+
+// chan_answer answers submission `tag` on `slot` of a stream channel,
+// counted as a reply. It never blocks a worker: a client that does not
+// read its answers (its socket buffer full) or is gone loses them.
+static void chan_answer(fftd__server *s, stream_chan *ch, uint64_t tag,
+    uint32_t slot, int status, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void
+chan_answer(fftd__server *s, stream_chan *ch, uint64_t tag, uint32_t slot,
+    int status, const char *fmt, ...)
+{
+	count_reply(s, ch->pipe, status);
+	fftd__chan_reply r;
+	r.status = status;
+	r.slot   = slot;
+	r.tag    = tag;
+	r.msg[0] = '\0';
+	if (status != FFTD_OK) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
+		va_end(ap);
+	}
+	size_t len = offsetof(fftd__chan_reply, msg) + strlen(r.msg) + 1;
+	if (send(ch->fd, &r, len, MSG_DONTWAIT | MSG_NOSIGNAL)
+	    != (ssize_t) len) {
+		fftd__log(FFTD_LOG_DEBUG,
+		    "stream channel of client %u: answer %" PRIu64
+		    " not delivered: %s",
+		    ch->pipe, tag, strerror(errno));
+	}
+}
+
+// job_answer_error answers an execution that failed or did not run, on
+// its context or its stream channel (whose reference and unit of work it
+// then gives back).
+static void job_answer_error(fftd__server *s, fftd__ctx *c, stream_chan *ch,
+    uint64_t tag, uint32_t slot, int status, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static void
+job_answer_error(fftd__server *s, fftd__ctx *c, stream_chan *ch, uint64_t tag,
+    uint32_t slot, int status, const char *fmt, ...)
+{
+	char    msg[240];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (ch == NULL) {
+		ctx_reply_error(c, status, "%s", msg);
+		return;
+	}
+	chan_answer(s, ch, tag, slot, status, "%s", msg);
+	chan_unref(s, ch);
+	busy_done(s);
+}
+
 static void
 session_close(fftd__server *s, uint32_t pipe)
 {
@@ -360,6 +473,14 @@ session_close(fftd__server *s, uint32_t pipe)
 	if (ss == NULL) {
 		return;
 	}
+	// Its stream channels hang up (the poller then forgets them).
+	pthread_mutex_lock(&s->mtx);
+	for (stream_chan *ch = s->chans; ch != NULL; ch = ch->next) {
+		if (ch->pipe == pipe) {
+			shutdown(ch->fd, SHUT_RDWR);
+		}
+	}
+	pthread_mutex_unlock(&s->mtx);
 	// Queued work of a client that is gone is dropped, not run.
 	int nq = cancel_all(s, pipe, 0, FFTD_ECLOSED);
 	int n = 0, nb = 0;
@@ -731,10 +852,15 @@ exec_job_drop(fftd__worker *w, fftd__job *job, int status)
 	(void) w;
 	exec_job     *ej     = (exec_job *) job;
 	fftd__ctx    *c      = ej->ctx;
-	fftd__server *s      = c->srv;
+	stream_chan  *ch     = ej->chan;
+	fftd__server *s      = ej->srv;
+	uint64_t      tag    = job->tag;
+	uint32_t      slot   = ej->slot;
 	uint64_t      waited = (fftd__now_ns() - job->enqueue_ns) / 1000;
 	exec_settle(s, ej, status, 0, 0);
-	nng_msg_free(ej->req);
+	if (ej->req != NULL) {
+		nng_msg_free(ej->req);
+	}
 	handle_unref(s, ej->h);
 	shbuf_unref(s, ej->inb);
 	shbuf_unref(s, ej->outb);
@@ -742,22 +868,23 @@ exec_job_drop(fftd__worker *w, fftd__job *job, int status)
 	free(ej);
 	switch (status) {
 	case FFTD_EDEADLINE:
-		ctx_reply_error(c, status,
+		job_answer_error(s, c, ch, tag, slot, status,
 		    "deadline of %" PRIu64 " us passed before the transform "
 		    "could start (queued %" PRIu64 " us behind earlier work)",
 		    deadline_us, waited);
 		break;
 	case FFTD_ECANCELED:
-		ctx_reply_error(c, status,
+		job_answer_error(s, c, ch, tag, slot, status,
 		    "canceled by the client before it "
 		    "started");
 		break;
 	case FFTD_ECLOSED:
-		ctx_reply_error(c, status, "client went away");
+		job_answer_error(
+		    s, c, ch, tag, slot, status, "client went away");
 		break;
 	default:
-		ctx_reply_error(
-		    c, status, "not run: %s", fftd_strerror(status));
+		job_answer_error(s, c, ch, tag, slot, status, "not run: %s",
+		    fftd_strerror(status));
 		break;
 	}
 }
@@ -765,10 +892,13 @@ exec_job_drop(fftd__worker *w, fftd__job *job, int status)
 static void
 exec_job_run(fftd__worker *w, fftd__job *job)
 {
-	exec_job           *ej  = (exec_job *) job;
-	fftd__handle       *h   = ej->h;
-	fftd__ctx          *c   = ej->ctx;
-	fftd__server       *s   = c->srv;
+	exec_job           *ej   = (exec_job *) job;
+	fftd__handle       *h    = ej->h;
+	fftd__ctx          *c    = ej->ctx;
+	stream_chan        *ch   = ej->chan;
+	fftd__server       *s    = ej->srv;
+	uint64_t            tag  = job->tag;
+	uint32_t            slot = ej->slot;
 	fftd__shbuf        *inb = ej->inb, *outb = ej->outb;
 	const fftd__shape  *sh  = &h->shape;
 	const fftd__device *dev = fftd__worker_device(w);
@@ -842,11 +972,12 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	if (dst == NULL) {
 		rv = fftd__msg_build(&m, &r.base, sh->out.bytes, &out);
 	} else if (sh->out.dense) {
-		rv  = fftd__msg_build(&m, &r.base, 0, NULL);
+		// A stream channel's answer is no NNG message.
+		rv  = ch ? FFTD_OK : fftd__msg_build(&m, &r.base, 0, NULL);
 		out = dst; // straight into the client's pages
 	} else {
 		// Only the layout's elements may change in the client's buffer.
-		rv  = fftd__msg_build(&m, &r.base, 0, NULL);
+		rv  = ch ? FFTD_OK : fftd__msg_build(&m, &r.base, 0, NULL);
 		out = tmp_out = aligned_alloc(FFTD__WIRE_ALIGN,
 		    (sh->out.bytes + FFTD__WIRE_ALIGN - 1)
 		        & ~(uint64_t) (FFTD__WIRE_ALIGN - 1));
@@ -885,7 +1016,9 @@ done:
 	t_exec = fftd__now_ns() - t_start;
 	fftd__worker_charge(w, t_exec);
 	exec_settle(s, ej, rv, t_start - job->enqueue_ns, t_exec);
-	nng_msg_free(ej->req);
+	if (ej->req != NULL) {
+		nng_msg_free(ej->req);
+	}
 	free(ej);
 	free(tmp_in);
 	free(tmp_out);
@@ -899,12 +1032,19 @@ done:
 		if (m != NULL) {
 			nng_msg_free(m);
 		}
-		ctx_reply_error(c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
+		job_answer_error(s, c, ch, tag, slot, rv, "%s",
+		    msg[0] ? msg : fftd_strerror(rv));
 	} else {
 		atomic_fetch_add(&s->n_executes, 1);
 		atomic_fetch_add(&s->n_bytes_out, out_bytes);
-		count_reply(s, pipe, FFTD_OK);
-		ctx_send(c, m);
+		if (ch != NULL) {
+			chan_answer(s, ch, tag, slot, FFTD_OK, "%s", "");
+			chan_unref(s, ch);
+			busy_done(s);
+		} else {
+			count_reply(s, pipe, FFTD_OK);
+			ctx_send(c, m);
+		}
 	}
 }
 
@@ -943,6 +1083,75 @@ check_range(const fftd__shbuf *b, uint64_t off, uint64_t bytes,
 		return FFTD_EINVAL;
 	}
 	return FFTD_OK;
+}
+
+// exec_job_init fills the parts of an execution that do not depend on
+// where its arrays are or where its answer goes.
+static void
+exec_job_init(exec_job *ej, fftd__server *s, fftd__handle *h, uint32_t pipe,
+    uint64_t tag, uint64_t deadline_us)
+{
+	ej->job.fn          = exec_job_run;
+	ej->job.drop        = exec_job_drop;
+	ej->job.flow        = pipe;
+	ej->job.realtime    = h->realtime;
+	ej->job.tag         = tag;
+	ej->job.cost_ns     = exec_cost_guess(h);
+	ej->job.deadline_ns = deadline_us == 0 ? 0
+	                                       : fftd__now_ns()
+	        + (deadline_us > UINT64_MAX / 4000 ? UINT64_MAX / 4
+	                                           : deadline_us * 1000);
+	ej->srv             = s;
+	ej->h               = h;
+	ej->deadline_us     = deadline_us;
+}
+
+// exec_admit checks an execution against its client's limits and posts it
+// to a device of its lane. Admission and the post happen under the server
+// lock, so a client that disconnects now either finds the job queued (and
+// drops it) or the job finds no session. A stream channel's job counts as
+// accepted work for the drain from here on.
+static int
+exec_admit(
+    fftd__server *s, uint32_t pipe, exec_job *ej, char *msg, size_t msglen)
+{
+	fftd__handle *h  = ej->h;
+	int           wi = place(s, h);
+	int           rv = FFTD_OK;
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, pipe);
+	if (ss == NULL) {
+		rv = FFTD_ECLOSED;
+		snprintf(msg, msglen, "client went away");
+	} else if (ss->st.inflight >= s->cfg.max_inflight_per_client) {
+		rv = FFTD_ELIMIT;
+		snprintf(msg, msglen,
+		    "this connection has %u executions in flight, the "
+		    "limit (limits.max_inflight_per_client)",
+		    ss->st.inflight);
+	} else if (ss->st.inflight > 0
+	    && ss->queued_bytes + ej->inline_bytes
+	        > s->cfg.max_queued_bytes_per_client) {
+		rv = FFTD_ELIMIT;
+		snprintf(msg, msglen,
+		    "this connection has %" PRIu64
+		    " input bytes queued; %" PRIu64
+		    " more exceed the limit %" PRIu64
+		    " (limits.max_queued_bytes_per_client)",
+		    ss->queued_bytes, ej->inline_bytes,
+		    s->cfg.max_queued_bytes_per_client);
+	} else {
+		ss->st.inflight++;
+		ss->queued_bytes += ej->inline_bytes;
+		ej->job.weight = ss->weight;
+		atomic_fetch_add(&s->n_bytes_in, h->shape.in.bytes);
+		if (ej->chan != NULL) {
+			atomic_fetch_add(&s->busy, 1);
+		}
+		fftd__worker_post(lane(s, h->realtime)[wi], &ej->job);
+	}
+	pthread_mutex_unlock(&s->mtx);
+	return rv;
 }
 
 static void
@@ -1015,61 +1224,16 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 		snprintf(msg, sizeof(msg), "daemon out of memory");
 	}
 	if (rv == FFTD_OK) {
-		int wi              = place(s, h);
-		ej->job.fn          = exec_job_run;
-		ej->job.drop        = exec_job_drop;
-		ej->job.flow        = pipe;
-		ej->job.realtime    = h->realtime;
-		ej->job.tag         = ex->tag;
-		ej->job.cost_ns     = exec_cost_guess(h);
-		ej->job.deadline_ns = ex->deadline_us == 0 ? 0
-		                                           : fftd__now_ns()
-		        + (ex->deadline_us > UINT64_MAX / 4000
-		                ? UINT64_MAX / 4
-		                : ex->deadline_us * 1000);
-		ej->ctx             = c;
-		ej->h               = h;
-		ej->req             = req;
-		ej->payload         = f->payload;
-		ej->inb             = inb;
-		ej->outb            = outb;
-		ej->in_off          = ex->in_offset;
-		ej->out_off         = ex->out_offset;
-		ej->inline_bytes    = f->payload_len;
-		ej->deadline_us     = ex->deadline_us;
-		// Admission and the post happen under the server lock, so a
-		// client that disconnects now either finds the job queued (and
-		// drops it) or the job finds no session.
-		pthread_mutex_lock(&s->mtx);
-		ss = find_session(s, pipe);
-		if (ss == NULL) {
-			rv = FFTD_ECLOSED;
-			snprintf(msg, sizeof(msg), "client went away");
-		} else if (ss->st.inflight >= s->cfg.max_inflight_per_client) {
-			rv = FFTD_ELIMIT;
-			snprintf(msg, sizeof(msg),
-			    "this connection has %u executions in flight, the "
-			    "limit (limits.max_inflight_per_client)",
-			    ss->st.inflight);
-		} else if (ss->st.inflight > 0
-		    && ss->queued_bytes + f->payload_len
-		        > s->cfg.max_queued_bytes_per_client) {
-			rv = FFTD_ELIMIT;
-			snprintf(msg, sizeof(msg),
-			    "this connection has %" PRIu64
-			    " input bytes queued; %" PRIu64
-			    " more exceed the limit %" PRIu64
-			    " (limits.max_queued_bytes_per_client)",
-			    ss->queued_bytes, f->payload_len,
-			    s->cfg.max_queued_bytes_per_client);
-		} else {
-			ss->st.inflight++;
-			ss->queued_bytes += f->payload_len;
-			ej->job.weight = ss->weight;
-			atomic_fetch_add(&s->n_bytes_in, sh->in.bytes);
-			fftd__worker_post(lane(s, h->realtime)[wi], &ej->job);
-		}
-		pthread_mutex_unlock(&s->mtx);
+		exec_job_init(ej, s, h, pipe, ex->tag, ex->deadline_us);
+		ej->ctx          = c;
+		ej->req          = req;
+		ej->payload      = f->payload;
+		ej->inb          = inb;
+		ej->outb         = outb;
+		ej->in_off       = ex->in_offset;
+		ej->out_off      = ex->out_offset;
+		ej->inline_bytes = f->payload_len;
+		rv               = exec_admit(s, pipe, ej, msg, sizeof(msg));
 		if (rv == FFTD_OK) {
 			return;
 		}
@@ -1125,7 +1289,8 @@ handle_buffer_register(
 		    msg, sizeof(msg), "too many buffer registrations pending");
 	} else {
 		memcpy(ss->pending[ss->npending].token, token, sizeof(token));
-		ss->pending[ss->npending].bytes = br->bytes;
+		ss->pending[ss->npending].bytes  = br->bytes;
+		ss->pending[ss->npending].stream = false;
 		ss->npending++;
 		ss->buf_bytes += br->bytes;
 	}
@@ -1174,6 +1339,236 @@ handle_buffer_release(
 	ctx_reply(c, &r, 0, NULL);
 }
 
+// --- stream channels ---------------------------------------------------------
+
+// handle_stream_open checks what a stream channel will use (the plan, the
+// buffer, every slot inside it) and answers a token for its socket.
+static void
+handle_stream_open(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__StreamOpen *so)
+{
+	fftd__server *s = c->srv;
+	if (s->fdsock == NULL || s->chanpoll == NULL) {
+		ctx_reply_error(c, FFTD_EUNSUPPORTED,
+		    "this daemon offers no stream channels (no ipc:// "
+		    "listener)");
+		return;
+	}
+	uint8_t token[FFTD__FDSOCK_TOKEN];
+	if (getrandom(token, sizeof(token), 0) != (ssize_t) sizeof(token)) {
+		ctx_reply_error(c, FFTD_ESYSERR, "no randomness for a token");
+		return;
+	}
+	int  rv = FFTD_OK;
+	char msg[256];
+	pthread_mutex_lock(&s->mtx);
+	fftd__session *ss = find_session(s, pipe);
+	fftd__handle  *h  = NULL;
+	fftd__shbuf   *b  = NULL;
+	for (h = ss ? ss->plans : NULL; h != NULL && h->id != so->plan_id;
+	     h = h->next) { }
+	for (b = ss ? ss->bufs : NULL; b != NULL && b->id != so->buffer_id;
+	     b = b->next) { }
+	if (ss == NULL) {
+		rv = FFTD_ECLOSED;
+		snprintf(msg, sizeof(msg), "no session for this connection");
+	} else if (!ss->ipc) {
+		rv = FFTD_EUNSUPPORTED;
+		snprintf(msg, sizeof(msg),
+		    "stream channels need an ipc:// connection");
+	} else if (h == NULL) {
+		rv = FFTD_ENOPLAN;
+		snprintf(msg, sizeof(msg),
+		    "plan %" PRIu64 " does not exist on this connection",
+		    so->plan_id);
+	} else if (b == NULL) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, sizeof(msg),
+		    "buffer %" PRIu64 " does not exist on this connection",
+		    so->buffer_id);
+	} else if (so->depth == 0 || so->slot_bytes == 0
+	    || so->slot_bytes > b->size / so->depth) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, sizeof(msg),
+		    "%u slots of %" PRIu64 " bytes do not fit buffer %" PRIu64
+		    " (%zu bytes)",
+		    so->depth, so->slot_bytes, b->id, b->size);
+	} else if (so->out_offset < h->shape.in.bytes
+	    || so->out_offset > so->slot_bytes
+	    || h->shape.out.bytes > so->slot_bytes - so->out_offset
+	    || so->slot_bytes % 64 || so->out_offset % 64) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, sizeof(msg),
+		    "a slot of %" PRIu64 " bytes with the output at %" PRIu64
+		    " cannot hold the plan's input (%" PRIu64
+		    " bytes) and output (%" PRIu64
+		    " bytes) apart, 64-byte aligned",
+		    so->slot_bytes, so->out_offset, h->shape.in.bytes,
+		    h->shape.out.bytes);
+	} else if (ss->npending >= MAX_PENDING_TOKENS) {
+		rv = FFTD_ELIMIT;
+		snprintf(msg, sizeof(msg), "too many hand-overs pending");
+	} else if (ss->nchans >= MAX_STREAM_CHANS) {
+		rv = FFTD_ELIMIT;
+		snprintf(msg, sizeof(msg),
+		    "this connection has %d stream channels open, the limit",
+		    ss->nchans);
+	} else {
+		int i = ss->npending++;
+		memcpy(ss->pending[i].token, token, sizeof(token));
+		ss->pending[i].bytes      = 0;
+		ss->pending[i].stream     = true;
+		ss->pending[i].plan_id    = so->plan_id;
+		ss->pending[i].buffer_id  = so->buffer_id;
+		ss->pending[i].depth      = so->depth;
+		ss->pending[i].slot_bytes = so->slot_bytes;
+		ss->pending[i].out_off    = so->out_offset;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (rv != FFTD_OK) {
+		ctx_reply_error(c, rv, "%s", msg);
+		return;
+	}
+	Fftd__Wire__Reply               r = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__BufferRegisterReply rr
+	    = FFTD__WIRE__BUFFER_REGISTER_REPLY__INIT;
+	rr.token.data = token;
+	rr.token.len  = sizeof(token);
+	rr.fd_socket  = s->fd_path;
+	r.body_case   = FFTD__WIRE__REPLY__BODY_STREAM_OPEN;
+	r.stream_open = &rr;
+	ctx_reply(c, &r, 0, NULL);
+}
+
+// stream_attach makes the channel for a stream token whose socket arrived
+// (fd socket's thread; session ss's pending entry i, server lock held).
+static int
+stream_attach(fftd__server *s, fftd__session *ss, int i, int fd,
+    stream_chan **chp, char *msg, size_t msglen)
+{
+	int       type = 0;
+	socklen_t tl   = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0
+	    || type != SOCK_SEQPACKET) {
+		snprintf(msg, msglen,
+		    "a stream channel must be an AF_UNIX SOCK_SEQPACKET "
+		    "socket");
+		return FFTD_EINVAL;
+	}
+	fftd__handle *h = NULL;
+	fftd__shbuf  *b = NULL;
+	for (h = ss->plans; h != NULL && h->id != ss->pending[i].plan_id;
+	     h = h->next) { }
+	for (b = ss->bufs; b != NULL && b->id != ss->pending[i].buffer_id;
+	     b = b->next) { }
+	if (h == NULL || b == NULL) {
+		snprintf(msg, msglen,
+		    "the stream's plan or buffer was released meanwhile");
+		return FFTD_EINVAL;
+	}
+	if (ss->nchans >= MAX_STREAM_CHANS) {
+		snprintf(msg, msglen, "too many stream channels open");
+		return FFTD_ELIMIT;
+	}
+	stream_chan *ch  = calloc(1, sizeof(*ch));
+	int          cfd = ch ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (ch == NULL || cfd < 0) {
+		free(ch);
+		snprintf(msg, msglen, "daemon out of memory or descriptors");
+		return ch == NULL ? FFTD_ENOMEM : FFTD_ESYSERR + errno;
+	}
+	ch->fd         = cfd;
+	ch->pipe       = ss->pipe;
+	ch->h          = h;
+	ch->b          = b;
+	ch->depth      = ss->pending[i].depth;
+	ch->slot_bytes = ss->pending[i].slot_bytes;
+	ch->out_off    = ss->pending[i].out_off;
+	atomic_fetch_add(&h->refs, 1);
+	atomic_fetch_add(&b->refs, 1);
+	atomic_store(&ch->refs, 1); // the poller's
+	ch->next = s->chans;
+	s->chans = ch;
+	ss->nchans++;
+	*chp = ch;
+	return FFTD_OK;
+}
+
+// chan_packet runs one submission of a stream channel (poller thread).
+static void
+chan_packet(void *arg, void *chan, const void *pkt, size_t len)
+{
+	fftd__server     *s  = arg;
+	stream_chan      *ch = chan;
+	fftd__chan_submit sub;
+	if (len != sizeof(sub)) {
+		chan_answer(s, ch, 0, 0, FFTD_EPROTO,
+		    "stream packet of %zu bytes; a submission is %zu", len,
+		    sizeof(sub));
+		return;
+	}
+	memcpy(&sub, pkt, sizeof(sub));
+	if (atomic_load(&s->stopping)) {
+		chan_answer(s, ch, sub.tag, sub.slot, FFTD_ESHUTDOWN,
+		    "the daemon is shutting down; request not run");
+		return;
+	}
+	if (sub.slot >= ch->depth || sub.flags != 0) {
+		chan_answer(s, ch, sub.tag, sub.slot, FFTD_EINVAL,
+		    "slot %u of a stream of %u (flags %u)", sub.slot, ch->depth,
+		    sub.flags);
+		return;
+	}
+	exec_job *ej = calloc(1, sizeof(*ej));
+	if (ej == NULL) {
+		chan_answer(s, ch, sub.tag, sub.slot, FFTD_ENOMEM,
+		    "daemon out of memory");
+		return;
+	}
+	atomic_fetch_add(&ch->h->refs, 1);
+	atomic_fetch_add(&ch->b->refs, 2);
+	atomic_fetch_add(&ch->refs, 1);
+	exec_job_init(ej, s, ch->h, ch->pipe, sub.tag, sub.deadline_us);
+	ej->chan    = ch;
+	ej->slot    = sub.slot;
+	ej->inb     = ch->b;
+	ej->outb    = ch->b;
+	ej->in_off  = (uint64_t) sub.slot * ch->slot_bytes;
+	ej->out_off = ej->in_off + ch->out_off;
+	char msg[240];
+	int  rv = exec_admit(s, ch->pipe, ej, msg, sizeof(msg));
+	if (rv != FFTD_OK) {
+		free(ej);
+		handle_unref(s, ch->h);
+		shbuf_unref(s, ch->b);
+		shbuf_unref(s, ch->b);
+		chan_answer(s, ch, sub.tag, sub.slot, rv, "%s", msg);
+		chan_unref(s, ch);
+	}
+}
+
+// chan_hangup forgets a stream channel whose client hung up or whose
+// session closed (poller thread).
+static void
+chan_hangup(void *arg, void *chan)
+{
+	fftd__server *s  = arg;
+	stream_chan  *ch = chan;
+	pthread_mutex_lock(&s->mtx);
+	for (stream_chan **pp = &s->chans; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == ch) {
+			*pp = ch->next;
+			break;
+		}
+	}
+	fftd__session *ss = find_session(s, ch->pipe);
+	if (ss != NULL) {
+		ss->nchans--;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	chan_unref(s, ch);
+}
+
 // on_fd runs on the fd socket's thread: it checks the token and the
 // sender, maps the descriptor, pins it, and gives the buffer to its session.
 static int
@@ -1183,6 +1578,8 @@ on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
 	fftd__server *s     = arg;
 	uint32_t      pipe  = 0;
 	bool          found = false, cred_ok = false;
+	stream_chan  *ch  = NULL;
+	int           srv = FFTD_OK;
 	pthread_mutex_lock(&s->mtx);
 	for (fftd__session *ss = s->sessions; ss != NULL && !found;
 	     ss                = ss->next) {
@@ -1196,7 +1593,11 @@ on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
 			cred_ok = ss->pid == (uint64_t) peer->pid
 			    && ss->uid == (uint64_t) peer->uid
 			    && ss->pending[i].bytes == bytes;
-			if (cred_ok) {
+			if (cred_ok && ss->pending[i].stream) {
+				srv = stream_attach(
+				    s, ss, i, fd, &ch, msg, msglen);
+				ss->pending[i] = ss->pending[--ss->npending];
+			} else if (cred_ok) {
 				// The token is spent; its bytes stay promised
 				// until the buffer exists or fails below.
 				ss->pending[i] = ss->pending[--ss->npending];
@@ -1212,6 +1613,18 @@ on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
 		           : "sender or size does not match the token's "
 		             "connection");
 		return FFTD_EINVAL;
+	}
+	if (srv != FFTD_OK || ch != NULL) {
+		// A stream channel: watched from now on (or not made).
+		if (srv == FFTD_OK
+		    && (srv = fftd__chanpoll_add(s->chanpoll, ch->fd, ch))
+		        != FFTD_OK) {
+			snprintf(
+			    msg, msglen, "cannot watch the stream channel");
+			chan_hangup(s, ch);
+		}
+		*id = 0;
+		return srv;
 	}
 	int          rv = FFTD_OK;
 	struct stat  st;
@@ -1520,6 +1933,10 @@ handle_request(fftd__ctx *c, nng_msg *m)
 		nng_msg_free(m);
 		handle_cancel(c, pipe, req->cancel);
 		break;
+	case FFTD__WIRE__REQUEST__BODY_STREAM_OPEN:
+		nng_msg_free(m);
+		handle_stream_open(c, pipe, req->stream_open);
+		break;
 	default:
 		nng_msg_free(m);
 		ctx_reply_error(c, FFTD_EPROTO, "empty or unknown request");
@@ -1705,6 +2122,16 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 			} else {
 				fftd__log(FFTD_LOG_INFO,
 				    "shared-memory buffers via %s", s->fd_path);
+				const fftd__chanpoll_ops ops
+				    = { chan_packet, chan_hangup };
+				if (fftd__chanpoll_start(
+				        &s->chanpoll, &ops, s, err, errlen)
+				    != FFTD_OK) {
+					// Streams then use NNG.
+					fftd__log(FFTD_LOG_WARN,
+					    "no stream channels: %s", err);
+					s->chanpoll = NULL;
+				}
 			}
 		}
 	}
@@ -1785,6 +2212,7 @@ fftd__server_destroy(fftd__server *s)
 	}
 	atomic_store(&s->stopping, true);
 	fftd__fdsock_stop(s->fdsock);
+	fftd__chanpoll_stop(s->chanpoll);
 	if (s->sock_open) {
 		nng_close(s->sock); // aborts contexts and fires pipe removals
 	}
@@ -1804,6 +2232,12 @@ fftd__server_destroy(fftd__server *s)
 		pthread_mutex_destroy(&s->ctxs[i].mtx);
 	}
 	free(s->ctxs);
+	// Channels the stopped poller did not see hang up: its references.
+	while (s->chans != NULL) {
+		stream_chan *ch = s->chans;
+		s->chans        = ch->next;
+		chan_unref(s, ch);
+	}
 	while (s->sessions != NULL) {
 		session_close(s, s->sessions->pipe);
 	}
