@@ -11,6 +11,8 @@
 #   noslice     [server] slice_us = 0 (the kernel's default time slice for
 #               the daemon's threads)
 #   shm         batch clients' arrays in shared buffers (no copies)
+#   nochan      realtime streams through NNG, not their stream channels
+#               (FFTD_STREAM_CHANNEL=0)
 #   inline1m    libfftd stages only arrays of 1 MiB or more (the threshold
 #               before 64 KiB): 256 KiB arrays go through NNG's socket
 #   nice        batch client processes at nice 10
@@ -27,7 +29,7 @@ B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-VARIANTS=${VARIANTS:-default nolane noslice shm inline1m nice rtslice rtslice-shm block sigterm devices}
+VARIANTS=${VARIANTS:-default nochan nolane noslice shm inline1m nice rtslice rtslice-shm block sigterm devices}
 rc=0
 
 conf() { # conf NAME LINES...: a config file under $OUT
@@ -53,6 +55,11 @@ for v in $VARIANTS; do
 	nolane) run nolane --config "$(conf nolane '[backend]' 'realtime_lane = no')" ${LOAD_ARGS:-} ;;
 	noslice) run noslice --config "$(conf noslice '[server]' 'slice_us = 0')" ${LOAD_ARGS:-} ;;
 	shm) run shm --batch-shm ${LOAD_ARGS:-} ;;
+	nochan)
+		export FFTD_STREAM_CHANNEL=0
+		run nochan ${LOAD_ARGS:-}
+		unset FFTD_STREAM_CHANNEL
+		;;
 	inline1m)
 		export FFTD_INLINE_STAGING=1048576
 		run inline1m ${LOAD_ARGS:-}

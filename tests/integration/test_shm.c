@@ -773,11 +773,19 @@ test_streams(void **state)
 		fftd_plan *p = NULL;
 		ASSERT_OK(fftd_plan_create(C, &d[i], &p));
 		static const int depths[] = { 1, 2, 4 };
-		for (int k = 0; k < 3; k++) {
-			bad += stream_run(p, &s, depths[k],
-			    fftd_test_case_seed(5000 + (uint64_t) (i * 10 + k))
-			        << 8);
+		// Over a stream channel (2: required, so a stream that fell
+		// back to NNG fails here) and over NNG (0).
+		static const char *const paths[] = { "2", "0" };
+		for (int m = 0; m < 2; m++) {
+			setenv("FFTD_STREAM_CHANNEL", paths[m], 1);
+			for (int k = 0; k < 3; k++) {
+				bad += stream_run(p, &s, depths[k],
+				    fftd_test_case_seed(
+				        5000 + (uint64_t) (i * 10 + k))
+				        << 8);
+			}
 		}
+		unsetenv("FFTD_STREAM_CHANNEL");
 		fftd_stream *st = NULL;
 		assert_int_equal(fftd_stream_open(p, 0, &st), FFTD_EINVAL);
 		assert_int_equal(fftd_stream_open(p, 65, &st), FFTD_EINVAL);
@@ -787,6 +795,140 @@ test_streams(void **state)
 	}
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	assert_int_equal(bad, 0);
+}
+
+static void raw_connect(nng_socket *s, const char *url);
+
+// seqpacket_fds lists this process's SOCK_SEQPACKET sockets (stream
+// channels: nothing else here makes one) into fds; returns how many.
+static int
+seqpacket_fds(int *fds, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	assert_non_null(d);
+	int            n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		int       fd = atoi(e->d_name), type = 0;
+		socklen_t tl = sizeof(type);
+		if (e->d_name[0] != '.' && fd != dirfd(d)
+		    && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0
+		    && type == SOCK_SEQPACKET && n < max) {
+			fds[n++] = fd;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+// chan_answer_of sends pkt (len bytes) on a stream channel and returns
+// the status of the answer, which must carry tag.
+static int
+chan_answer_of(int fd, const void *pkt, size_t len, uint64_t tag)
+{
+	assert_int_equal(send(fd, pkt, len, MSG_NOSIGNAL), (ssize_t) len);
+	struct pollfd p = { fd, POLLIN, 0 };
+	assert_int_equal(poll(&p, 1, TIMEOUT_MS), 1);
+	fftd__chan_reply r;
+	ssize_t          n = recv(fd, &r, sizeof(r), 0);
+	assert_true(n > (ssize_t) offsetof(fftd__chan_reply, msg));
+	assert_int_equal(r.tag, tag);
+	r.msg[sizeof(r.msg) - 1] = '\0';
+	assert_true(r.status == FFTD_OK || r.msg[0] != '\0'); // says why
+	return r.status;
+}
+
+// A stream channel refuses what is not a submission of its own slots with
+// a typed answer and keeps serving; a client that hangs up its channel
+// leaves the daemon serving; StreamOpen checks what it is given.
+static void
+test_stream_channel(void **state)
+{
+	(void) state;
+	need_daemon();
+	fftd_plan_desc d;
+	int64_t        n = 256;
+	assert_int_equal(fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F32), 0);
+	d.priority   = FFTD_PRIORITY_REALTIME;
+	fftd_plan *p = NULL;
+	ASSERT_OK(fftd_plan_create(C, &d, &p));
+	fftd_stats before;
+	ASSERT_OK(fftd_get_stats(C, &before));
+	setenv("FFTD_STREAM_CHANNEL", "2", 1);
+	fftd_stream *st = NULL;
+	ASSERT_OK(fftd_stream_open(p, 2, &st));
+	int fds[4];
+	assert_int_equal(seqpacket_fds(fds, 4), 1);
+	int               fd  = fds[0];
+	fftd__chan_submit sub = { .slot = 0, .flags = 0, .tag = 0 };
+	uint8_t           big[sizeof(sub) + 8];
+	memset(big, 0, sizeof(big));
+	assert_int_equal(chan_answer_of(fd, &sub, 3, 0), FFTD_EPROTO);
+	assert_int_equal(chan_answer_of(fd, big, sizeof(big), 0), FFTD_EPROTO);
+	sub.slot = 2; // depth 2: slots 0 and 1
+	sub.tag  = 77;
+	assert_int_equal(
+	    chan_answer_of(fd, &sub, sizeof(sub), 77), FFTD_EINVAL);
+	sub.slot  = 0;
+	sub.flags = 1;
+	sub.tag   = 78;
+	assert_int_equal(
+	    chan_answer_of(fd, &sub, sizeof(sub), 78), FFTD_EINVAL);
+	sub.flags = 0;
+	sub.tag   = 79;
+	assert_int_equal(chan_answer_of(fd, &sub, sizeof(sub), 79), FFTD_OK);
+	// Still a working stream: an impulse gives all ones.
+	float in[512], out[512];
+	memset(in, 0, sizeof(in));
+	in[0] = 1;
+	for (int k = 0; k < 3; k++) {
+		fftd_ref_poison(out, sizeof(out));
+		ASSERT_OK(fftd_stream_submit(st, in));
+		ASSERT_OK(fftd_stream_wait(st, out, NULL));
+		for (int j = 0; j < 256; j++) {
+			assert_true(
+			    out[2 * j] == 1.0f && out[2 * j + 1] == 0.0f);
+		}
+	}
+	fftd_stats after;
+	ASSERT_OK(fftd_get_stats(C, &after));
+	assert_int_equal(after.errors - before.errors, 4);
+	// The client side hangs up with an execution in flight: the wait
+	// ends with FFTD_ECLOSED, the daemon drops the channel and serves.
+	ASSERT_OK(fftd_stream_submit(st, in));
+	assert_int_equal(shutdown(fd, SHUT_RDWR), 0);
+	assert_int_equal(fftd_stream_wait(st, out, NULL), FFTD_ECLOSED);
+	assert_int_equal(fftd_stream_submit(st, in), FFTD_ECLOSED);
+	fftd_stream_close(st);
+	assert_int_equal(seqpacket_fds(fds, 4), 0);
+	ASSERT_OK(fftd_stream_open(p, 1, &st));
+	ASSERT_OK(fftd_stream_submit(st, in));
+	ASSERT_OK(fftd_stream_wait(st, out, NULL));
+	assert_true(out[0] == 1.0f && out[510] == 1.0f);
+	fftd_stream_close(st);
+	unsetenv("FFTD_STREAM_CHANNEL");
+	fftd_plan_destroy(p);
+
+	// StreamOpen on a raw connection: no such plan; nothing else leaks.
+	nng_socket s;
+	raw_connect(&s, D.url);
+	Fftd__Wire__Request    rq = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__StreamOpen so = FFTD__WIRE__STREAM_OPEN__INIT;
+	so.plan_id                = 1;
+	so.buffer_id              = 1;
+	so.depth                  = 1;
+	so.slot_bytes             = 4096;
+	so.out_offset             = 2048;
+	rq.body_case              = FFTD__WIRE__REQUEST__BODY_STREAM_OPEN;
+	rq.stream_open            = &so;
+	Fftd__Wire__Reply *r      = NULL;
+	int                rv     = fftd_test_raw_request(s, &rq, NULL, 0, &r);
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	nng_close(s);
+	assert_int_equal(rv, FFTD_ENOPLAN);
+	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 }
 
 // --- raw protocol: registering a buffer by hand
@@ -1854,6 +1996,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bit_identical),
 		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_stream_channel),
 		cmocka_unit_test_teardown(test_isolation, local_teardown),
 		cmocka_unit_test(test_raw_buffers),
 		cmocka_unit_test(test_killed_holder),
