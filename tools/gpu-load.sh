@@ -20,6 +20,10 @@
 #               too (--rt-slice-us 100; common/slice.h)
 #   rtslice-shm both of the above
 #   block       [backend] gpu_sync = block
+#   chunk1m, chunk2m  [backend] pipeline_chunk_bytes = 1M, 2M (a realtime
+#               copy waits in the copy engines behind the batch chunks
+#               already queued there)
+#   streams2    [backend] pipeline_streams = 2
 #   sigterm     SIGTERM 5 s into full load: every accepted request answered
 #   devices     one GPU vs all (only with two GPUs or more)
 # VARIANTS="default nolane ..." picks (default: all). LOAD_ARGS go to every
@@ -29,7 +33,7 @@ B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-VARIANTS=${VARIANTS:-default nochan nolane noslice shm inline1m nice rtslice rtslice-shm block sigterm devices}
+VARIANTS=${VARIANTS:-default nochan nolane noslice shm inline1m nice rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices}
 rc=0
 
 conf() { # conf NAME LINES...: a config file under $OUT
@@ -45,7 +49,7 @@ run() { # run VARIANT ARGS...
 	"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load-$v.json" "$@" \
 	    >"$OUT/load-$v.log" 2>&1 || rc=1
 	echo "== $v: $*"
-	grep -E '^(window|host CPUs|realtime [0-9])|Jain|p99 loaded|lost results|wrong results|daemon errors|SIGTERM|daemon exit' \
+	grep -E '^(window|host CPUs|realtime [0-9]|  daemon side)|Jain|p99 loaded|lost results|wrong results|daemon errors|SIGTERM|daemon exit' \
 	    "$OUT/load-$v.log"
 }
 
@@ -68,6 +72,9 @@ for v in $VARIANTS; do
 	nice) run nice --batch-nice 10 ${LOAD_ARGS:-} ;;
 	rtslice) run rtslice --rt-slice-us 100 ${LOAD_ARGS:-} ;;
 	rtslice-shm) run rtslice-shm --rt-slice-us 100 --batch-shm ${LOAD_ARGS:-} ;;
+	chunk1m) run chunk1m --config "$(conf chunk1m '[backend]' 'pipeline_chunk_bytes = 1M')" ${LOAD_ARGS:-} ;;
+	chunk2m) run chunk2m --config "$(conf chunk2m '[backend]' 'pipeline_chunk_bytes = 2M')" ${LOAD_ARGS:-} ;;
+	streams2) run streams2 --config "$(conf streams2 '[backend]' 'pipeline_streams = 2')" ${LOAD_ARGS:-} ;;
 	block) run block --config "$(conf block '[backend]' 'gpu_sync = block')" ${LOAD_ARGS:-} ;;
 	sigterm) run sigterm --sigterm-after "${SIGTERM_AFTER:-5}" ;;
 	devices)
