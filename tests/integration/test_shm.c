@@ -23,7 +23,15 @@
 //   - streams of depth 1, 2 and 4 over 3 * depth + 1 distinct inputs give
 //     each the inline result bit for bit; with depth in flight
 //     fftd_stream_input is NULL and fftd_stream_submit FFTD_EBUSY; a wait
-//     with nothing in flight is FFTD_EINVAL;
+//     with nothing in flight is FFTD_EINVAL; all of it over a stream
+//     channel (FFTD_STREAM_CHANNEL=2: required) and again over NNG (0);
+//   - stream channels: on the channel's socket, a short and a long packet
+//     get FFTD_EPROTO, a slot past the depth and unknown flags
+//     FFTD_EINVAL, each answered with its tag and a message, counted as
+//     four daemon errors, and the stream still gives exact results after;
+//     the client hanging up its channel with an execution in flight gets
+//     FFTD_ECLOSED and leaves no channel behind, and a new stream works;
+//     StreamOpen of a plan the connection does not have is FFTD_ENOPLAN;
 //   - isolation: another connection naming buffer ids 1..64 (three of them
 //     another client's) in Execute or BufferRelease gets FFTD_EINVAL and
 //     changes none of that client's bytes; over the raw protocol, offsets
