@@ -1248,19 +1248,52 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 
 // --- shared-memory buffers ---------------------------------------------------
 
+// new_token makes a token for a descriptor hand-over, or answers why not
+// (false): the daemon does not offer `what`, or has no randomness.
+static bool
+new_token(fftd__ctx *c, bool offered, const char *what,
+    uint8_t token[FFTD__FDSOCK_TOKEN])
+{
+	if (!offered) {
+		ctx_reply_error(c, FFTD_EUNSUPPORTED,
+		    "this daemon offers no %s (no ipc:// listener)", what);
+		return false;
+	}
+	if (getrandom(token, FFTD__FDSOCK_TOKEN, 0) != FFTD__FDSOCK_TOKEN) {
+		ctx_reply_error(c, FFTD_ESYSERR, "no randomness for a token");
+		return false;
+	}
+	return true;
+}
+
+// reply_token answers a BufferRegister or StreamOpen: the token to send
+// with the descriptor, and where to send it.
+static void
+reply_token(fftd__ctx *c, const uint8_t *token, bool stream)
+{
+	Fftd__Wire__Reply               r = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__BufferRegisterReply rr
+	    = FFTD__WIRE__BUFFER_REGISTER_REPLY__INIT;
+	rr.token.data = (uint8_t *) token;
+	rr.token.len  = FFTD__FDSOCK_TOKEN;
+	rr.fd_socket  = c->srv->fd_path;
+	if (stream) {
+		r.body_case   = FFTD__WIRE__REPLY__BODY_STREAM_OPEN;
+		r.stream_open = &rr;
+	} else {
+		r.body_case       = FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER;
+		r.buffer_register = &rr;
+	}
+	ctx_reply(c, &r, 0, NULL);
+}
+
 static void
 handle_buffer_register(
     fftd__ctx *c, uint32_t pipe, const Fftd__Wire__BufferRegister *br)
 {
 	fftd__server *s = c->srv;
-	if (s->fdsock == NULL) {
-		ctx_reply_error(c, FFTD_EUNSUPPORTED,
-		    "this daemon offers no shared memory (no ipc:// listener)");
-		return;
-	}
-	uint8_t token[FFTD__FDSOCK_TOKEN];
-	if (getrandom(token, sizeof(token), 0) != (ssize_t) sizeof(token)) {
-		ctx_reply_error(c, FFTD_ESYSERR, "no randomness for a token");
+	uint8_t       token[FFTD__FDSOCK_TOKEN];
+	if (!new_token(c, s->fdsock != NULL, "shared memory", token)) {
 		return;
 	}
 	int  rv = FFTD_OK;
@@ -1299,15 +1332,7 @@ handle_buffer_register(
 		ctx_reply_error(c, rv, "%s", msg);
 		return;
 	}
-	Fftd__Wire__Reply               r = FFTD__WIRE__REPLY__INIT;
-	Fftd__Wire__BufferRegisterReply rr
-	    = FFTD__WIRE__BUFFER_REGISTER_REPLY__INIT;
-	rr.token.data     = token;
-	rr.token.len      = sizeof(token);
-	rr.fd_socket      = s->fd_path;
-	r.body_case       = FFTD__WIRE__REPLY__BODY_BUFFER_REGISTER;
-	r.buffer_register = &rr;
-	ctx_reply(c, &r, 0, NULL);
+	reply_token(c, token, false);
 }
 
 static void
@@ -1348,15 +1373,9 @@ handle_stream_open(
     fftd__ctx *c, uint32_t pipe, const Fftd__Wire__StreamOpen *so)
 {
 	fftd__server *s = c->srv;
-	if (s->fdsock == NULL || s->chanpoll == NULL) {
-		ctx_reply_error(c, FFTD_EUNSUPPORTED,
-		    "this daemon offers no stream channels (no ipc:// "
-		    "listener)");
-		return;
-	}
-	uint8_t token[FFTD__FDSOCK_TOKEN];
-	if (getrandom(token, sizeof(token), 0) != (ssize_t) sizeof(token)) {
-		ctx_reply_error(c, FFTD_ESYSERR, "no randomness for a token");
+	uint8_t       token[FFTD__FDSOCK_TOKEN];
+	if (!new_token(c, s->fdsock != NULL && s->chanpoll != NULL,
+	        "stream channels", token)) {
 		return;
 	}
 	int  rv = FFTD_OK;
@@ -1429,15 +1448,7 @@ handle_stream_open(
 		ctx_reply_error(c, rv, "%s", msg);
 		return;
 	}
-	Fftd__Wire__Reply               r = FFTD__WIRE__REPLY__INIT;
-	Fftd__Wire__BufferRegisterReply rr
-	    = FFTD__WIRE__BUFFER_REGISTER_REPLY__INIT;
-	rr.token.data = token;
-	rr.token.len  = sizeof(token);
-	rr.fd_socket  = s->fd_path;
-	r.body_case   = FFTD__WIRE__REPLY__BODY_STREAM_OPEN;
-	r.stream_open = &rr;
-	ctx_reply(c, &r, 0, NULL);
+	reply_token(c, token, true);
 }
 
 // stream_attach makes the channel for a stream token whose socket arrived
