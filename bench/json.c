@@ -31,3 +31,10 @@ bench_json_num(FILE *f, double v)
 		fprintf(f, "null");
 	}
 }
+
+void
+bench_json_field(FILE *f, const char *key, double v)
+{
+	fprintf(f, ", \"%s\": ", key);
+	bench_json_num(f, v);
+}

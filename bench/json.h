@@ -15,4 +15,8 @@ void bench_json_str(FILE *f, const char *s);
 // not finite (JSON has no NaN or infinity).
 void bench_json_num(FILE *f, double v);
 
+// bench_json_field writes `, "key": v` (v as bench_json_num), the common
+// shape of an object's later members.
+void bench_json_field(FILE *f, const char *key, double v);
+
 #endif // FFTD_BENCH_JSON_H

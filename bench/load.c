@@ -105,14 +105,10 @@ jlat(FILE *f, const char *key, const fftd_load_lat *L)
 {
 	fprintf(f, "\"%s\": {\"n\": %" PRIu64 ", \"p50_us\": ", key, L->n);
 	bench_json_num(f, L->p50);
-	fprintf(f, ", \"p99_us\": ");
-	bench_json_num(f, L->p99);
-	fprintf(f, ", \"p999_us\": ");
-	bench_json_num(f, L->p999);
-	fprintf(f, ", \"max_us\": ");
-	bench_json_num(f, L->max);
-	fprintf(f, ", \"mean_us\": ");
-	bench_json_num(f, L->mean);
+	bench_json_field(f, "p99_us", L->p99);
+	bench_json_field(f, "p999_us", L->p999);
+	bench_json_field(f, "max_us", L->max);
+	bench_json_field(f, "mean_us", L->mean);
 	fprintf(f, "}");
 }
 
@@ -153,14 +149,10 @@ json_run(FILE *f, const fftd_load_result *r)
 	    f, r->window_s > 0 ? r->window_in_bytes / r->window_s / 1e9 : NAN);
 	fprintf(f, ", \"device_busy\": ");
 	bench_json_num(f, r->device_busy);
-	fprintf(f, ", \"host_busy_unloaded\": ");
-	bench_json_num(f, r->host_busy_unloaded);
-	fprintf(f, ", \"host_steal_unloaded\": ");
-	bench_json_num(f, r->host_steal_unloaded);
-	fprintf(f, ", \"host_busy_loaded\": ");
-	bench_json_num(f, r->host_busy_loaded);
-	fprintf(f, ", \"host_steal_loaded\": ");
-	bench_json_num(f, r->host_steal_loaded);
+	bench_json_field(f, "host_busy_unloaded", r->host_busy_unloaded);
+	bench_json_field(f, "host_steal_unloaded", r->host_steal_unloaded);
+	bench_json_field(f, "host_busy_loaded", r->host_busy_loaded);
+	bench_json_field(f, "host_steal_loaded", r->host_steal_loaded);
 	fprintf(f, "},\n    \"unloaded_s\": ");
 	bench_json_num(f, r->unloaded_s);
 	fprintf(f, ", \"loaded_s\": ");
