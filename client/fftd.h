@@ -72,7 +72,8 @@ extern "C" {
 	X(EDEVMEM, 17, "not enough device memory for this request")            \
 	X(EINTERNAL, 18, "internal error")                                     \
 	X(EDEADLINE, 19, "deadline passed before the transform could start")   \
-	X(ECANCELED, 20, "request canceled")
+	X(ECANCELED, 20, "request canceled")                                   \
+	X(EREFUSED, 21, "connection refused by the daemon's configuration")
 
 // fftd_error lists the error codes. Codes at or above FFTD_ESYSERR are
 // tagged: the range says where the code came from and the low 24 bits hold
@@ -259,8 +260,9 @@ int fftd_default_url(char *buf, size_t len);
 // fftd_last_error() names it), FFTD_ENNGERR+NNG_ECRYPTO, +NNG_ECONNSHUT or
 // +NNG_EPEERAUTH (TLS handshake failed; the message says whether the
 // daemon's certificate failed verification or the daemon refused the
-// client's), FFTD_ECLOSED (the daemon closed the connection, e.g. the
-// client's address is not in its [remote] allow), FFTD_ENNGERR+n.
+// client's), FFTD_EREFUSED (the client's address is not in the daemon's
+// [remote] allow; the message says which address), FFTD_ECLOSED (the
+// daemon closed the connection), FFTD_ENNGERR+n.
 //
 // Several daemons (one per GPU server, say): url may be a comma-separated
 // list of up to FFTD_MAX_DAEMONS URLs, e.g.

@@ -113,6 +113,21 @@ struct fftd__shbuf {
 };
 
 #define MAX_PENDING_TOKENS 4
+// Connections refused by [remote] allow that are kept open to be told why
+// (refused_pipe); past this many, more are hung up on at once.
+#define MAX_REFUSED 64
+
+// A connection [remote] allow refuses is not hung up on at once: its
+// requests (the Hello first) are answered FFTD_EREFUSED with the reason,
+// so that its client learns why and closes the connection itself. (A
+// connection the daemon hangs up on can also leave NNG 1.5 in the client
+// unable to close sockets.) It has no session; a second request closes it.
+typedef struct refused_pipe {
+	uint32_t             pipe;
+	int                  answered;
+	char                 why[160];
+	struct refused_pipe *next;
+} refused_pipe;
 // Stream channels per connection: each holds a descriptor in the daemon.
 #define MAX_STREAM_CHANS 64
 
@@ -172,6 +187,8 @@ struct fftd__server {
 	pthread_mutex_t  mtx; // sessions, handles, limits
 	pthread_cond_t   drained;
 	fftd__session   *sessions;
+	refused_pipe    *refused; // (server lock)
+	int              nrefused;
 	fftd__fdsock    *fdsock;
 	char             fd_path[108];
 	fftd__chanpoll  *chanpoll;
@@ -507,6 +524,29 @@ session_close(fftd__server *s, uint32_t pipe)
 	atomic_fetch_sub(&s->n_sessions, 1);
 }
 
+// refuse keeps pipe p open to answer its requests FFTD_EREFUSED, or hangs
+// up on it when too many refused ones are open.
+static void
+refuse(fftd__server *s, nng_pipe p, const char *why)
+{
+	refused_pipe *r    = calloc(1, sizeof(*r));
+	bool          kept = false;
+	pthread_mutex_lock(&s->mtx);
+	if (r != NULL && s->nrefused < MAX_REFUSED) {
+		r->pipe = (uint32_t) nng_pipe_id(p);
+		snprintf(r->why, sizeof(r->why), "%s", why);
+		r->next    = s->refused;
+		s->refused = r;
+		s->nrefused++;
+		kept = true;
+	}
+	pthread_mutex_unlock(&s->mtx);
+	if (!kept) {
+		free(r);
+		nng_pipe_close(p);
+	}
+}
+
 static void
 on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
@@ -520,7 +560,7 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 		char why[160];
 		if (!fftd__remote_allowed(p, &s->cfg, why, sizeof(why))) {
 			fftd__log(FFTD_LOG_WARN, "connection refused: %s", why);
-			nng_pipe_close(p);
+			refuse(s, p, why);
 			return;
 		}
 		// The session must exist before the pipe's first request: NNG
@@ -559,6 +599,18 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 		    "client %u connected (pid %" PRIu64 ", uid %" PRIu64 ")",
 		    id, ss->pid, ss->uid);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		pthread_mutex_lock(&s->mtx);
+		for (refused_pipe **pp = &s->refused; *pp != NULL;
+		     pp                = &(*pp)->next) {
+			if ((*pp)->pipe == id) {
+				refused_pipe *r = *pp;
+				*pp             = r->next;
+				s->nrefused--;
+				free(r);
+				break;
+			}
+		}
+		pthread_mutex_unlock(&s->mtx);
 		session_close(s, id);
 	}
 }
@@ -1875,6 +1927,26 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	fftd__frame f;
 	uint32_t    pipe = (uint32_t) nng_pipe_id(nng_msg_get_pipe(m));
 	c->pipe          = pipe;
+	char why[160]    = "";
+	bool hang_up     = false;
+	pthread_mutex_lock(&c->srv->mtx);
+	for (refused_pipe *r = c->srv->refused; r != NULL; r = r->next) {
+		if (r->pipe == pipe) {
+			snprintf(why, sizeof(why), "%s", r->why);
+			hang_up = r->answered++ > 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->srv->mtx);
+	if (why[0] != '\0') {
+		if (hang_up) { // told already, and still asking
+			nng_pipe_close(nng_msg_get_pipe(m));
+		}
+		nng_msg_free(m);
+		ctx_reply_error(
+		    c, FFTD_EREFUSED, "connection refused: %s", why);
+		return;
+	}
 	int rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f);
 	if (rv != FFTD_OK) {
 		nng_msg_free(m);
@@ -2251,6 +2323,11 @@ fftd__server_destroy(fftd__server *s)
 	}
 	while (s->sessions != NULL) {
 		session_close(s, s->sessions->pipe);
+	}
+	while (s->refused != NULL) {
+		refused_pipe *r = s->refused;
+		s->refused      = r->next;
+		free(r);
 	}
 	pthread_mutex_destroy(&s->mtx);
 	pthread_cond_destroy(&s->drained);
