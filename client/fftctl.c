@@ -728,6 +728,8 @@ cmd_stats(int argc, char **argv)
 		{ "uptime_ms", "uptime (s)", s.uptime_ms, false },
 		{ "sessions", "sessions", s.sessions, false },
 		{ "plans", "plans", s.plans, false },
+		{ "stream_channels", "stream channels", s.stream_channels,
+		    false },
 		{ "requests", "requests", s.requests, false },
 		{ "errors", "errors", s.errors, false },
 		{ "bytes_in", "bytes in", s.bytes_in, true },

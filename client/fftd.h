@@ -377,8 +377,9 @@ typedef struct fftd_stats {
 	uint64_t cache_entries;
 	uint64_t cache_bytes; // bytes held by cached plans (workspace)
 	uint64_t cache_budget_bytes;
-	uint64_t canceled; // executions dropped by cancel or disconnect
-	uint64_t expired;  // executions not started by their deadline
+	uint64_t canceled;        // executions dropped by cancel or disconnect
+	uint64_t expired;         // executions not started by their deadline
+	uint64_t stream_channels; // fftd_stream channels open now
 } fftd_stats;
 
 // fftd_get_stats fetches the daemon's counters into *stats.

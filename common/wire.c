@@ -262,7 +262,8 @@ fftd__desc_from_wire(
 	X(cache_bytes)                                                         \
 	X(cache_budget_bytes)                                                  \
 	X(canceled)                                                            \
-	X(expired)
+	X(expired)                                                             \
+	X(stream_channels)
 
 #define FFTD__CLIENT_STATS_FIELDS(X)                                           \
 	X(id)                                                                  \

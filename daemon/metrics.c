@@ -95,6 +95,8 @@ static const family daemon_families[] = {
 	{ "fftd_sessions", GAUGE, V_U64, ST(sessions), 0,
 	    "Clients connected now." },
 	{ "fftd_plans", GAUGE, V_U64, ST(plans), 0, "Client plans alive now." },
+	{ "fftd_stream_channels", GAUGE, V_U64, ST(stream_channels), 0,
+	    "Stream channels (fftd_stream) open now." },
 	{ "fftd_requests_total", COUNTER, V_U64, ST(requests), 0,
 	    "Requests answered." },
 	{ "fftd_errors_total", COUNTER, V_U64, ST(errors), 0,

@@ -2405,15 +2405,20 @@ fftd__server_get_stats(fftd__server *s, fftd_stats *st)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	st->uptime_ms = (uint64_t) (now.tv_sec - s->started.tv_sec) * 1000
 	    + (uint64_t) ((now.tv_nsec - s->started.tv_nsec) / 1000000);
-	st->sessions          = atomic_load(&s->n_sessions);
-	st->plans             = atomic_load(&s->n_plans);
-	st->requests          = atomic_load(&s->n_requests);
-	st->errors            = atomic_load(&s->n_errors);
-	st->bytes_in          = atomic_load(&s->n_bytes_in);
-	st->bytes_out         = atomic_load(&s->n_bytes_out);
-	st->executes          = atomic_load(&s->n_executes);
-	st->canceled          = atomic_load(&s->n_canceled);
-	st->expired           = atomic_load(&s->n_expired);
+	st->sessions  = atomic_load(&s->n_sessions);
+	st->plans     = atomic_load(&s->n_plans);
+	st->requests  = atomic_load(&s->n_requests);
+	st->errors    = atomic_load(&s->n_errors);
+	st->bytes_in  = atomic_load(&s->n_bytes_in);
+	st->bytes_out = atomic_load(&s->n_bytes_out);
+	st->executes  = atomic_load(&s->n_executes);
+	st->canceled  = atomic_load(&s->n_canceled);
+	st->expired   = atomic_load(&s->n_expired);
+	pthread_mutex_lock(&s->mtx);
+	for (stream_chan *ch = s->chans; ch != NULL; ch = ch->next) {
+		st->stream_channels++;
+	}
+	pthread_mutex_unlock(&s->mtx);
 	fftd__cache_stats sum = { 0 };
 	for (int i = 0; i < s->nworkers; i++) {
 		fftd__cache_stats cs;

@@ -392,6 +392,7 @@ static const struct {
 	{ "fftd_uptime_seconds", "gauge" },
 	{ "fftd_sessions", "gauge" },
 	{ "fftd_plans", "gauge" },
+	{ "fftd_stream_channels", "gauge" },
 	{ "fftd_requests_total", "counter" },
 	{ "fftd_errors_total", "counter" },
 	{ "fftd_executes_total", "counter" },
@@ -523,10 +524,11 @@ test_render_clients_devices(void **state)
 	(void) state;
 	fftd_stats st;
 	memset(&st, 0, sizeof(st));
-	st.uptime_ms = 3600000;
-	st.sessions  = 3;
-	st.requests  = 1000;
-	st.executes  = 900;
+	st.uptime_ms       = 3600000;
+	st.sessions        = 3;
+	st.requests        = 1000;
+	st.stream_channels = 2;
+	st.executes        = 900;
 
 	// A name with a quote, a backslash and a newline; one with bytes
 	// that are not UTF-8 and a control character; one in UTF-8; one
@@ -610,6 +612,8 @@ test_render_clients_devices(void **state)
 	assert_int_equal(count_samples(&P, "fftd_plan_cache_budget_bytes"), 2);
 	s = find_sample(&P, "fftd_sessions", NULL, NULL);
 	assert_true(s->value == 3);
+	s = find_sample(&P, "fftd_stream_channels", NULL, NULL);
+	assert_true(s->value == 2);
 	free(out);
 }
 
