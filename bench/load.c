@@ -5,7 +5,7 @@
 //   load [--url URL | --spawn FFTD_BIN] [--json FILE] [--clients N]
 //        [--realtime N] [--requests N] [--depth N] [--rate HZ]
 //        [--unloaded N] [--rt-inline] [--rt-slice-us US] [--batch-shm]
-//        [--batch-nice N]
+//        [--batch-nice N] [--batch-cpus LIST]
 //        [--sizes auto|small|full]
 //        [--shapes I,J,...] [--sigterm-after S] [--config FILE] [--backend
 //        NAME]
@@ -18,8 +18,10 @@
 // lengths) in flight (--batch-shm: their arrays in fftd_buffers, so that
 // neither libfftd nor the daemon copies them: less host CPU taken from the
 // daemon; --batch-nice N: the batch client processes run at nice N, as
-// batch jobs on a shared server usually do; --rt-slice-us US: the realtime
-// clients' threads ask for a time slice of US microseconds, see
+// batch jobs on a shared server usually do; --batch-cpus LIST: the batch
+// client processes run only on those CPUs, e.g. 4-15, as an administrator
+// keeps batch jobs off the cores of realtime pipelines; --rt-slice-us US: the
+// realtime clients' threads ask for a time slice of US microseconds, see
 // common/slice.h); --requests (default 10^5) requests
 // in all, every result checked against c_k X (tests/util/load.h says how).
 // Measured: lost and wrong results, the daemon's error count, Jain's
@@ -48,6 +50,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +74,8 @@ usage(void)
 	    "            [--realtime N] [--requests N] [--depth N] [--rate "
 	    "HZ]\n"
 	    "            [--unloaded N] [--rt-inline] [--rt-slice-us US]\n"
-	    "            [--batch-shm] [--batch-nice N] [--sizes "
+	    "            [--batch-shm] [--batch-nice N] [--batch-cpus LIST] "
+	    "[--sizes "
 	    "auto|small|full]\n"
 	    "            [--shapes I,J,...]\n"
 	    "            [--sigterm-after S] [--config FILE] [--backend NAME]\n"
@@ -127,10 +131,12 @@ json_run(FILE *f, const fftd_load_result *r)
 	    "\"requests\": %lld, \"depth\": %d, \"rt_rate_hz\": %g, "
 	    "\"rt_unloaded\": %d, \"sizes\": \"%s\", \"sigterm_after_s\": "
 	    "%g, \"batch_shm\": %s, \"batch_nice\": %d, \"rt_slice_us\": "
-	    "%d},\n",
+	    "%d, \"batch_cpus\": ",
 	    c->nclients, c->nrealtime, c->requests, c->depth, c->rt_rate_hz,
 	    c->rt_unloaded, r->small ? "small" : "full", c->sigterm_after_s,
 	    c->batch_shm ? "true" : "false", c->batch_nice, c->rt_slice_us);
+	bench_json_str(f, c->batch_cpus);
+	fprintf(f, "},\n");
 	fprintf(f,
 	    "    \"requests\": {\"submitted\": %" PRIu64 ", \"ok\": %" PRIu64
 	    ", \"wrong\": %" PRIu64 ", \"failed\": %" PRIu64
@@ -395,6 +401,14 @@ main(int argc, char **argv)
 		} else if (strcmp(a, "--rt-slice-us") == 0 && val) {
 			cfg.rt_slice_us = atoi(argv[++i]);
 			if (cfg.rt_slice_us < 0 || cfg.rt_slice_us > 100000) {
+				usage();
+			}
+		} else if (strcmp(a, "--batch-cpus") == 0 && val) {
+			cpu_set_t cs;
+			snprintf(cfg.batch_cpus, sizeof(cfg.batch_cpus), "%s",
+			    argv[++i]);
+			if (strlen(argv[i]) >= sizeof(cfg.batch_cpus)
+			    || fftd_load_cpu_list(cfg.batch_cpus, &cs) <= 0) {
 				usage();
 			}
 		} else if (strcmp(a, "--batch-nice") == 0 && val) {

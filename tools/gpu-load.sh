@@ -16,6 +16,9 @@
 #   inline1m    libfftd stages only arrays of 1 MiB or more (the threshold
 #               before 64 KiB): 256 KiB arrays go through NNG's socket
 #   nice        batch client processes at nice 10
+#   pinned      batch client processes on CPUs 4-15 only (--batch-cpus),
+#               as an administrator keeps batch jobs off the realtime
+#               pipelines' cores; the daemon and realtime clients anywhere
 #   rtslice     the realtime clients' threads ask for 100 us time slices
 #               too (--rt-slice-us 100; common/slice.h)
 #   rtslice-shm both of the above
@@ -33,7 +36,7 @@ B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-VARIANTS=${VARIANTS:-default nochan nolane noslice shm inline1m nice rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices}
+VARIANTS=${VARIANTS:-default nochan nolane noslice shm inline1m nice pinned rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices}
 rc=0
 
 conf() { # conf NAME LINES...: a config file under $OUT
@@ -70,6 +73,7 @@ for v in $VARIANTS; do
 		unset FFTD_INLINE_STAGING
 		;;
 	nice) run nice --batch-nice 10 ${LOAD_ARGS:-} ;;
+	pinned) run pinned --batch-cpus "${BATCH_CPUS:-4-15}" ${LOAD_ARGS:-} ;;
 	rtslice) run rtslice --rt-slice-us 100 ${LOAD_ARGS:-} ;;
 	rtslice-shm) run rtslice-shm --rt-slice-us 100 --batch-shm ${LOAD_ARGS:-} ;;
 	chunk1m) run chunk1m --config "$(conf chunk1m '[backend]' 'pipeline_chunk_bytes = 1M')" ${LOAD_ARGS:-} ;;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <fftw3.h>
 #include <inttypes.h>
 #include <math.h>
@@ -80,9 +81,10 @@ typedef struct slot {
 	uint64_t  seed;
 	int       rt_stream; // realtime: use a stream (the child says if it
 	                     // could)
-	int batch_shm;       // batch: arrays in an fftd_buffer (zero copy)
-	int batch_nice;      // batch: the child's nice value (0: unchanged)
-	int rt_slice_us;     // realtime: its threads' time slice (0: default)
+	int  batch_shm;      // batch: arrays in an fftd_buffer (zero copy)
+	int  batch_nice;     // batch: the child's nice value (0: unchanged)
+	int  rt_slice_us;    // realtime: its threads' time slice (0: default)
+	char batch_cpus[64]; // batch: CPUs it may run on ("": all)
 	// written by the child
 	_Atomic int      state;
 	pid_t            pid;
@@ -460,6 +462,41 @@ run_batch(child *ch)
 	}
 }
 
+int
+fftd_load_cpu_list(const char *list, void *set)
+{
+	cpu_set_t *cs = set;
+	CPU_ZERO(cs);
+	const char *p = list;
+	while (*p != '\0') {
+		char *end;
+		long  a = strtol(p, &end, 10), b = a;
+		if (end == p || a < 0) {
+			return -1;
+		}
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a) {
+				return -1;
+			}
+			p = end;
+		}
+		if (b >= CPU_SETSIZE) {
+			return -1;
+		}
+		for (long c = a; c <= b; c++) {
+			CPU_SET((int) c, cs);
+		}
+		if (*p == ',') {
+			p++;
+		} else if (*p != '\0') {
+			return -1;
+		}
+	}
+	return CPU_COUNT(cs);
+}
+
 static int
 child_main(child *ch)
 {
@@ -469,6 +506,14 @@ child_main(child *ch)
 	// leaves the batch client as urgent as the others.
 	if (!s->realtime && s->batch_nice > 0) {
 		(void) setpriority(PRIO_PROCESS, 0, s->batch_nice);
+	}
+	// Before libfftd starts its threads, which inherit the mask.
+	cpu_set_t cpus;
+	if (s->batch_cpus[0] != '\0'
+	    && (fftd_load_cpu_list(s->batch_cpus, &cpus) <= 0
+	        || sched_setaffinity(0, sizeof(cpus), &cpus) != 0)) {
+		child_fail(ch, "sched_setaffinity", FFTD_EINVAL);
+		return 1;
 	}
 	int rv = fftd_client_open(&ch->c, sh->url, sh->timeout_ms);
 	if (rv != FFTD_OK) {
@@ -1227,6 +1272,10 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 		s->batch_shm    = !s->realtime && cfg->batch_shm;
 		s->batch_nice   = s->realtime ? 0 : cfg->batch_nice;
 		s->rt_slice_us  = s->realtime ? cfg->rt_slice_us : 0;
+		if (!s->realtime) {
+			snprintf(s->batch_cpus, sizeof(s->batch_cpus), "%s",
+			    cfg->batch_cpus);
+		}
 		s->seed = 0x5eed10adull * (uint64_t) (i + 1) + 0x9e3779b9ull;
 	}
 
@@ -1461,6 +1510,9 @@ fftd_load_print(const fftd_load_result *r, FILE *f)
 	    r->small ? "small" : "full", r->nclients, cfg->nrealtime,
 	    cfg->rt_rate_hz, cfg->rt_slice_us, cfg->depth,
 	    cfg->batch_shm ? " in shared buffers" : "", cfg->batch_nice);
+	if (cfg->batch_cpus[0] != '\0') {
+		fprintf(f, "batch clients on CPUs %s\n", cfg->batch_cpus);
+	}
 	fprintf(f,
 	    "%3s %-4s %-20s %8s %5s %9s %9s %6s %6s %9s %7s %8s %7s %6s\n", "#",
 	    "cls", "shape", "in KiB", "depth", "requests", "ok", "wrong",

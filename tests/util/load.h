@@ -107,6 +107,12 @@ typedef struct fftd_load_config {
 	int batch_shm;   // batch clients' arrays in fftd_buffers (no copies)
 	int batch_nice;  // batch clients' nice value, 1..19 (0: as started)
 	int rt_slice_us; // realtime clients' time slice, us (common/slice.h)
+	// batch_cpus: CPUs the batch client processes may run on, a list
+	// such as "4-15" or "2,3,8-15" (empty: all), as an administrator keeps
+	// batch jobs off the cores of realtime pipelines (systemd's
+	// AllowedCPUs=, taskset); the realtime clients and the daemon are
+	// not confined.
+	char            batch_cpus[64];
 	fftd_load_sizes sizes;
 	// shapes: batch client i (0-based among the batch clients) takes
 	// shape shapes[i % nshapes] of the size table (0..FFTD_LOAD_NSHAPES-1,
@@ -227,6 +233,10 @@ typedef struct fftd_load_result {
 // fftd_load_defaults fills *cfg: 16 clients of which 2 realtime, 100000
 // requests, depth 8, sizes auto, timeout 900 s.
 void fftd_load_defaults(fftd_load_config *cfg);
+
+// fftd_load_cpu_list checks a CPU list (batch_cpus) and returns how many
+// CPUs it names, or -1 if it is malformed or names a CPU past CPU_SETSIZE.
+int fftd_load_cpu_list(const char *list, void *set);
 
 // fftd_load_run runs the load described by cfg against cfg->url and fills
 // *res. Returns 0 when the run took place (res->failures says whether it
