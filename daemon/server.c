@@ -187,8 +187,8 @@ struct fftd__server {
 	pthread_mutex_t  mtx; // sessions, handles, limits
 	pthread_cond_t   drained;
 	fftd__session   *sessions;
-	refused_pipe    *refused; // (server lock)
-	int              nrefused;
+	refused_pipe    *refused;  // (server lock)
+	_Atomic int      nrefused; // changed under the server lock
 	fftd__fdsock    *fdsock;
 	char             fd_path[108];
 	fftd__chanpoll  *chanpoll;
@@ -532,12 +532,12 @@ refuse(fftd__server *s, nng_pipe p, const char *why)
 	refused_pipe *r    = calloc(1, sizeof(*r));
 	bool          kept = false;
 	pthread_mutex_lock(&s->mtx);
-	if (r != NULL && s->nrefused < MAX_REFUSED) {
+	if (r != NULL && atomic_load(&s->nrefused) < MAX_REFUSED) {
 		r->pipe = (uint32_t) nng_pipe_id(p);
 		snprintf(r->why, sizeof(r->why), "%s", why);
 		r->next    = s->refused;
 		s->refused = r;
-		s->nrefused++;
+		atomic_fetch_add(&s->nrefused, 1);
 		kept = true;
 	}
 	pthread_mutex_unlock(&s->mtx);
@@ -605,7 +605,7 @@ on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 			if ((*pp)->pipe == id) {
 				refused_pipe *r = *pp;
 				*pp             = r->next;
-				s->nrefused--;
+				atomic_fetch_sub(&s->nrefused, 1);
 				free(r);
 				break;
 			}
@@ -1929,15 +1929,20 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	c->pipe          = pipe;
 	char why[160]    = "";
 	bool hang_up     = false;
-	pthread_mutex_lock(&c->srv->mtx);
-	for (refused_pipe *r = c->srv->refused; r != NULL; r = r->next) {
-		if (r->pipe == pipe) {
-			snprintf(why, sizeof(why), "%s", r->why);
-			hang_up = r->answered++ > 0;
-			break;
+	// A refused pipe is listed in ADD_PRE, before its first request can
+	// arrive; with none listed, this path takes no lock.
+	if (atomic_load(&c->srv->nrefused) > 0) {
+		pthread_mutex_lock(&c->srv->mtx);
+		for (refused_pipe *r = c->srv->refused; r != NULL;
+		     r               = r->next) {
+			if (r->pipe == pipe) {
+				snprintf(why, sizeof(why), "%s", r->why);
+				hang_up = r->answered++ > 0;
+				break;
+			}
 		}
+		pthread_mutex_unlock(&c->srv->mtx);
 	}
-	pthread_mutex_unlock(&c->srv->mtx);
 	if (why[0] != '\0') {
 		if (hang_up) { // told already, and still asking
 			nng_pipe_close(nng_msg_get_pipe(m));
