@@ -20,6 +20,7 @@
 #include "wire.h"
 
 #define MAX_EVENTS 64
+#define DRAIN_MAX 64
 
 typedef struct watch {
 	int           fd;
@@ -58,7 +59,9 @@ drain(fftd__chanpoll *p, watch *w)
 	// One byte more than the largest valid packet, so that an oversized
 	// one shows as such instead of being cut to a valid length.
 	uint8_t buf[sizeof(fftd__chan_submit) + 1];
-	for (;;) {
+	// At most DRAIN_MAX packets a turn, so that a client that floods its
+	// channel cannot starve the others (epoll reports it again).
+	for (int k = 0; k < DRAIN_MAX; k++) {
 		ssize_t n = recv(w->fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n > 0) {
 			p->ops.on_packet(p->arg, w->chan, buf, (size_t) n);
@@ -79,6 +82,7 @@ drain(fftd__chanpoll *p, watch *w)
 		free(w);
 		return false;
 	}
+	return true;
 }
 
 static void *

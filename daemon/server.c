@@ -1509,10 +1509,12 @@ static int
 stream_attach(fftd__server *s, fftd__session *ss, int i, int fd,
     stream_chan **chp, char *msg, size_t msglen)
 {
-	int       type = 0;
-	socklen_t tl   = sizeof(type);
+	int       type = 0, domain = 0;
+	socklen_t tl = sizeof(type), dl = sizeof(domain);
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0
-	    || type != SOCK_SEQPACKET) {
+	    || type != SOCK_SEQPACKET
+	    || getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) != 0
+	    || domain != AF_UNIX) {
 		snprintf(msg, msglen,
 		    "a stream channel must be an AF_UNIX SOCK_SEQPACKET "
 		    "socket");
@@ -1533,12 +1535,18 @@ stream_attach(fftd__server *s, fftd__session *ss, int i, int fd,
 		snprintf(msg, msglen, "too many stream channels open");
 		return FFTD_ELIMIT;
 	}
-	stream_chan *ch  = calloc(1, sizeof(*ch));
-	int          cfd = ch ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
-	if (ch == NULL || cfd < 0) {
+	stream_chan *ch = calloc(1, sizeof(*ch));
+	if (ch == NULL) {
+		snprintf(msg, msglen, "daemon out of memory");
+		return FFTD_ENOMEM;
+	}
+	int cfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (cfd < 0) {
+		int e = errno;
 		free(ch);
-		snprintf(msg, msglen, "daemon out of memory or descriptors");
-		return ch == NULL ? FFTD_ENOMEM : FFTD_ESYSERR + errno;
+		snprintf(msg, msglen, "no descriptor for the channel: %s",
+		    strerror(e));
+		return FFTD_ESYSERR + e;
 	}
 	ch->fd         = cfd;
 	ch->pipe       = ss->pipe;
