@@ -2092,8 +2092,19 @@ struct fftd_stream {
 	uint64_t tag[MAX_DEPTH];
 	int      status[MAX_DEPTH];
 	bool     answered[MAX_DEPTH];
-	char     why[MAX_DEPTH][240]; // fftd__chan_reply.msg
+	char     why[MAX_DEPTH][232];       // fftd__chan_reply.msg
+	fftd_stream_times times[MAX_DEPTH]; // per slot, as answered
+	fftd_stream_times last;             // of the last successful wait
+	bool              have_last;
 };
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 // stream_chan_setting reads FFTD_STREAM_CHANNEL: 0 never, 2 required
 // (fftd_stream_open fails instead of using NNG; for tests), else 1: when
@@ -2245,7 +2256,8 @@ fftd_stream_submit(fftd_stream *st, const void *in)
 		fftd__chan_submit sub = { 0 };
 		sub.slot              = (uint32_t) st->head;
 		sub.tag = atomic_fetch_add(&st->plan->client->next_tag, 1) + 1;
-		sub.deadline_us = (uint64_t) st->deadline_us;
+		sub.deadline_us                  = (uint64_t) st->deadline_us;
+		st->times[st->head].submitted_ns = mono_ns();
 		ssize_t n = send(st->chan, &sub, sizeof(sub), MSG_NOSIGNAL);
 		if (n != (ssize_t) sizeof(sub)) {
 			return set_error(FFTD_ECLOSED, "stream channel: %s",
@@ -2297,6 +2309,11 @@ chan_wait(fftd_stream *st, int i)
 		r.msg[sizeof(r.msg) - 1] = '\0';
 		if (r.slot < (uint32_t) st->depth && !st->answered[r.slot]
 		    && st->tag[r.slot] == r.tag) {
+			fftd_stream_times *t = &st->times[r.slot];
+			t->answered_ns       = mono_ns();
+			t->received_ns       = (int64_t) r.received_ns;
+			t->started_ns        = (int64_t) r.started_ns;
+			t->finished_ns       = (int64_t) r.finished_ns;
 			st->answered[r.slot] = true;
 			st->status[r.slot]   = r.status;
 			snprintf(st->why[r.slot], sizeof(st->why[r.slot]), "%s",
@@ -2315,6 +2332,25 @@ chan_wait(fftd_stream *st, int i)
 	if (st->status[i] != FFTD_OK) {
 		return set_error(st->status[i], "%s", st->why[i]);
 	}
+	st->last      = st->times[i];
+	st->have_last = true;
+	return FFTD_OK;
+}
+
+int
+fftd_stream_last_times(const fftd_stream *st, fftd_stream_times *times)
+{
+	if (st == NULL || times == NULL) {
+		return set_error(FFTD_EINVAL, "stream or times is NULL");
+	}
+	if (st->chan < 0) {
+		return set_error(FFTD_EUNSUPPORTED,
+		    "this stream has no stream channel: no daemon times");
+	}
+	if (!st->have_last) {
+		return set_error(FFTD_EINVAL, "no wait has succeeded yet");
+	}
+	*times = st->last;
 	return FFTD_OK;
 }
 

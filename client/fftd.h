@@ -626,6 +626,24 @@ int fftd_stream_pending(const fftd_stream *stream);
 // (fftd_exec_options.deadline_us; 0 turns it off).
 void fftd_stream_set_deadline(fftd_stream *stream, int64_t deadline_us);
 
+// fftd_stream_times says where the time of one stream execution went, in
+// CLOCK_MONOTONIC nanoseconds (one clock for the client and its local
+// daemon): submitted (fftd_stream_submit sent it), received (the daemon's
+// channel thread read it), started and finished (its device worker began
+// and ended it, host-device copies included), answered (fftd_stream_wait
+// read the answer, before copying the result out). received - submitted
+// and answered - finished are the hand-offs between processes; started -
+// received is the wait for the device worker.
+typedef struct fftd_stream_times {
+	int64_t submitted_ns, received_ns, started_ns, finished_ns, answered_ns;
+} fftd_stream_times;
+
+// fftd_stream_last_times fills *times for the execution that the last
+// successful fftd_stream_wait returned. FFTD_EUNSUPPORTED if the stream
+// has no stream channel (over NNG the daemon's times do not travel),
+// FFTD_EINVAL if no wait has succeeded yet or an argument is NULL.
+int fftd_stream_last_times(const fftd_stream *stream, fftd_stream_times *times);
+
 // fftd_stream_close waits for what is in flight and frees the stream and
 // its buffer. NULL is ignored.
 void fftd_stream_close(fftd_stream *stream);

@@ -74,7 +74,11 @@ typedef struct fftd__chan_reply {
 	int32_t  status;
 	uint32_t slot;
 	uint64_t tag;
-	char     msg[240];
+	// CLOCK_MONOTONIC ns (one clock on one host) when the daemon's channel
+	// thread read the submission, and its worker started and finished it
+	// (0 when it did not run): fftd_stream_last_times.
+	uint64_t received_ns, started_ns, finished_ns;
+	char     msg[232];
 } fftd__chan_reply;
 
 // fftd__hist_bucket is the latency histogram bucket of a duration in

@@ -220,9 +220,10 @@ typedef struct plan_job {
 typedef struct exec_job {
 	fftd__job     job; // must be first
 	fftd__server *srv;
-	fftd__ctx    *ctx;  // where the answer goes: an NNG context,
-	stream_chan  *chan; // or a stream channel (one reference)
-	uint32_t      slot; // the channel's slot
+	fftd__ctx    *ctx;         // where the answer goes: an NNG context,
+	stream_chan  *chan;        // or a stream channel (one reference)
+	uint32_t      slot;        // the channel's slot
+	uint64_t      received_ns; // when the channel thread read it
 	fftd__handle *h;
 	nng_msg      *req;
 	void         *payload;    // inline input, or NULL
@@ -420,19 +421,24 @@ chan_unref(fftd__server *s, stream_chan *ch)
 // counted as a reply. It never blocks a worker: a client that does not
 // read its answers (its socket buffer full) or is gone loses them.
 static void chan_answer(fftd__server *s, stream_chan *ch, uint64_t tag,
-    uint32_t slot, int status, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
+    uint32_t slot, const uint64_t *times, int status, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 
+// times, when not NULL: the execution's received, started and finished
+// CLOCK_MONOTONIC ns (fftd__chan_reply).
 static void
 chan_answer(fftd__server *s, stream_chan *ch, uint64_t tag, uint32_t slot,
-    int status, const char *fmt, ...)
+    const uint64_t *times, int status, const char *fmt, ...)
 {
 	count_reply(s, ch->pipe, status);
 	fftd__chan_reply r;
-	r.status = status;
-	r.slot   = slot;
-	r.tag    = tag;
-	r.msg[0] = '\0';
+	r.status      = status;
+	r.slot        = slot;
+	r.tag         = tag;
+	r.received_ns = times ? times[0] : 0;
+	r.started_ns  = times ? times[1] : 0;
+	r.finished_ns = times ? times[2] : 0;
+	r.msg[0]      = '\0';
 	if (status != FFTD_OK) {
 		va_list ap;
 		va_start(ap, fmt);
@@ -469,7 +475,7 @@ job_answer_error(fftd__server *s, fftd__ctx *c, stream_chan *ch, uint64_t tag,
 		ctx_reply_error(c, status, "%s", msg);
 		return;
 	}
-	chan_answer(s, ch, tag, slot, status, "%s", msg);
+	chan_answer(s, ch, tag, slot, NULL, status, "%s", msg);
 	chan_unref(s, ch);
 	busy_done(s);
 }
@@ -944,13 +950,14 @@ exec_job_drop(fftd__worker *w, fftd__job *job, int status)
 static void
 exec_job_run(fftd__worker *w, fftd__job *job)
 {
-	exec_job           *ej   = (exec_job *) job;
-	fftd__handle       *h    = ej->h;
-	fftd__ctx          *c    = ej->ctx;
-	stream_chan        *ch   = ej->chan;
-	fftd__server       *s    = ej->srv;
-	uint64_t            tag  = job->tag;
-	uint32_t            slot = ej->slot;
+	exec_job           *ej          = (exec_job *) job;
+	fftd__handle       *h           = ej->h;
+	fftd__ctx          *c           = ej->ctx;
+	stream_chan        *ch          = ej->chan;
+	fftd__server       *s           = ej->srv;
+	uint64_t            tag         = job->tag;
+	uint32_t            slot        = ej->slot;
+	uint64_t            received_ns = ej->received_ns;
 	fftd__shbuf        *inb = ej->inb, *outb = ej->outb;
 	const fftd__shape  *sh  = &h->shape;
 	const fftd__device *dev = fftd__worker_device(w);
@@ -1065,7 +1072,8 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 done:
 	// Device time is the worker's time on this request, staging and reply
 	// included: what the scheduler charges is what the statistics say.
-	t_exec = fftd__now_ns() - t_start;
+	uint64_t t_end = fftd__now_ns();
+	t_exec         = t_end - t_start;
 	fftd__worker_charge(w, t_exec);
 	exec_settle(s, ej, rv, t_start - job->enqueue_ns, t_exec);
 	if (ej->req != NULL) {
@@ -1090,7 +1098,9 @@ done:
 		atomic_fetch_add(&s->n_executes, 1);
 		atomic_fetch_add(&s->n_bytes_out, out_bytes);
 		if (ch != NULL) {
-			chan_answer(s, ch, tag, slot, FFTD_OK, "%s", "");
+			const uint64_t times[3]
+			    = { received_ns, t_start, t_end };
+			chan_answer(s, ch, tag, slot, times, FFTD_OK, "%s", "");
 			chan_unref(s, ch);
 			busy_done(s);
 		} else {
@@ -1569,30 +1579,31 @@ stream_attach(fftd__server *s, fftd__session *ss, int i, int fd,
 static void
 chan_packet(void *arg, void *chan, const void *pkt, size_t len)
 {
-	fftd__server     *s  = arg;
-	stream_chan      *ch = chan;
+	fftd__server     *s   = arg;
+	stream_chan      *ch  = chan;
+	uint64_t          now = fftd__now_ns();
 	fftd__chan_submit sub;
 	if (len != sizeof(sub)) {
-		chan_answer(s, ch, 0, 0, FFTD_EPROTO,
+		chan_answer(s, ch, 0, 0, NULL, FFTD_EPROTO,
 		    "stream packet of %zu bytes; a submission is %zu", len,
 		    sizeof(sub));
 		return;
 	}
 	memcpy(&sub, pkt, sizeof(sub));
 	if (atomic_load(&s->stopping)) {
-		chan_answer(s, ch, sub.tag, sub.slot, FFTD_ESHUTDOWN,
+		chan_answer(s, ch, sub.tag, sub.slot, NULL, FFTD_ESHUTDOWN,
 		    "the daemon is shutting down; request not run");
 		return;
 	}
 	if (sub.slot >= ch->depth || sub.flags != 0) {
-		chan_answer(s, ch, sub.tag, sub.slot, FFTD_EINVAL,
+		chan_answer(s, ch, sub.tag, sub.slot, NULL, FFTD_EINVAL,
 		    "slot %u of a stream of %u (flags %u)", sub.slot, ch->depth,
 		    sub.flags);
 		return;
 	}
 	exec_job *ej = calloc(1, sizeof(*ej));
 	if (ej == NULL) {
-		chan_answer(s, ch, sub.tag, sub.slot, FFTD_ENOMEM,
+		chan_answer(s, ch, sub.tag, sub.slot, NULL, FFTD_ENOMEM,
 		    "daemon out of memory");
 		return;
 	}
@@ -1600,12 +1611,13 @@ chan_packet(void *arg, void *chan, const void *pkt, size_t len)
 	atomic_fetch_add(&ch->b->refs, 2);
 	atomic_fetch_add(&ch->refs, 1);
 	exec_job_init(ej, s, ch->h, ch->pipe, sub.tag, sub.deadline_us);
-	ej->chan    = ch;
-	ej->slot    = sub.slot;
-	ej->inb     = ch->b;
-	ej->outb    = ch->b;
-	ej->in_off  = (uint64_t) sub.slot * ch->slot_bytes;
-	ej->out_off = ej->in_off + ch->out_off;
+	ej->chan        = ch;
+	ej->slot        = sub.slot;
+	ej->received_ns = now;
+	ej->inb         = ch->b;
+	ej->outb        = ch->b;
+	ej->in_off      = (uint64_t) sub.slot * ch->slot_bytes;
+	ej->out_off     = ej->in_off + ch->out_off;
 	char msg[240];
 	int  rv = exec_admit(s, ch->pipe, ej, msg, sizeof(msg));
 	if (rv != FFTD_OK) {
@@ -1613,7 +1625,7 @@ chan_packet(void *arg, void *chan, const void *pkt, size_t len)
 		handle_unref(s, ch->h);
 		shbuf_unref(s, ch->b);
 		shbuf_unref(s, ch->b);
-		chan_answer(s, ch, sub.tag, sub.slot, rv, "%s", msg);
+		chan_answer(s, ch, sub.tag, sub.slot, NULL, rv, "%s", msg);
 		chan_unref(s, ch);
 	}
 }

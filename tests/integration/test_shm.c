@@ -32,6 +32,9 @@
 //     the client hanging up its channel with an execution in flight gets
 //     FFTD_ECLOSED and leaves no channel behind, and a new stream works;
 //     StreamOpen of a plan the connection does not have is FFTD_ENOPLAN;
+//     fftd_stream_last_times gives submitted <= received <= started <
+//     finished <= answered, FFTD_EINVAL before a wait, FFTD_EUNSUPPORTED
+//     over NNG;
 //   - isolation: another connection naming buffer ids 1..64 (three of them
 //     another client's) in Execute or BufferRelease gets FFTD_EINVAL and
 //     changes none of that client's bytes; over the raw protocol, offsets
@@ -889,6 +892,8 @@ test_stream_channel(void **state)
 	float in[512], out[512];
 	memset(in, 0, sizeof(in));
 	in[0] = 1;
+	fftd_stream_times t;
+	assert_int_equal(fftd_stream_last_times(st, &t), FFTD_EINVAL);
 	for (int k = 0; k < 3; k++) {
 		fftd_ref_poison(out, sizeof(out));
 		ASSERT_OK(fftd_stream_submit(st, in));
@@ -897,6 +902,13 @@ test_stream_channel(void **state)
 			assert_true(
 			    out[2 * j] == 1.0f && out[2 * j + 1] == 0.0f);
 		}
+		// Where its time went: one clock, in order.
+		ASSERT_OK(fftd_stream_last_times(st, &t));
+		assert_true(t.submitted_ns > 0);
+		assert_true(t.submitted_ns <= t.received_ns);
+		assert_true(t.received_ns <= t.started_ns);
+		assert_true(t.started_ns < t.finished_ns);
+		assert_true(t.finished_ns <= t.answered_ns);
 	}
 	fftd_stats after;
 	ASSERT_OK(fftd_get_stats(C, &after));
@@ -914,6 +926,13 @@ test_stream_channel(void **state)
 	ASSERT_OK(fftd_stream_submit(st, in));
 	ASSERT_OK(fftd_stream_wait(st, out, NULL));
 	assert_true(out[0] == 1.0f && out[510] == 1.0f);
+	fftd_stream_close(st);
+	// Over NNG the daemon's times do not travel.
+	setenv("FFTD_STREAM_CHANNEL", "0", 1);
+	ASSERT_OK(fftd_stream_open(p, 1, &st));
+	ASSERT_OK(fftd_stream_submit(st, in));
+	ASSERT_OK(fftd_stream_wait(st, out, NULL));
+	assert_int_equal(fftd_stream_last_times(st, &t), FFTD_EUNSUPPORTED);
 	fftd_stream_close(st);
 	unsetenv("FFTD_STREAM_CHANNEL");
 	fftd_plan_destroy(p);
