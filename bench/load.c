@@ -104,6 +104,30 @@ read_text(const char *path)
 // --- JSON
 // ----------------------------------------------------------------------
 
+// jarray writes `, "key": [v0, v1, ...]` of the FFTD_LOAD_NSTAGES values.
+static void
+jarray(FILE *f, const char *key, const double *v)
+{
+	fprintf(f, ", \"%s\": [", key);
+	for (int j = 0; j < FFTD_LOAD_NSTAGES; j++) {
+		fprintf(f, "%s", j ? ", " : "");
+		bench_json_num(f, v[j]);
+	}
+	fprintf(f, "]");
+}
+
+static void
+jstages(FILE *f, const char *key, const fftd_load_stages *S)
+{
+	fprintf(f, ", \"%s\": {\"n\": %" PRIu64 ", \"tail_n\": %" PRIu64, key,
+	    S->n, S->ntail);
+	bench_json_field(f, "tail_total_mean_us", S->tail_total_mean);
+	jarray(f, "p50_us", S->p50);
+	jarray(f, "p99_us", S->p99);
+	jarray(f, "tail_mean_us", S->tail_mean);
+	fprintf(f, "}");
+}
+
 static void
 jlat(FILE *f, const char *key, const fftd_load_lat *L)
 {
@@ -196,7 +220,17 @@ json_run(FILE *f, const fftd_load_result *r)
 	fprintf(f, ", \"p99_ratio\": ");
 	bench_json_num(f, r->p99_ratio);
 	fprintf(
-	    f, ", \"p99_ratio_target\": %.1f},\n", FFTD_LOAD_P99_RATIO_TARGET);
+	    f, ", \"p99_ratio_target\": %.1f,\n", FFTD_LOAD_P99_RATIO_TARGET);
+	fprintf(f, "      \"stages\": {\"names\": [");
+	for (int j = 0; j < FFTD_LOAD_NSTAGES; j++) {
+		fprintf(f, "%s", j ? ", " : "");
+		bench_json_str(f, fftd_load_stage_names[j]);
+	}
+	fprintf(f, "]");
+	for (int b = 0; b < 2; b++) {
+		jstages(f, b ? "loaded" : "unloaded", &r->rt_stages[b]);
+	}
+	fprintf(f, "}},\n");
 	if (r->sigterm) {
 		fprintf(f, "    \"sigterm\": {\"at_s\": ");
 		bench_json_num(f, r->sigterm_at_s);

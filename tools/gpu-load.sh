@@ -52,7 +52,7 @@ run() { # run VARIANT ARGS...
 	"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load-$v.json" "$@" \
 	    >"$OUT/load-$v.log" 2>&1 || rc=1
 	echo "== $v: $*"
-	grep -E '^(window|host CPUs|realtime [0-9]|  daemon side)|Jain|p99 loaded|lost results|wrong results|daemon errors|SIGTERM|daemon exit' \
+	grep -E '^(window|host CPUs|realtime [0-9]|realtime stages|  daemon side)|Jain|p99 loaded|lost results|wrong results|daemon errors|SIGTERM|daemon exit' \
 	    "$OUT/load-$v.log"
 }
 

@@ -29,8 +29,15 @@ enum { PH_WAIT = 0, PH_REALTIME = 1, PH_ALL = 2, PH_STOP = 3 };
 enum { ST_STARTING = 0, ST_READY = 1, ST_DONE = 2, ST_FAILED = -1 };
 
 #define LAT_CAP (1u << 20) // latency samples per realtime client and phase
-#define NFACTORS 13        // c_k = 1 + (k mod 13)
-#define SAMPLE_MS 50       // client-stats sampling in the window
+// stage samples per realtime client and phase: FFTD_LOAD_NSTAGES stages
+// and the whole latency each (us)
+#define STAGE_CAP (1u << 16)
+#define STAGE_W (FFTD_LOAD_NSTAGES + 1)
+
+const char *const fftd_load_stage_names[FFTD_LOAD_NSTAGES]
+    = { "copy in", "to daemon", "queue", "device", "back", "copy out" };
+#define NFACTORS 13  // c_k = 1 + (k mod 13)
+#define SAMPLE_MS 50 // client-stats sampling in the window
 
 // --- shapes
 // -------------------------------------------------------------------
@@ -100,6 +107,7 @@ typedef struct slot {
 	_Atomic uint64_t mark;
 	_Atomic int      marked;
 	uint64_t         nlat[2];
+	uint64_t         nstage[2];
 	uint64_t         missed;
 } slot;
 
@@ -112,13 +120,14 @@ typedef struct shared {
 	_Atomic int mark_req; // SIGTERM run: ping and mark
 	slot        slot[FFTD_LOAD_MAX_CLIENTS];
 	// then float lat[nrealtime][2][LAT_CAP] (microseconds)
+	// and float stage[nrealtime][2][STAGE_CAP][STAGE_W]
 } shared;
 
 static size_t
 shared_size(int nrealtime)
 {
-	return sizeof(shared)
-	    + (size_t) nrealtime * 2 * LAT_CAP * sizeof(float);
+	return sizeof(shared) + (size_t) nrealtime * 2 * LAT_CAP * sizeof(float)
+	    + (size_t) nrealtime * 2 * STAGE_CAP * STAGE_W * sizeof(float);
 }
 
 static float *
@@ -126,6 +135,15 @@ lat_of(shared *sh, int i, int phase)
 {
 	float *base = (float *) (sh + 1);
 	return base + ((size_t) i * 2 + (size_t) phase) * LAT_CAP;
+}
+
+// stage_of is realtime client i's stage samples of a phase: STAGE_W
+// floats each.
+static float *
+stage_of(shared *sh, int i, int phase)
+{
+	float *base = (float *) (sh + 1) + (size_t) sh->nrealtime * 2 * LAT_CAP;
+	return base + ((size_t) i * 2 + (size_t) phase) * STAGE_CAP * STAGE_W;
 }
 
 // --- small helpers
@@ -408,6 +426,22 @@ run_realtime(child *ch)
 		int b = ph == PH_REALTIME ? 0 : steady0 && steady1 ? 1 : -1;
 		if (good && b >= 0 && s->nlat[b] < LAT_CAP) {
 			lat_of(sh, ch->me, b)[s->nlat[b]++]
+			    = (float) ((double) (t1 - t0) * 1e-3);
+		}
+		fftd_stream_times tm;
+		if (good && b >= 0 && s->nstage[b] < STAGE_CAP && ch->st
+		    && fftd_stream_last_times(ch->st, &tm) == FFTD_OK) {
+			const int64_t e[STAGE_W + 1] = { (int64_t) t0,
+				tm.submitted_ns, tm.received_ns, tm.started_ns,
+				tm.finished_ns, tm.answered_ns, (int64_t) t1,
+				(int64_t) t0 };
+			float        *v              = stage_of(sh, ch->me, b)
+			    + s->nstage[b]++ * STAGE_W;
+			for (int j = 0; j < FFTD_LOAD_NSTAGES; j++) {
+				v[j] = (float) ((double) (e[j + 1] - e[j])
+				    * 1e-3);
+			}
+			v[FFTD_LOAD_NSTAGES]
 			    = (float) ((double) (t1 - t0) * 1e-3);
 		}
 		if (rv != FFTD_OK && stop_status(rv)) {
@@ -935,6 +969,68 @@ collect(fftd_load_result *r, shared *sh, const int *codes)
 	}
 }
 
+// stages summarises the realtime clients' stage samples of a phase.
+static void
+stages(fftd_load_stages *S, shared *sh, int b)
+{
+	memset(S, 0, sizeof(*S));
+	uint64_t n = 0;
+	for (int i = 0; i < sh->nrealtime; i++) {
+		n += sh->slot[i].nstage[b];
+	}
+	S->n       = n;
+	double *v  = malloc(sizeof(double) * (n + 1));
+	double *tt = malloc(sizeof(double) * (n + 1));
+	for (int j = 0; j < FFTD_LOAD_NSTAGES; j++) {
+		S->p50[j] = S->p99[j] = S->tail_mean[j] = NAN;
+	}
+	S->tail_total_mean = NAN;
+	if (n == 0 || v == NULL || tt == NULL) {
+		free(v);
+		free(tt);
+		return;
+	}
+	// The tail: executions whose whole latency is above the p99.
+	uint64_t m = 0;
+	for (int i = 0; i < sh->nrealtime; i++) {
+		const float *x = stage_of(sh, i, b);
+		for (uint64_t k = 0; k < sh->slot[i].nstage[b]; k++) {
+			tt[m++] = x[k * STAGE_W + FFTD_LOAD_NSTAGES];
+		}
+	}
+	qsort(tt, n, sizeof(double), cmp_double);
+	double cut = pct(tt, n, 0.99), tail[FFTD_LOAD_NSTAGES + 1] = { 0 };
+	for (int j = 0; j <= FFTD_LOAD_NSTAGES; j++) {
+		m = 0;
+		for (int i = 0; i < sh->nrealtime; i++) {
+			const float *x = stage_of(sh, i, b);
+			for (uint64_t k = 0; k < sh->slot[i].nstage[b]; k++) {
+				const float *e = x + k * STAGE_W;
+				v[m++]         = e[j];
+				if (e[FFTD_LOAD_NSTAGES] > cut) {
+					tail[j] += e[j];
+					S->ntail += j == 0;
+				}
+			}
+		}
+		if (j == FFTD_LOAD_NSTAGES) {
+			break;
+		}
+		qsort(v, n, sizeof(double), cmp_double);
+		S->p50[j] = pct(v, n, 0.50);
+		S->p99[j] = pct(v, n, 0.99);
+	}
+	if (S->ntail > 0) {
+		for (int j = 0; j < FFTD_LOAD_NSTAGES; j++) {
+			S->tail_mean[j] = tail[j] / (double) S->ntail;
+		}
+		S->tail_total_mean
+		    = tail[FFTD_LOAD_NSTAGES] / (double) S->ntail;
+	}
+	free(v);
+	free(tt);
+}
+
 static void
 latencies(fftd_load_result *r, shared *sh)
 {
@@ -966,6 +1062,9 @@ latencies(fftd_load_result *r, shared *sh)
 		free(all);
 	}
 	r->p99_ratio = r->rt_loaded.p99 / r->rt_unloaded.p99;
+	for (int b = 0; b < 2; b++) {
+		stages(&r->rt_stages[b], sh, b);
+	}
 }
 
 static void
@@ -1602,6 +1701,22 @@ fftd_load_print(const fftd_load_result *r, FILE *f)
 			    c->queue[1].p99, c->device[0].p99,
 			    c->device[1].p99);
 		}
+	}
+	for (int b = 0; b < 2; b++) {
+		const fftd_load_stages *S = &r->rt_stages[b];
+		if (S->n == 0) {
+			continue;
+		}
+		fprintf(f,
+		    "realtime stages %s (us; p50 / p99 / mean over the "
+		    "%" PRIu64 " slower than p99, whose mean is %.0f):",
+		    b ? "loaded" : "unloaded", S->ntail, S->tail_total_mean);
+		for (int j = 0; j < FFTD_LOAD_NSTAGES; j++) {
+			fprintf(f, "%s %s %.0f/%.0f/%.0f", j ? "," : "",
+			    fftd_load_stage_names[j], S->p50[j], S->p99[j],
+			    S->tail_mean[j]);
+		}
+		fprintf(f, "\n");
 	}
 	if (!r->client_stats_ok) {
 		fprintf(f, "per-client statistics unavailable: %s\n",

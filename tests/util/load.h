@@ -130,6 +130,25 @@ typedef struct fftd_load_lat {
 	double   p50, p99, p999, max, mean;
 } fftd_load_lat;
 
+// FFTD_LOAD_NSTAGES: the parts of a realtime stream execution's latency
+// (fftd_stream_last_times), in order: copy in (the client's copy into the
+// slot, bench start to submitted), to daemon (submitted to received),
+// queue (received to started), device (started to finished), back
+// (finished to answered), copy out (answered to the wait's return).
+#define FFTD_LOAD_NSTAGES 6
+extern const char *const fftd_load_stage_names[FFTD_LOAD_NSTAGES];
+
+// fftd_load_stages summarises the stages over the realtime clients'
+// stream executions of one phase, in microseconds: each stage's p50 and
+// p99, and its mean over the tail (the executions whose whole latency
+// was above the phase's p99), which says where the tail's time went.
+typedef struct fftd_load_stages {
+	uint64_t n, ntail;
+	double   p50[FFTD_LOAD_NSTAGES], p99[FFTD_LOAD_NSTAGES];
+	double   tail_mean[FFTD_LOAD_NSTAGES];
+	double   tail_total_mean;
+} fftd_load_stages;
+
 // fftd_load_dq is a latency seen by the daemon (fftd_client_stats
 // histograms): the upper bounds of the buckets holding the percentiles,
 // in microseconds.
@@ -205,8 +224,9 @@ typedef struct fftd_load_result {
 	double share_min, share_max; // device time / mean, over them
 	double device_busy;          // busy fraction of the devices in window
 	// realtime latency, all realtime clients together
-	fftd_load_lat rt_unloaded, rt_loaded;
-	double        p99_ratio; // loaded / unloaded (NAN if not measured)
+	fftd_load_lat    rt_unloaded, rt_loaded;
+	fftd_load_stages rt_stages[2]; // unloaded, loaded (streams only)
+	double           p99_ratio; // loaded / unloaded (NAN if not measured)
 	// the host's CPUs in the unloaded phase and the window (/proc/stat;
 	// NAN where unreadable): fraction busy, and fraction stolen by a
 	// hypervisor (a virtual machine's vCPUs not running: every thread on
