@@ -1030,9 +1030,11 @@ fftd_get_stats(fftd_client *client, fftd_stats *st)
 	return rv;
 }
 
-int
-fftd_get_client_stats(
-    fftd_client *client, fftd_client_stats *out, int max, int *n)
+// stats_list fetches the daemon's per-client (devices false) or
+// per-device list: its length in *n, up to max entries into out (an
+// fftd_client_stats or fftd_device_stats array).
+static int
+stats_list(fftd_client *client, void *out, int max, int *n, bool devices)
 {
 	if (client == NULL || n == NULL || max < 0
 	    || (out == NULL && max > 0)) {
@@ -1041,10 +1043,18 @@ fftd_get_client_stats(
 	Fftd__Wire__Reply *r  = NULL;
 	int                rv = stats_rpc(client, &r);
 	if (rv == FFTD_OK) {
-		*n = (int) r->stats->n_clients;
+		*n = (int) (devices ? r->stats->n_devices
+		                    : r->stats->n_clients);
 		for (int i = 0; i < *n && i < max; i++) {
-			fftd__client_stats_from_wire(
-			    &out[i], r->stats->clients[i]);
+			if (devices) {
+				fftd__device_stats_from_wire(
+				    (fftd_device_stats *) out + i,
+				    r->stats->devices[i]);
+			} else {
+				fftd__client_stats_from_wire(
+				    (fftd_client_stats *) out + i,
+				    r->stats->clients[i]);
+			}
 		}
 	}
 	if (r != NULL) {
@@ -1054,26 +1064,17 @@ fftd_get_client_stats(
 }
 
 int
+fftd_get_client_stats(
+    fftd_client *client, fftd_client_stats *out, int max, int *n)
+{
+	return stats_list(client, out, max, n, false);
+}
+
+int
 fftd_get_device_stats(
     fftd_client *client, fftd_device_stats *out, int max, int *n)
 {
-	if (client == NULL || n == NULL || max < 0
-	    || (out == NULL && max > 0)) {
-		return set_error(FFTD_EINVAL, "client, out or n is NULL");
-	}
-	Fftd__Wire__Reply *r  = NULL;
-	int                rv = stats_rpc(client, &r);
-	if (rv == FFTD_OK) {
-		*n = (int) r->stats->n_devices;
-		for (int i = 0; i < *n && i < max; i++) {
-			fftd__device_stats_from_wire(
-			    &out[i], r->stats->devices[i]);
-		}
-	}
-	if (r != NULL) {
-		fftd__wire__reply__free_unpacked(r, NULL);
-	}
-	return rv;
+	return stats_list(client, out, max, n, true);
 }
 
 // --- plans
