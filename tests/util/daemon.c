@@ -340,20 +340,17 @@ fftd_test_child_dispatch(int argc, char **argv, const fftd_test_role *roles)
 	exit(127);
 }
 
-pid_t
-fftd_test_spawn(const char *role, const char *const *args)
+// spawn runs head[0] with the arguments head[0..nhead) then args (NULL-
+// terminated, or NULL), as a child that dies with this process; with outfd
+// >= 0 its stdin is /dev/null and its stdout and stderr go to outfd.
+static pid_t
+spawn(const char *const *head, int nhead, const char *const *args, int outfd)
 {
-	char    self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0) {
-		return -1;
-	}
-	self[n] = '\0';
 	const char *argv[64];
 	int         argc = 0;
-	argv[argc++]     = self;
-	argv[argc++]     = CHILD_FLAG;
-	argv[argc++]     = role;
+	for (int i = 0; i < nhead; i++) {
+		argv[argc++] = head[i];
+	}
 	for (int i = 0; args != NULL && args[i] != NULL && argc < 63; i++) {
 		argv[argc++] = args[i];
 	}
@@ -364,10 +361,29 @@ fftd_test_spawn(const char *role, const char *const *args)
 	pid_t pid    = fork();
 	if (pid == 0) {
 		fftd_test_die_with_parent(parent);
-		execv(self, (char *const *) argv);
+		if (outfd >= 0) {
+			int nul = open("/dev/null", O_RDONLY);
+			dup2(nul, 0);
+			dup2(outfd, 1);
+			dup2(outfd, 2);
+		}
+		execv(argv[0], (char *const *) argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+pid_t
+fftd_test_spawn(const char *role, const char *const *args)
+{
+	char    self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		return -1;
+	}
+	self[n]                  = '\0';
+	const char *const head[] = { self, CHILD_FLAG, role };
+	return spawn(head, 3, args, -1);
 }
 
 int
@@ -463,27 +479,9 @@ fftd_test_daemon_run(
 	if (fd < 0) {
 		return -1;
 	}
-	const char *argv[32];
-	int         argc = 0;
-	argv[argc++]     = fftd_test_daemon_bin();
-	for (int i = 0; args[i] != NULL && argc < 31; i++) {
-		argv[argc++] = args[i];
-	}
-	argv[argc] = NULL;
-	fflush(stdout);
-	fflush(stderr);
-	pid_t parent = getpid();
-	pid_t pid    = fork();
-	if (pid == 0) {
-		fftd_test_die_with_parent(parent);
-		int nul = open("/dev/null", O_RDONLY);
-		dup2(nul, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execv(argv[0], (char *const *) argv);
-		_exit(127);
-	}
-	int code = -1;
+	const char *const head[] = { fftd_test_daemon_bin() };
+	pid_t             pid    = spawn(head, 1, args, fd);
+	int               code   = -1;
 	if (pid > 0) {
 		fftd_test_wait_pids(&pid, 1, timeout_ms, &code);
 	}
