@@ -148,22 +148,26 @@ struct stream_chan {
 	stream_chan  *next; // in s->chans (server lock) until it hangs up
 };
 
+// A descriptor hand-over promised to a session (BufferRegister or
+// StreamOpen) whose descriptor has not arrived yet.
+typedef struct pending_token {
+	uint8_t  token[FFTD__FDSOCK_TOKEN];
+	uint64_t bytes;
+	// A stream channel's token (bytes 0): what StreamOpen asked.
+	bool     stream;
+	uint64_t plan_id, buffer_id, slot_bytes, out_off;
+	uint32_t depth;
+} pending_token;
+
 struct fftd__session {
-	uint32_t      pipe;
-	uint32_t      nplans; // alive and being created
-	uint64_t      uid, pid;
-	bool          ipc; // peer credentials known: shared memory allowed
-	fftd__handle *plans;
-	fftd__shbuf  *bufs;
-	uint64_t      buf_bytes; // mapped and promised to pending tokens
-	struct {
-		uint8_t  token[FFTD__FDSOCK_TOKEN];
-		uint64_t bytes;
-		// A stream channel's token (bytes 0): what StreamOpen asked.
-		bool     stream;
-		uint64_t plan_id, buffer_id, slot_bytes, out_off;
-		uint32_t depth;
-	} pending[MAX_PENDING_TOKENS];
+	uint32_t          pipe;
+	uint32_t          nplans; // alive and being created
+	uint64_t          uid, pid;
+	bool              ipc; // peer credentials known: shared memory allowed
+	fftd__handle     *plans;
+	fftd__shbuf      *bufs;
+	uint64_t          buf_bytes; // mapped and promised to pending tokens
+	pending_token     pending[MAX_PENDING_TOKENS];
 	int               npending;
 	int               nchans; // stream channels open
 	double            weight;
@@ -1328,11 +1332,28 @@ new_token(fftd__ctx *c, bool offered, const char *what,
 	return true;
 }
 
-// reply_token answers a BufferRegister or StreamOpen: the token to send
-// with the descriptor, and where to send it.
-static void
-reply_token(fftd__ctx *c, const uint8_t *token, bool stream)
+// pending_add lists a new hand-over of session ss (room checked, server
+// lock held): token set, everything else zero.
+static pending_token *
+pending_add(fftd__session *ss, const uint8_t *token)
 {
+	pending_token *pt = &ss->pending[ss->npending++];
+	memset(pt, 0, sizeof(*pt));
+	memcpy(pt->token, token, sizeof(pt->token));
+	return pt;
+}
+
+// reply_token answers a BufferRegister or StreamOpen: with status rv and
+// msg when it is refused, else the token to send with the descriptor and
+// where to send it.
+static void
+reply_token(
+    fftd__ctx *c, int rv, const char *msg, const uint8_t *token, bool stream)
+{
+	if (rv != FFTD_OK) {
+		ctx_reply_error(c, rv, "%s", msg);
+		return;
+	}
 	Fftd__Wire__Reply               r = FFTD__WIRE__REPLY__INIT;
 	Fftd__Wire__BufferRegisterReply rr
 	    = FFTD__WIRE__BUFFER_REGISTER_REPLY__INIT;
@@ -1383,18 +1404,11 @@ handle_buffer_register(
 		snprintf(
 		    msg, sizeof(msg), "too many buffer registrations pending");
 	} else {
-		memcpy(ss->pending[ss->npending].token, token, sizeof(token));
-		ss->pending[ss->npending].bytes  = br->bytes;
-		ss->pending[ss->npending].stream = false;
-		ss->npending++;
+		pending_add(ss, token)->bytes = br->bytes;
 		ss->buf_bytes += br->bytes;
 	}
 	pthread_mutex_unlock(&s->mtx);
-	if (rv != FFTD_OK) {
-		ctx_reply_error(c, rv, "%s", msg);
-		return;
-	}
-	reply_token(c, token, false);
+	reply_token(c, rv, msg, token, false);
 }
 
 static void
@@ -1495,22 +1509,16 @@ handle_stream_open(
 		    "this connection has %d stream channels open, the limit",
 		    ss->nchans);
 	} else {
-		int i = ss->npending++;
-		memcpy(ss->pending[i].token, token, sizeof(token));
-		ss->pending[i].bytes      = 0;
-		ss->pending[i].stream     = true;
-		ss->pending[i].plan_id    = so->plan_id;
-		ss->pending[i].buffer_id  = so->buffer_id;
-		ss->pending[i].depth      = so->depth;
-		ss->pending[i].slot_bytes = so->slot_bytes;
-		ss->pending[i].out_off    = so->out_offset;
+		pending_token *pt = pending_add(ss, token);
+		pt->stream        = true;
+		pt->plan_id       = so->plan_id;
+		pt->buffer_id     = so->buffer_id;
+		pt->depth         = so->depth;
+		pt->slot_bytes    = so->slot_bytes;
+		pt->out_off       = so->out_offset;
 	}
 	pthread_mutex_unlock(&s->mtx);
-	if (rv != FFTD_OK) {
-		ctx_reply_error(c, rv, "%s", msg);
-		return;
-	}
-	reply_token(c, token, true);
+	reply_token(c, rv, msg, token, true);
 }
 
 // stream_attach makes the channel for a stream token whose socket arrived
