@@ -1114,18 +1114,38 @@ done:
 	}
 }
 
+// session_plan and session_buf look up session ss's (NULL: none) plan
+// or buffer id, taking no reference (server lock held).
+static fftd__handle *
+session_plan(fftd__session *ss, uint64_t id)
+{
+	fftd__handle *h = ss ? ss->plans : NULL;
+	while (h != NULL && h->id != id) {
+		h = h->next;
+	}
+	return h;
+}
+
+static fftd__shbuf *
+session_buf(fftd__session *ss, uint64_t id)
+{
+	fftd__shbuf *b = ss ? ss->bufs : NULL;
+	while (b != NULL && b->id != id) {
+		b = b->next;
+	}
+	return b;
+}
+
 // find_shbuf returns session ss's buffer id with one more reference, or
 // NULL (server lock held).
 static fftd__shbuf *
 find_shbuf(fftd__session *ss, uint64_t id)
 {
-	for (fftd__shbuf *b = ss ? ss->bufs : NULL; b != NULL; b = b->next) {
-		if (b->id == id) {
-			atomic_fetch_add(&b->refs, 1);
-			return b;
-		}
+	fftd__shbuf *b = session_buf(ss, id);
+	if (b != NULL) {
+		atomic_fetch_add(&b->refs, 1);
 	}
-	return NULL;
+	return b;
 }
 
 // check_range validates an array of `bytes` bytes at `off` in buffer b,
@@ -1230,14 +1250,7 @@ handle_execute(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 	char          msg[512];
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = find_session(s, pipe);
-	fftd__handle  *h  = NULL;
-	for (fftd__handle *it = ss ? ss->plans : NULL; it != NULL;
-	     it               = it->next) {
-		if (it->id == ex->plan_id) {
-			h = it;
-			break;
-		}
-	}
+	fftd__handle  *h  = session_plan(ss, ex->plan_id);
 	if (h != NULL) {
 		atomic_fetch_add(&h->refs, 1);
 		if (ex->in_buffer != 0
@@ -1458,12 +1471,8 @@ handle_stream_open(
 	char msg[256];
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = find_session(s, pipe);
-	fftd__handle  *h  = NULL;
-	fftd__shbuf   *b  = NULL;
-	for (h = ss ? ss->plans : NULL; h != NULL && h->id != so->plan_id;
-	     h = h->next) { }
-	for (b = ss ? ss->bufs : NULL; b != NULL && b->id != so->buffer_id;
-	     b = b->next) { }
+	fftd__handle  *h  = session_plan(ss, so->plan_id);
+	fftd__shbuf   *b  = session_buf(ss, so->buffer_id);
 	if (ss == NULL) {
 		rv = FFTD_ECLOSED;
 		snprintf(msg, sizeof(msg), "no session for this connection");
@@ -1538,12 +1547,8 @@ stream_attach(fftd__server *s, fftd__session *ss, int i, int fd,
 		    "socket");
 		return FFTD_EINVAL;
 	}
-	fftd__handle *h = NULL;
-	fftd__shbuf  *b = NULL;
-	for (h = ss->plans; h != NULL && h->id != ss->pending[i].plan_id;
-	     h = h->next) { }
-	for (b = ss->bufs; b != NULL && b->id != ss->pending[i].buffer_id;
-	     b = b->next) { }
+	fftd__handle *h = session_plan(ss, ss->pending[i].plan_id);
+	fftd__shbuf  *b = session_buf(ss, ss->pending[i].buffer_id);
 	if (h == NULL || b == NULL) {
 		snprintf(msg, msglen,
 		    "the stream's plan or buffer was released meanwhile");
