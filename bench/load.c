@@ -183,7 +183,13 @@ json_run(FILE *f, const fftd_load_result *r)
 	bench_json_field(f, "host_steal_unloaded", r->host_steal_unloaded);
 	bench_json_field(f, "host_busy_loaded", r->host_busy_loaded);
 	bench_json_field(f, "host_steal_loaded", r->host_steal_loaded);
-	fprintf(f, "},\n    \"unloaded_s\": ");
+	fprintf(f, ", \"devices\": [");
+	for (int d = 0; d < r->ndev; d++) {
+		fprintf(f, "%s{\"index\": %d, \"busy\": ", d ? ", " : "", d);
+		bench_json_num(f, r->dev_busy[d]);
+		fprintf(f, ", \"executes\": %" PRIu64 "}", r->dev_executes[d]);
+	}
+	fprintf(f, "]},\n    \"unloaded_s\": ");
 	bench_json_num(f, r->unloaded_s);
 	fprintf(f, ", \"loaded_s\": ");
 	bench_json_num(f, r->run_s);

@@ -6,6 +6,11 @@
 # processes, >= 10^5 requests, fairness, realtime latency) in several
 # variants, measured in one session so they compare:
 #   default     as configured out of the box
+#   gpu0        the same on device 0 alone ([backend] devices = 0): the
+#               issue's one-GPU load on a host with several
+#   wide        defaults with ${WIDE_CLIENTS:-30} clients (2 realtime), so
+#               that inline batch clients, each bound by its own copies and
+#               checks, can keep several GPUs busy
 #   nolane      [backend] realtime_lane = no (realtime shares the batch
 #               worker)
 #   noslice     [server] slice_us = 0 (the kernel's default time slice for
@@ -28,7 +33,12 @@
 #               already queued there)
 #   streams2    [backend] pipeline_streams = 2
 #   sigterm     SIGTERM 5 s into full load: every accepted request answered
-#   devices     one GPU vs all (only with two GPUs or more)
+#   devices     one GPU vs all (only with two GPUs or more): the same
+#               batch clients (--realtime 0, MULTI_ARGS), devices = 0 then
+#               devices = all
+#   devices-shm the same with ${MULTI_CLIENTS:-30} batch clients on shared
+#               buffers, so that the clients' copies and checks (one core
+#               each) do not bound the two GPUs' throughput
 # VARIANTS="default nolane ..." picks (default: all). LOAD_ARGS go to every
 # measured run. Logs and JSON under $OUT as load-VARIANT.{log,json}.
 set -u
@@ -36,7 +46,7 @@ B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-VARIANTS=${VARIANTS:-default nochan nolane noslice shm inline1m nice pinned rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices}
+VARIANTS=${VARIANTS:-default nochan nolane noslice shm inline1m nice pinned rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices devices-shm}
 rc=0
 
 conf() { # conf NAME LINES...: a config file under $OUT
@@ -46,19 +56,26 @@ conf() { # conf NAME LINES...: a config file under $OUT
 	echo "$f"
 }
 
-run() { # run VARIANT ARGS...
+run() { # run VARIANT ARGS... (a variant run again gets -2, -3, ...)
 	v=$1
 	shift
+	n=1
+	while [ -e "$OUT/load-$v.log" ] || [ -e "$OUT/load-$v-$n.log" ]; do
+		n=$((n + 1))
+		[ -e "$OUT/load-$v-$n.log" ] || { v="$v-$n"; break; }
+	done
 	"$B/bench/load" --spawn "$B/fftd" --json "$OUT/load-$v.json" "$@" \
 	    >"$OUT/load-$v.log" 2>&1 || rc=1
 	echo "== $v: $*"
-	grep -E '^(window|host CPUs|realtime [0-9]|realtime stages|  daemon side)|Jain|p99 loaded|lost results|wrong results|daemon errors|SIGTERM|daemon exit' \
+	grep -E '^(window|devices in the window|host CPUs|realtime [0-9]|realtime stages|  daemon side)|Jain|p99 loaded|lost results|wrong results|daemon errors|SIGTERM|daemon exit' \
 	    "$OUT/load-$v.log"
 }
 
 for v in $VARIANTS; do
 	case $v in
 	default) run default ${LOAD_ARGS:-} ;;
+	gpu0) run gpu0 --config "$(conf gpu0 '[backend]' 'devices = 0')" ${LOAD_ARGS:-} ;;
+	wide) run wide --clients "${WIDE_CLIENTS:-30}" ${LOAD_ARGS:-} ;;
 	nolane) run nolane --config "$(conf nolane '[backend]' 'realtime_lane = no')" ${LOAD_ARGS:-} ;;
 	noslice) run noslice --config "$(conf noslice '[server]' 'slice_us = 0')" ${LOAD_ARGS:-} ;;
 	shm) run shm --batch-shm ${LOAD_ARGS:-} ;;
@@ -81,15 +98,17 @@ for v in $VARIANTS; do
 	streams2) run streams2 --config "$(conf streams2 '[backend]' 'pipeline_streams = 2')" ${LOAD_ARGS:-} ;;
 	block) run block --config "$(conf block '[backend]' 'gpu_sync = block')" ${LOAD_ARGS:-} ;;
 	sigterm) run sigterm --sigterm-after "${SIGTERM_AFTER:-5}" ;;
-	devices)
+	devices | devices-shm)
 		ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+		args="${MULTI_ARGS:-}"
+		[ "$v" = devices-shm ] && args="$args --batch-shm --clients ${MULTI_CLIENTS:-30}"
 		if [ "$ngpu" -ge 2 ]; then
 			for devs in 0 all; do
-				run "devices-$devs" --config "$(conf "devices-$devs" '[backend]' "devices = $devs")" \
-				    --realtime 0 ${MULTI_ARGS:-}
+				run "$v-$devs" --config "$(conf "$v-$devs" '[backend]' "devices = $devs")" \
+				    --realtime 0 $args
 			done
 		else
-			echo "== devices: skipped, $ngpu GPU(s)"
+			echo "== $v: skipped, $ngpu GPU(s)"
 		fi
 		;;
 	*) echo "unknown variant $v" >&2; rc=1 ;;

@@ -1146,8 +1146,13 @@ fairness(fftd_load_result *r, shared *sh, const snap *s0, const snap *s1,
 		r->share_min = r->share_max = NAN;
 	}
 	double busy = 0;
+	r->ndev     = 0;
 	for (int d = 0; d < s1->ndev && d < s0->ndev; d++) {
-		busy += s1->ds[d].busy_seconds - s0->ds[d].busy_seconds;
+		double b = s1->ds[d].busy_seconds - s0->ds[d].busy_seconds;
+		busy += b;
+		r->dev_busy[d]     = r->window_s > 0 ? b / r->window_s : NAN;
+		r->dev_executes[d] = s1->ds[d].executes - s0->ds[d].executes;
+		r->ndev            = d + 1;
 	}
 	r->device_busy = s1->ndev > 0 && r->window_s > 0
 	    ? busy / (r->window_s * s1->ndev)
@@ -1662,6 +1667,15 @@ fftd_load_print(const fftd_load_result *r, FILE *f)
 	    r->window_s > 0 ? (double) r->window_reqs / r->window_s : NAN,
 	    r->window_s > 0 ? r->window_in_bytes / r->window_s / 1e9 : NAN,
 	    r->device_busy * 100, r->submitted, r->run_s, r->unloaded_s);
+	if (r->ndev > 1) {
+		fprintf(f, "devices in the window:");
+		for (int d = 0; d < r->ndev; d++) {
+			fprintf(f, "%s %d: busy %.0f%%, %" PRIu64 " executions",
+			    d ? ";" : "", d, r->dev_busy[d] * 100,
+			    r->dev_executes[d]);
+		}
+		fprintf(f, "\n");
+	}
 	fprintf(f,
 	    "host CPUs: unloaded %.0f%% busy, %.1f%% stolen; window %.0f%% "
 	    "busy, %.1f%% stolen (steal: a hypervisor ran something else on "

@@ -223,6 +223,11 @@ typedef struct fftd_load_result {
 	double jain;
 	double share_min, share_max; // device time / mean, over them
 	double device_busy;          // busy fraction of the devices in window
+	// per device in the window (several devices: how evenly placement
+	// spread the work): busy fraction and executions
+	int      ndev;
+	double   dev_busy[FFTD_MAX_DEVICES];
+	uint64_t dev_executes[FFTD_MAX_DEVICES];
 	// realtime latency, all realtime clients together
 	fftd_load_lat    rt_unloaded, rt_loaded;
 	fftd_load_stages rt_stages[2]; // unloaded, loaded (streams only)
