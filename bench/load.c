@@ -219,6 +219,10 @@ json_run(FILE *f, const fftd_load_result *r)
 	bench_json_num(f, r->share_min);
 	fprintf(f, ", \"share_max\": ");
 	bench_json_num(f, r->share_max);
+	fprintf(f, ", \"backlogged\": %d, \"backlogged_min\": %.2f",
+	    r->fair.jain_bl_n, FFTD_LOAD_BACKLOG_MIN);
+	bench_json_field(f, "value_backlogged", r->fair.jain_bl);
+	fprintf(f, ", \"over_backlogged_mean\": %d", r->fair.over_n);
 	fprintf(f, "},\n    \"realtime\": {");
 	jlat(f, "unloaded", &r->rt_unloaded);
 	fprintf(f, ", ");

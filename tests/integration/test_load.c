@@ -10,6 +10,10 @@
 //     per-client statistics, in a window where every batch client is
 //     backlogged) at least 0.99. Latencies are printed, not asserted:
 //     speed is shown by the benchmark, not by tests;
+//   - the max-min fairness figure (fftd_load_fairness) on hand-made
+//     shares: equal backlogged shares give 1, a starved backlogged client
+//     lowers it, a client that was not backlogged and took more than the
+//     backlogged ones counts as over, one that took less does not;
 //   - SIGTERM under load: the same clients in full flight, SIGTERM to the
 //     daemon; every request it had accepted is answered correctly, the
 //     others correctly or with FFTD_ECLOSED / FFTD_ESHUTDOWN (or
@@ -23,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +100,46 @@ test_mixed_load(void **state)
 }
 
 static void
+test_fairness_figure(void **state)
+{
+	(void) state;
+	fftd_load_fair f;
+	const double   one[] = { 1, 1, 1, 1 };
+	// Four backlogged clients at equal shares (weight 2 halves both).
+	const double dv0[] = { 2, 2, 2, 2 }, bl0[] = { 1, 0.95, 0.9, 1 };
+	const double w2[] = { 2, 2, 2, 2 };
+	fftd_load_fairness(dv0, w2, bl0, 4, &f);
+	assert_int_equal(f.n, 4);
+	assert_int_equal(f.jain_bl_n, 4);
+	assert_true(fabs(f.jain_bl - 1) < 1e-12);
+	assert_true(fabs(f.mean_bl - 1) < 1e-12);
+	assert_int_equal(f.over_n, 0);
+	// One backlogged client with half the others' time: (3.5)^2 /
+	// (4 (3 + 0.25)) = 0.9423.
+	const double dv1[] = { 1, 1, 1, 0.5 };
+	fftd_load_fairness(dv1, one, bl0, 4, &f);
+	assert_true(fabs(f.jain_bl - 12.25 / 13.0) < 1e-12);
+	assert_true(f.jain_bl < FFTD_LOAD_JAIN_TARGET);
+	// Two clients asked less (not backlogged, NAN too): they do not
+	// count, and got less, so nothing is over.
+	const double dv2[] = { 1, 1, 0.3, 0.6 }, bl2[] = { 1, 1, 0.2, NAN };
+	fftd_load_fairness(dv2, one, bl2, 4, &f);
+	assert_int_equal(f.jain_bl_n, 2);
+	assert_true(fabs(f.jain_bl - 1) < 1e-12);
+	assert_int_equal(f.over_n, 0);
+	// A client that was not backlogged yet took 10% more than the
+	// backlogged ones: over; at 4% more: within the tolerance.
+	const double dv3[] = { 1, 1, 1.1, 1.04 }, bl3[] = { 1, 1, 0.5, 0.5 };
+	fftd_load_fairness(dv3, one, bl3, 4, &f);
+	assert_int_equal(f.over_n, 1);
+	// Fewer than two backlogged: nothing to share, not measured.
+	const double bl4[] = { 1, 0.1, 0.2, 0.3 };
+	fftd_load_fairness(dv2, one, bl4, 4, &f);
+	assert_int_equal(f.jain_bl_n, 1);
+	assert_true(isnan(f.jain_bl));
+}
+
+static void
 test_sigterm_under_load(void **state)
 {
 	(void) state;
@@ -131,6 +176,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_mixed_load, local_teardown),
+		cmocka_unit_test(test_fairness_figure),
 		cmocka_unit_test_teardown(
 		    test_sigterm_under_load, local_teardown),
 	};

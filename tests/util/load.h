@@ -83,6 +83,12 @@
 #define FFTD_LOAD_NSTATUS 32
 // Targets (issue 5).
 #define FFTD_LOAD_JAIN_TARGET 0.99
+// A batch client counts as backlogged when it had work queued at the
+// daemon in at least this share of the window's samples.
+#define FFTD_LOAD_BACKLOG_MIN 0.9
+// A client that is not backlogged may have more device time than the
+// backlogged clients' mean by at most this factor (max-min fairness).
+#define FFTD_LOAD_OVER_TOL 1.05
 #define FFTD_LOAD_P99_RATIO_TARGET 2.0
 #define FFTD_LOAD_EXIT_TARGET_S 5.0
 
@@ -92,6 +98,30 @@ typedef enum fftd_load_sizes {
 	FFTD_LOAD_SIZES_SMALL = 1,
 	FFTD_LOAD_SIZES_FULL  = 2,
 } fftd_load_sizes;
+
+// fftd_load_fair is fair sharing judged as max-min fairness, which is
+// what a work-conserving fair scheduler gives (Bertsekas and Gallager,
+// Data Networks, 2nd ed., section 6.5.2): a client that keeps work queued
+// is owed an equal share of device time (per weight); a client that does
+// not (its own CPU, say, limits what it asks) is owed what it asks, and
+// must not get more than the backlogged ones. Jain's index (Jain, Chiu,
+// Hawe, DEC-TR-301, 1984, section 3: over x_i = T_i / O_i, O_i the fair
+// allocation) over all batch clients equals jain_bl when all of them are
+// backlogged; when some are not, only this one is meaningful.
+typedef struct fftd_load_fair {
+	int    n;         // batch clients judged
+	int    jain_bl_n; // of them backlogged (>= FFTD_LOAD_BACKLOG_MIN)
+	double jain_bl;   // Jain's index over their device time / weight
+	int    over_n;    // others above FFTD_LOAD_OVER_TOL x their mean
+	double mean_bl;   // the backlogged clients' mean device time / weight
+} fftd_load_fair;
+
+// fftd_load_fairness judges n clients' device times (seconds, any unit),
+// weights (> 0) and backlogged shares (0..1; NAN counts as not
+// backlogged). jain_bl is NAN with fewer than 2 backlogged clients (the
+// devices were not saturated by them: nothing to share).
+void fftd_load_fairness(const double *device_s, const double *weight,
+    const double *backlogged, int n, fftd_load_fair *out);
 
 // fftd_load_config describes a run; fftd_load_defaults fills it.
 typedef struct fftd_load_config {
@@ -222,7 +252,11 @@ typedef struct fftd_load_result {
 	int    jain_n;
 	double jain;
 	double share_min, share_max; // device time / mean, over them
-	double device_busy;          // busy fraction of the devices in window
+	// max-min fairness (fftd_load_fairness): Jain's index over the
+	// backlogged batch clients, and how many of the others had more
+	// device time than those
+	fftd_load_fair fair;
+	double         device_busy; // busy fraction of the devices in window
 	// per device in the window (several devices: how evenly placement
 	// spread the work): busy fraction and executions
 	int      ndev;
