@@ -116,7 +116,7 @@ include bench/kernels.mk
 .PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load \
+all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/membw \
 	$(if $(filter 1,$(SAN)),,$(BENCH_KERNELS))
 
 # --- generated protocol code -------------------------------------------------
@@ -184,6 +184,9 @@ BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUIL
 $(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_LOAD_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
 
+# bench/membw: the host's memory copy bandwidth, to read load's figures by.
+$(BUILD)/bench/membw: $(BUILD)/bench/membw.o $(BUILD)/bench/json.o
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 
 # bench-e2e: spawns its own daemon on a temporary socket (bench/README.md).
 bench-e2e: $(BUILD)/bench/e2e $(BUILD)/fftd
@@ -241,7 +244,7 @@ format:
 # gpu-run/ holds only what runs there (the device tool carries at most
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
-GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels bench/load lib/libcmocka.so.0 \
+GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels bench/load bench/membw lib/libcmocka.so.0 \
 	$(patsubst build-gpu/%,%,$(wildcard build-gpu/tests/gpu/test_*[!.o]))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all

@@ -4,7 +4,8 @@
 //
 //   load [--url URL | --spawn FFTD_BIN] [--json FILE] [--clients N]
 //        [--realtime N] [--requests N] [--depth N] [--rate HZ]
-//        [--unloaded N] [--rt-inline] [--rt-slice-us US] [--batch-shm]
+//        [--unloaded N] [--rt-inline] [--rt-in-place] [--rt-slice-us US]
+//        [--batch-shm]
 //        [--batch-nice N] [--batch-cpus LIST]
 //        [--sizes auto|small|full]
 //        [--shapes I,J,...] [--sigterm-after S] [--config FILE] [--backend
@@ -13,7 +14,9 @@
 //
 // N client processes (default 16, of which 2 realtime) against one
 // daemon: realtime clients stream f32 C2C 4096 x 16 at 250 Hz through an
-// fftd_stream (--rt-inline: fftd_execute), batch clients keep --depth
+// fftd_stream (--rt-inline: fftd_execute; --rt-in-place: its slots used in
+// place, input written into the slot before the clock starts and the
+// result checked in the slot, as a pipeline would), batch clients keep --depth
 // (default 8) requests of 256 KiB .. 16 MiB (f32 C2C and R2C, several
 // lengths) in flight (--batch-shm: their arrays in fftd_buffers, so that
 // neither libfftd nor the daemon copies them: less host CPU taken from the
@@ -73,7 +76,8 @@ usage(void)
 	    "[--clients N]\n"
 	    "            [--realtime N] [--requests N] [--depth N] [--rate "
 	    "HZ]\n"
-	    "            [--unloaded N] [--rt-inline] [--rt-slice-us US]\n"
+	    "            [--unloaded N] [--rt-inline] [--rt-in-place] "
+	    "[--rt-slice-us US]\n"
 	    "            [--batch-shm] [--batch-nice N] [--batch-cpus LIST] "
 	    "[--sizes "
 	    "auto|small|full]\n"
@@ -155,10 +159,11 @@ json_run(FILE *f, const fftd_load_result *r)
 	    "\"requests\": %lld, \"depth\": %d, \"rt_rate_hz\": %g, "
 	    "\"rt_unloaded\": %d, \"sizes\": \"%s\", \"sigterm_after_s\": "
 	    "%g, \"batch_shm\": %s, \"batch_nice\": %d, \"rt_slice_us\": "
-	    "%d, \"batch_cpus\": ",
+	    "%d, \"rt_in_place\": %s, \"batch_cpus\": ",
 	    c->nclients, c->nrealtime, c->requests, c->depth, c->rt_rate_hz,
 	    c->rt_unloaded, r->small ? "small" : "full", c->sigterm_after_s,
-	    c->batch_shm ? "true" : "false", c->batch_nice, c->rt_slice_us);
+	    c->batch_shm ? "true" : "false", c->batch_nice, c->rt_slice_us,
+	    c->rt_in_place ? "true" : "false");
 	bench_json_str(f, c->batch_cpus);
 	fprintf(f, "},\n");
 	fprintf(f,
@@ -440,6 +445,8 @@ main(int argc, char **argv)
 			free(dup);
 		} else if (strcmp(a, "--rt-inline") == 0) {
 			cfg.rt_inline = 1;
+		} else if (strcmp(a, "--rt-in-place") == 0) {
+			cfg.rt_in_place = 1;
 		} else if (strcmp(a, "--batch-shm") == 0) {
 			cfg.batch_shm = 1;
 		} else if (strcmp(a, "--rt-slice-us") == 0 && val) {

@@ -16,6 +16,8 @@
 #   noslice     [server] slice_us = 0 (the kernel's default time slice for
 #               the daemon's threads)
 #   shm         batch clients' arrays in shared buffers (no copies)
+#   inplace     realtime clients use their stream slots in place
+#               (--rt-in-place: no copy in or out in their latency)
 #   nochan      realtime streams through NNG, not their stream channels
 #               (FFTD_STREAM_CHANNEL=0)
 #   inline1m    libfftd stages only arrays of 1 MiB or more (the threshold
@@ -46,7 +48,7 @@ B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-VARIANTS=${VARIANTS:-default nochan nolane noslice shm inline1m nice pinned rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices devices-shm}
+VARIANTS=${VARIANTS:-default inplace nochan nolane noslice shm inline1m nice pinned rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices devices-shm}
 rc=0
 
 conf() { # conf NAME LINES...: a config file under $OUT
@@ -79,6 +81,7 @@ for v in $VARIANTS; do
 	nolane) run nolane --config "$(conf nolane '[backend]' 'realtime_lane = no')" ${LOAD_ARGS:-} ;;
 	noslice) run noslice --config "$(conf noslice '[server]' 'slice_us = 0')" ${LOAD_ARGS:-} ;;
 	shm) run shm --batch-shm ${LOAD_ARGS:-} ;;
+	inplace) run inplace --rt-in-place ${LOAD_ARGS:-} ;;
 	nochan)
 		export FFTD_STREAM_CHANNEL=0
 		run nochan ${LOAD_ARGS:-}

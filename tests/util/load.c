@@ -92,6 +92,7 @@ typedef struct slot {
 	int  batch_shm;      // batch: arrays in an fftd_buffer (zero copy)
 	int  batch_nice;     // batch: the child's nice value (0: unchanged)
 	int  rt_slice_us;    // realtime: its threads' time slice (0: default)
+	int  rt_in_place;    // realtime: stream slots used in place
 	char batch_cpus[64]; // batch: CPUs it may run on ("": all)
 	// written by the child
 	_Atomic int      state;
@@ -384,16 +385,29 @@ stop_status(int st)
 }
 
 // rt_exec runs one realtime request: through the client's stream
-// (shared-memory slot; the input copied in, the result out) when it has
-// one, else fftd_execute (inline).
+// (shared-memory slot; the input copied in, the result out, or both used
+// in place: *outp then points into the slot) when it has one, else
+// fftd_execute (inline). in is the slot itself when filled in place.
 static int
-rt_exec(child *ch, const float *in)
+rt_exec(child *ch, const float *in, const float **outp)
 {
+	*outp = ch->out[0];
 	if (ch->st == NULL) {
 		return fftd_execute(ch->p, in, ch->out[0]);
 	}
 	int rv = fftd_stream_submit(ch->st, in);
-	return rv == FFTD_OK ? fftd_stream_wait(ch->st, ch->out[0], NULL) : rv;
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	if (!ch->s->rt_in_place) {
+		return fftd_stream_wait(ch->st, ch->out[0], NULL);
+	}
+	const void *o = NULL;
+	rv            = fftd_stream_wait(ch->st, NULL, &o);
+	if (rv == FFTD_OK) {
+		*outp = o;
+	}
+	return rv;
 }
 
 static void
@@ -415,14 +429,24 @@ run_realtime(child *ch)
 		while (
 		    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
 		    == EINTR) { }
-		const float *in      = input(ch, k);
+		const float *in = input(ch, k);
+		if (s->rt_in_place) {
+			// The producer writes the slot: not part of the
+			// latency, as for a pipeline filling it in place.
+			float *slot_in = fftd_stream_input(ch->st);
+			if (slot_in != NULL) {
+				memcpy(slot_in, in, s->in_bytes);
+				in = slot_in;
+			}
+		}
 		int          steady0 = atomic_load(&sh->steady);
 		uint64_t     t0      = now_ns();
+		const float *out     = NULL;
 		atomic_fetch_add(&s->submitted, 1);
-		int      rv      = rt_exec(ch, in);
+		int      rv      = rt_exec(ch, in, &out);
 		uint64_t t1      = now_ns();
 		int      steady1 = atomic_load(&sh->steady);
-		int      good    = account(ch, rv, ch->out[0], k);
+		int      good    = account(ch, rv, out, k);
 		k++;
 		int b = ph == PH_REALTIME ? 0 : steady0 && steady1 ? 1 : -1;
 		if (good && b >= 0 && s->nlat[b] < LAT_CAP) {
@@ -633,13 +657,15 @@ child_main(child *ch)
 		}
 		s->rt_stream = rv == FFTD_OK; // tcp://: inline after all
 	}
-	rv = s->realtime ? rt_exec(ch, input(ch, 0))
-	                 : fftd_execute(ch->p, input(ch, 0), ch->out[0]);
+	s->rt_in_place    = s->rt_in_place && s->rt_stream;
+	const float *warm = ch->out[0];
+	rv                = s->realtime ? rt_exec(ch, input(ch, 0), &warm)
+	                                : fftd_execute(ch->p, input(ch, 0), ch->out[0]);
 	if (rv != FFTD_OK) {
 		child_fail(ch, "warm-up fftd_execute", rv);
 		return 1;
 	}
-	double e = rel_err(ch, ch->out[0], 0);
+	double e = rel_err(ch, warm, 0);
 	if (!(e <= s->bound)) {
 		snprintf(s->why, sizeof(s->why),
 		    "warm-up result wrong: relative L2 error %.3g > %.3g", e,
@@ -1418,6 +1444,7 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 		s->batch_shm    = !s->realtime && cfg->batch_shm;
 		s->batch_nice   = s->realtime ? 0 : cfg->batch_nice;
 		s->rt_slice_us  = s->realtime ? cfg->rt_slice_us : 0;
+		s->rt_in_place  = s->rt_stream && cfg->rt_in_place;
 		if (!s->realtime) {
 			snprintf(s->batch_cpus, sizeof(s->batch_cpus), "%s",
 			    cfg->batch_cpus);
@@ -1648,13 +1675,14 @@ fftd_load_print(const fftd_load_result *r, FILE *f)
 	const fftd_load_config *cfg = &r->cfg;
 	fprintf(f,
 	    "fftd load%s: daemon %s, backend %s (%s), %s sizes; %d clients "
-	    "(%d realtime at %.0f Hz, slice %d us), batch depth %d%s, nice "
+	    "(%d realtime at %.0f Hz%s, slice %d us), batch depth %d%s, nice "
 	    "%d\n",
 	    r->sigterm ? " (SIGTERM run)" : "", r->info.server_version,
 	    r->info.backend,
 	    r->info.ndevices > 0 ? r->info.devices[0].name : "no device",
 	    r->small ? "small" : "full", r->nclients, cfg->nrealtime,
-	    cfg->rt_rate_hz, cfg->rt_slice_us, cfg->depth,
+	    cfg->rt_rate_hz, cfg->rt_in_place ? ", slots in place" : "",
+	    cfg->rt_slice_us, cfg->depth,
 	    cfg->batch_shm ? " in shared buffers" : "", cfg->batch_nice);
 	if (cfg->batch_cpus[0] != '\0') {
 		fprintf(f, "batch clients on CPUs %s\n", cfg->batch_cpus);

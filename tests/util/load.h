@@ -133,6 +133,12 @@ typedef struct fftd_load_config {
 	int               depth;      // batch clients' requests in flight
 	double            rt_rate_hz; // realtime request rate (0: default)
 	int               rt_inline;  // realtime through fftd_execute
+	// rt_in_place: realtime clients use their stream's slots in place, as
+	// a streaming pipeline would: the input is written into the slot
+	// (fftd_stream_input) before the clock starts (the producer's own
+	// work) and the result is checked in the slot (fftd_stream_wait's
+	// outp), so neither copy is in the latency
+	int rt_in_place;
 	int rt_unloaded; // unloaded samples per rt client (0: def.)
 	int batch_shm;   // batch clients' arrays in fftd_buffers (no copies)
 	int batch_nice;  // batch clients' nice value, 1..19 (0: as started)
