@@ -4,8 +4,8 @@
 //
 //   load [--url URL | --spawn FFTD_BIN] [--json FILE] [--clients N]
 //        [--realtime N] [--requests N] [--depth N] [--rate HZ]
-//        [--unloaded N] [--rt-inline] [--rt-in-place] [--rt-slice-us US]
-//        [--batch-shm]
+//        [--unloaded N] [--rt-inline] [--rt-in-place] [--rt-spin-us US]
+//        [--rt-slice-us US] [--batch-shm]
 //        [--batch-nice N] [--batch-cpus LIST]
 //        [--sizes auto|small|full]
 //        [--shapes I,J,...] [--sigterm-after S] [--config FILE] [--backend
@@ -16,10 +16,11 @@
 // daemon: realtime clients stream f32 C2C 4096 x 16 at 250 Hz through an
 // fftd_stream (--rt-inline: fftd_execute; --rt-in-place: its slots used in
 // place, input written into the slot before the clock starts and the
-// result checked in the slot, as a pipeline would), batch clients keep --depth
-// (default 8) requests of 256 KiB .. 16 MiB (f32 C2C and R2C, several
-// lengths) in flight (--batch-shm: their arrays in fftd_buffers, so that
-// neither libfftd nor the daemon copies them: less host CPU taken from the
+// result checked in the slot, as a pipeline would; --rt-spin-us US: their
+// waits spin up to US before sleeping, fftd_stream_set_spin), batch clients
+// keep --depth (default 8) requests of 256 KiB .. 16 MiB (f32 C2C and R2C,
+// several lengths) in flight (--batch-shm: their arrays in fftd_buffers, so
+// that neither libfftd nor the daemon copies them: less host CPU taken from the
 // daemon; --batch-nice N: the batch client processes run at nice N, as
 // batch jobs on a shared server usually do; --batch-cpus LIST: the batch
 // client processes run only on those CPUs, e.g. 4-15, as an administrator
@@ -77,7 +78,8 @@ usage(void)
 	    "            [--realtime N] [--requests N] [--depth N] [--rate "
 	    "HZ]\n"
 	    "            [--unloaded N] [--rt-inline] [--rt-in-place] "
-	    "[--rt-slice-us US]\n"
+	    "[--rt-spin-us US]\n"
+	    "            [--rt-slice-us US]\n"
 	    "            [--batch-shm] [--batch-nice N] [--batch-cpus LIST] "
 	    "[--sizes "
 	    "auto|small|full]\n"
@@ -159,11 +161,11 @@ json_run(FILE *f, const fftd_load_result *r)
 	    "\"requests\": %lld, \"depth\": %d, \"rt_rate_hz\": %g, "
 	    "\"rt_unloaded\": %d, \"sizes\": \"%s\", \"sigterm_after_s\": "
 	    "%g, \"batch_shm\": %s, \"batch_nice\": %d, \"rt_slice_us\": "
-	    "%d, \"rt_in_place\": %s, \"batch_cpus\": ",
+	    "%d, \"rt_in_place\": %s, \"rt_spin_us\": %d, \"batch_cpus\": ",
 	    c->nclients, c->nrealtime, c->requests, c->depth, c->rt_rate_hz,
 	    c->rt_unloaded, r->small ? "small" : "full", c->sigterm_after_s,
 	    c->batch_shm ? "true" : "false", c->batch_nice, c->rt_slice_us,
-	    c->rt_in_place ? "true" : "false");
+	    c->rt_in_place ? "true" : "false", c->rt_spin_us);
 	bench_json_str(f, c->batch_cpus);
 	fprintf(f, "},\n");
 	fprintf(f,
@@ -447,6 +449,11 @@ main(int argc, char **argv)
 			cfg.rt_inline = 1;
 		} else if (strcmp(a, "--rt-in-place") == 0) {
 			cfg.rt_in_place = 1;
+		} else if (strcmp(a, "--rt-spin-us") == 0 && val) {
+			cfg.rt_spin_us = atoi(argv[++i]);
+			if (cfg.rt_spin_us < 0 || cfg.rt_spin_us > 1000000) {
+				usage();
+			}
 		} else if (strcmp(a, "--batch-shm") == 0) {
 			cfg.batch_shm = 1;
 		} else if (strcmp(a, "--rt-slice-us") == 0 && val) {

@@ -2084,6 +2084,7 @@ struct fftd_stream {
 	int              tail;         // oldest slot in flight
 	int              pending;
 	int64_t          deadline_us;
+	int64_t          spin_ns; // waits poll without sleeping this long
 	fftd_request    *req[MAX_DEPTH];
 	// Stream channel (chan >= 0): submissions and answers over a socket
 	// of the stream's own, not NNG; per slot, the submission's tag and,
@@ -2286,23 +2287,35 @@ fftd_stream_submit(fftd_stream *st, const void *in)
 static int
 chan_wait(fftd_stream *st, int i)
 {
-	int timeout = st->plan->client->timeout == NNG_DURATION_INFINITE
-	    ? -1
-	    : (int) st->plan->client->timeout;
+	int     timeout  = st->plan->client->timeout == NNG_DURATION_INFINITE
+	         ? -1
+	         : (int) st->plan->client->timeout;
+	int64_t spin_end = st->spin_ns > 0 ? mono_ns() + st->spin_ns : 0;
 	while (!st->answered[i] && !st->broken) {
-		struct pollfd p = { st->chan, POLLIN, 0 };
-		int           n = poll(&p, 1, timeout);
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n == 0) {
-			// Its answer may still come, into a slot reused by
-			// then: the channel cannot be trusted any more.
-			st->broken = FFTD_ETIMEDOUT;
-			break;
-		}
 		fftd__chan_reply r;
-		ssize_t          k = recv(st->chan, &r, sizeof(r), 0);
+		ssize_t          k;
+		if (spin_end != 0 && mono_ns() < spin_end) {
+			k = recv(st->chan, &r, sizeof(r), MSG_DONTWAIT);
+			if (k < 0
+			    && (errno == EAGAIN || errno == EWOULDBLOCK
+			        || errno == EINTR)) {
+				continue;
+			}
+		} else {
+			struct pollfd p = { st->chan, POLLIN, 0 };
+			int           n = poll(&p, 1, timeout);
+			if (n < 0 && errno == EINTR) {
+				continue;
+			}
+			if (n == 0) {
+				// Its answer may still come, into a slot
+				// reused by then: the channel cannot be
+				// trusted any more.
+				st->broken = FFTD_ETIMEDOUT;
+				break;
+			}
+			k = recv(st->chan, &r, sizeof(r), 0);
+		}
 		if (k < (ssize_t) offsetof(fftd__chan_reply, msg) + 1) {
 			st->broken = k < 0 && errno == EINTR ? 0 : FFTD_ECLOSED;
 			continue;
@@ -2406,4 +2419,21 @@ fftd_stream_set_deadline(fftd_stream *st, int64_t deadline_us)
 	if (st != NULL) {
 		st->deadline_us = deadline_us > 0 ? deadline_us : 0;
 	}
+}
+
+int
+fftd_stream_set_spin(fftd_stream *st, uint32_t spin_us)
+{
+	if (st == NULL || spin_us > 1000000) {
+		return set_error(FFTD_EINVAL,
+		    "stream is NULL or spin_us %u "
+		    "is over 10^6",
+		    st == NULL ? 0 : spin_us);
+	}
+	if (st->chan < 0) {
+		return set_error(FFTD_EUNSUPPORTED,
+		    "this stream has no stream channel: its waits are NNG's");
+	}
+	st->spin_ns = (int64_t) spin_us * 1000;
+	return FFTD_OK;
 }

@@ -626,6 +626,18 @@ int fftd_stream_pending(const fftd_stream *stream);
 // (fftd_exec_options.deadline_us; 0 turns it off).
 void fftd_stream_set_deadline(fftd_stream *stream, int64_t deadline_us);
 
+// fftd_stream_set_spin makes fftd_stream_wait poll the stream channel
+// without sleeping for up to spin_us microseconds (0, the default: sleep
+// at once) before it sleeps. A sleeping thread must be woken when the
+// answer comes, which on a host whose CPUs are busy can take a scheduler
+// tick or more (hundreds of us to ms); a spinning one holds its CPU and
+// sees the answer at once. For realtime pipelines that can give a core to
+// it: the calling thread is busy for the whole wait, up to spin_us. Set
+// spin_us near the expected execution time (fftd_stream_last_times says
+// it). FFTD_EUNSUPPORTED if the stream has no stream channel (its waits
+// are NNG's), FFTD_EINVAL for a NULL stream or spin_us over 10^6.
+int fftd_stream_set_spin(fftd_stream *stream, uint32_t spin_us);
+
 // fftd_stream_times says where the time of one stream execution went, in
 // CLOCK_MONOTONIC nanoseconds (one clock for the client and its local
 // daemon): submitted (fftd_stream_submit sent it), received (the daemon's

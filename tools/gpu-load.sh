@@ -18,6 +18,9 @@
 #   shm         batch clients' arrays in shared buffers (no copies)
 #   inplace     realtime clients use their stream slots in place
 #               (--rt-in-place: no copy in or out in their latency)
+#   spin        inplace, and their waits spin up to ${SPIN_US:-2000} us
+#               before sleeping (--rt-spin-us; fftd_stream_set_spin)
+#   spin-copy   the same spin with the realtime clients' copies
 #   nochan      realtime streams through NNG, not their stream channels
 #               (FFTD_STREAM_CHANNEL=0)
 #   inline1m    libfftd stages only arrays of 1 MiB or more (the threshold
@@ -48,7 +51,7 @@ B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-VARIANTS=${VARIANTS:-default inplace nochan nolane noslice shm inline1m nice pinned rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices devices-shm}
+VARIANTS=${VARIANTS:-default inplace spin spin-copy nochan nolane noslice shm inline1m nice pinned rtslice rtslice-shm block chunk1m chunk2m streams2 sigterm devices devices-shm}
 rc=0
 
 conf() { # conf NAME LINES...: a config file under $OUT
@@ -82,6 +85,8 @@ for v in $VARIANTS; do
 	noslice) run noslice --config "$(conf noslice '[server]' 'slice_us = 0')" ${LOAD_ARGS:-} ;;
 	shm) run shm --batch-shm ${LOAD_ARGS:-} ;;
 	inplace) run inplace --rt-in-place ${LOAD_ARGS:-} ;;
+	spin) run spin --rt-in-place --rt-spin-us "${SPIN_US:-2000}" ${LOAD_ARGS:-} ;;
+	spin-copy) run spin-copy --rt-spin-us "${SPIN_US:-2000}" ${LOAD_ARGS:-} ;;
 	nochan)
 		export FFTD_STREAM_CHANNEL=0
 		run nochan ${LOAD_ARGS:-}

@@ -34,7 +34,9 @@
 //     StreamOpen of a plan the connection does not have is FFTD_ENOPLAN;
 //     fftd_stream_last_times gives submitted <= received <= started <
 //     finished <= answered, FFTD_EINVAL before a wait, FFTD_EUNSUPPORTED
-//     over NNG;
+//     over NNG; waits that spin (fftd_stream_set_spin) give the same
+//     results with two in flight and see the hang-up (FFTD_ECLOSED);
+//     spin over 10^6 us is FFTD_EINVAL, over NNG FFTD_EUNSUPPORTED;
 //   - isolation: another connection naming buffer ids 1..64 (three of them
 //     another client's) in Execute or BufferRelease gets FFTD_EINVAL and
 //     changes none of that client's bytes; over the raw protocol, offsets
@@ -64,6 +66,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -910,6 +913,30 @@ test_stream_channel(void **state)
 		assert_true(t.started_ns < t.finished_ns);
 		assert_true(t.finished_ns <= t.answered_ns);
 	}
+	// Waits that spin before sleeping (fftd_stream_set_spin): the same
+	// results, two in flight answered in order; 200 ms of spin is more
+	// than any of these waits, so the hang-up below is seen spinning.
+	assert_int_equal(fftd_stream_set_spin(NULL, 10), FFTD_EINVAL);
+	assert_int_equal(fftd_stream_set_spin(st, 1000001), FFTD_EINVAL);
+	ASSERT_OK(fftd_stream_set_spin(st, 200000));
+	float in2[512], out2[512];
+	memset(in2, 0, sizeof(in2));
+	in2[2] = 2; // 2 x the impulse one sample on: 2 e^{-2 pi i j / 256}
+	for (int k = 0; k < 3; k++) {
+		fftd_ref_poison(out, sizeof(out));
+		fftd_ref_poison(out2, sizeof(out2));
+		ASSERT_OK(fftd_stream_submit(st, in));
+		ASSERT_OK(fftd_stream_submit(st, in2));
+		ASSERT_OK(fftd_stream_wait(st, out, NULL));
+		ASSERT_OK(fftd_stream_wait(st, out2, NULL));
+		for (int j = 0; j < 256; j++) {
+			double a = -2 * M_PI * j / 256;
+			assert_true(
+			    out[2 * j] == 1.0f && out[2 * j + 1] == 0.0f);
+			assert_true(fabs(out2[2 * j] - 2 * cos(a)) < 1e-5
+			    && fabs(out2[2 * j + 1] - 2 * sin(a)) < 1e-5);
+		}
+	}
 	fftd_stats after;
 	ASSERT_OK(fftd_get_stats(C, &after));
 	assert_int_equal(after.errors - before.errors, 4);
@@ -933,6 +960,7 @@ test_stream_channel(void **state)
 	ASSERT_OK(fftd_stream_submit(st, in));
 	ASSERT_OK(fftd_stream_wait(st, out, NULL));
 	assert_int_equal(fftd_stream_last_times(st, &t), FFTD_EUNSUPPORTED);
+	assert_int_equal(fftd_stream_set_spin(st, 100), FFTD_EUNSUPPORTED);
 	fftd_stream_close(st);
 	unsetenv("FFTD_STREAM_CHANNEL");
 	fftd_plan_destroy(p);

@@ -93,6 +93,7 @@ typedef struct slot {
 	int  batch_nice;     // batch: the child's nice value (0: unchanged)
 	int  rt_slice_us;    // realtime: its threads' time slice (0: default)
 	int  rt_in_place;    // realtime: stream slots used in place
+	int  rt_spin_us;     // realtime: stream waits spin this long
 	char batch_cpus[64]; // batch: CPUs it may run on ("": all)
 	// written by the child
 	_Atomic int      state;
@@ -656,6 +657,14 @@ child_main(child *ch)
 			return 1;
 		}
 		s->rt_stream = rv == FFTD_OK; // tcp://: inline after all
+		if (s->rt_stream && s->rt_spin_us > 0) {
+			rv = fftd_stream_set_spin(
+			    ch->st, (uint32_t) s->rt_spin_us);
+			if (rv != FFTD_OK && rv != FFTD_EUNSUPPORTED) {
+				child_fail(ch, "fftd_stream_set_spin", rv);
+				return 1;
+			}
+		}
 	}
 	s->rt_in_place    = s->rt_in_place && s->rt_stream;
 	const float *warm = ch->out[0];
@@ -1445,6 +1454,7 @@ fftd_load_run(const fftd_load_config *cfg0, fftd_load_result *r)
 		s->batch_nice   = s->realtime ? 0 : cfg->batch_nice;
 		s->rt_slice_us  = s->realtime ? cfg->rt_slice_us : 0;
 		s->rt_in_place  = s->rt_stream && cfg->rt_in_place;
+		s->rt_spin_us   = s->rt_stream ? cfg->rt_spin_us : 0;
 		if (!s->realtime) {
 			snprintf(s->batch_cpus, sizeof(s->batch_cpus), "%s",
 			    cfg->batch_cpus);
@@ -1675,14 +1685,14 @@ fftd_load_print(const fftd_load_result *r, FILE *f)
 	const fftd_load_config *cfg = &r->cfg;
 	fprintf(f,
 	    "fftd load%s: daemon %s, backend %s (%s), %s sizes; %d clients "
-	    "(%d realtime at %.0f Hz%s, slice %d us), batch depth %d%s, nice "
-	    "%d\n",
+	    "(%d realtime at %.0f Hz%s, spin %d us, slice %d us), batch depth "
+	    "%d%s, nice %d\n",
 	    r->sigterm ? " (SIGTERM run)" : "", r->info.server_version,
 	    r->info.backend,
 	    r->info.ndevices > 0 ? r->info.devices[0].name : "no device",
 	    r->small ? "small" : "full", r->nclients, cfg->nrealtime,
 	    cfg->rt_rate_hz, cfg->rt_in_place ? ", slots in place" : "",
-	    cfg->rt_slice_us, cfg->depth,
+	    cfg->rt_spin_us, cfg->rt_slice_us, cfg->depth,
 	    cfg->batch_shm ? " in shared buffers" : "", cfg->batch_nice);
 	if (cfg->batch_cpus[0] != '\0') {
 		fprintf(f, "batch clients on CPUs %s\n", cfg->batch_cpus);

@@ -139,6 +139,9 @@ typedef struct fftd_load_config {
 	// work) and the result is checked in the slot (fftd_stream_wait's
 	// outp), so neither copy is in the latency
 	int rt_in_place;
+	// rt_spin_us: realtime streams' waits spin this long before they
+	// sleep (fftd_stream_set_spin; 0: they sleep at once)
+	int rt_spin_us;
 	int rt_unloaded; // unloaded samples per rt client (0: def.)
 	int batch_shm;   // batch clients' arrays in fftd_buffers (no copies)
 	int batch_nice;  // batch clients' nice value, 1..19 (0: as started)
