@@ -249,11 +249,15 @@ test_unit_verifies(void **state)
 	// exists (verify checks it) without installing anything.
 	char pre[] = "/tmp/fftd-prefix-XXXXXX";
 	assert_non_null(mkdtemp(pre));
+	// The link lives elsewhere: it must name the daemon absolutely
+	// (FFTD_BIN, or build/fftd from the repository root, may be relative).
+	char bin[PATH_MAX];
+	assert_non_null(realpath(fftd_test_daemon_bin(), bin));
 	char cmd[4 * PATH_MAX];
 	snprintf(cmd, sizeof(cmd),
 	    "make -s -C '%s' install-files PREFIX='%s/usr' SYSCONFDIR='%s/etc' "
 	    "&& mkdir -p '%s/usr/bin' && ln -s '%s' '%s/usr/bin/fftd'",
-	    root, pre, pre, pre, fftd_test_daemon_bin(), pre);
+	    root, pre, pre, pre, bin, pre);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd),
 	    "systemd-analyze verify '%s/usr/lib/systemd/system/fftd.service' "
