@@ -97,10 +97,12 @@ GPU_SRC   := $(wildcard tests/gpu/test_*.c)
 # tests/util/load.c and session.c are clients of libfftd: integration and
 # GPU tests (and bench/load) link them, unit tests (which do not link
 # libfftd) do not.
-TEST_UTIL_SRC := $(filter-out tests/util/load.c tests/util/session.c,$(wildcard tests/util/*.c))
+# tests/util/gpu.c calls the CUDA runtime: GPU tests only.
+TEST_UTIL_SRC := $(filter-out tests/util/load.c tests/util/session.c tests/util/gpu.c,$(wildcard tests/util/*.c))
 TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
 LOAD_OBJ  := $(BUILD)/tests/util/load.o
 SESSION_OBJ := $(BUILD)/tests/util/session.o
+GPU_UTIL_OBJ := $(BUILD)/tests/util/gpu.o
 UNIT_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 GPU_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(GPU_SRC))
@@ -164,8 +166,8 @@ $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $
 $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
 
-$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)

@@ -30,14 +30,11 @@
 #include "../util/cases.h"
 #include "../util/check.h"
 #include "../util/daemon.h"
+#include "../util/gpu.h"
 #include "../util/ref.h"
 #include "../util/session.h"
 #include "fftd.h"
 #include "layout.h"
-
-#ifdef FFTD_WITH_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 #define TIMEOUT_MS 120000
 #define BUDGET (256ull << 20)
@@ -45,24 +42,6 @@
 static const char      *skip_reason;
 static fftd_test_daemon D;
 static fftd_client     *C;
-
-static const char *
-why_no_gpu(void)
-{
-	const char *e = getenv("FFTD_TEST_GPU");
-	if (e == NULL || strcmp(e, "1") != 0) {
-		return "FFTD_TEST_GPU=1 is not set (make test-gpu sets it)";
-	}
-#ifdef FFTD_WITH_CUDA
-	int n = 0;
-	if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
-		return "no GPU (cudaGetDeviceCount)";
-	}
-	return NULL;
-#else
-	return "built without CUDA (WITH_CUDA=0)";
-#endif
-}
 
 static int
 group_setup(void **state)
@@ -319,7 +298,7 @@ test_realtime_beside_batch(void **state)
 int
 main(void)
 {
-	skip_reason = why_no_gpu();
+	skip_reason = fftd_test_why_no_gpu(1);
 	if (skip_reason != NULL) {
 		printf("GPU tests skipped: %s\n", skip_reason);
 	}

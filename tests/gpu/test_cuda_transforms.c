@@ -6,37 +6,8 @@
 // or without a usable GPU (cudaGetDeviceCount fails or finds none), every
 // test reports SKIPPED, never passed.
 
+#include "../util/gpu.h"
 #include "../util/transform_suite.h"
-
-#ifdef FFTD_WITH_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
-static const char *
-why_no_gpu(void)
-{
-	static char why[160];
-	const char *e = getenv("FFTD_TEST_GPU");
-	if (e == NULL || strcmp(e, "1") != 0) {
-		return "FFTD_TEST_GPU=1 is not set (make test-gpu sets it)";
-	}
-#ifdef FFTD_WITH_CUDA
-	int         n  = 0;
-	cudaError_t rv = cudaGetDeviceCount(&n);
-	if (rv != cudaSuccess) {
-		snprintf(why, sizeof(why), "no GPU: cudaGetDeviceCount: %s",
-		    cudaGetErrorString(rv));
-		return why;
-	}
-	if (n <= 0) {
-		return "no GPU: cudaGetDeviceCount found none";
-	}
-	return NULL;
-#else
-	snprintf(why, sizeof(why), "built without CUDA (WITH_CUDA=0)");
-	return why;
-#endif
-}
 
 int
 main(void)
@@ -44,7 +15,7 @@ main(void)
 	fftd_suite_config cfg = {
 		.name        = "transforms[cuda]",
 		.backend     = "cuda",
-		.skip_reason = why_no_gpu(),
+		.skip_reason = fftd_test_why_no_gpu(1),
 		.f16         = 1,
 	};
 	if (cfg.skip_reason != NULL) {

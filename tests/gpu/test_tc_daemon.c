@@ -48,13 +48,10 @@
 
 #include "../util/cases.h"
 #include "../util/daemon.h"
+#include "../util/gpu.h"
 #include "fftd.h"
 #include "layout.h"
 #include "../util/ref.h"
-
-#ifdef FFTD_WITH_CUDA
-#include <cuda_runtime_api.h>
-#endif
 
 // fftctl's .npy reader and writer are private to fftctl, and GPU tests link
 // only libfftd: the module is compiled into this test, as test_npy.c does.
@@ -120,32 +117,6 @@ static struct {
 	int              started;
 	double           worst[2][ND][NM]; // [tc16, split16][daemon][mode]
 } g;
-
-static const char *
-why_no_gpu(void)
-{
-	static char why[160];
-	const char *e = getenv("FFTD_TEST_GPU");
-	if (e == NULL || strcmp(e, "1") != 0) {
-		return "FFTD_TEST_GPU=1 is not set (make test-gpu sets it)";
-	}
-#ifdef FFTD_WITH_CUDA
-	int         n  = 0;
-	cudaError_t rv = cudaGetDeviceCount(&n);
-	if (rv != cudaSuccess) {
-		snprintf(why, sizeof(why), "no GPU: cudaGetDeviceCount: %s",
-		    cudaGetErrorString(rv));
-		return why;
-	}
-	if (n <= 0) {
-		return "no GPU: cudaGetDeviceCount found none";
-	}
-	return NULL;
-#else
-	snprintf(why, sizeof(why), "built without CUDA (WITH_CUDA=0)");
-	return why;
-#endif
-}
 
 static void
 skip_if_needed(void)
@@ -938,7 +909,7 @@ int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	g.skip_reason = why_no_gpu();
+	g.skip_reason = fftd_test_why_no_gpu(1);
 	if (g.skip_reason != NULL) {
 		printf("GPU tests skipped: %s\n", g.skip_reason);
 	} else {
