@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "layout.h"
 #include "plan_cache.h"
+#include "../util/mock_backend.h"
 
 #define MOCK_MAGIC 0x6d6f636bu
 #define MAX_IDS 256
@@ -38,31 +39,6 @@ static struct {
 } mock;
 
 static const char *const mock_algorithms[] = { "mock", "alt", NULL };
-
-static int
-mock_probe(char *why, size_t whylen)
-{
-	(void) why;
-	(void) whylen;
-	return 1;
-}
-
-static int
-mock_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
-    size_t msglen)
-{
-	(void) dev;
-	(void) cfg;
-	(void) msg;
-	(void) msglen;
-	return FFTD_OK;
-}
-
-static void
-mock_close(fftd__device *dev)
-{
-	(void) dev;
-}
 
 static int
 mock_plan_fn(fftd__device *dev, const fftd__shape *s, const char *algorithm,

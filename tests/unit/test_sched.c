@@ -28,34 +28,10 @@
 
 #include <cmocka.h>
 
+#include "../util/mock_backend.h"
 #include "backend.h"
 #include "slice.h"
 #include "worker.h"
-
-static int
-mock_probe(char *why, size_t whylen)
-{
-	(void) why;
-	(void) whylen;
-	return 1;
-}
-
-static int
-mock_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
-    size_t msglen)
-{
-	(void) dev;
-	(void) cfg;
-	(void) msg;
-	(void) msglen;
-	return FFTD_OK;
-}
-
-static void
-mock_close(fftd__device *dev)
-{
-	(void) dev;
-}
 
 static const char *const mock_algorithms[] = { "mock", NULL };
 
