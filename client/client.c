@@ -2424,11 +2424,12 @@ fftd_stream_set_deadline(fftd_stream *st, int64_t deadline_us)
 int
 fftd_stream_set_spin(fftd_stream *st, uint32_t spin_us)
 {
-	if (st == NULL || spin_us > 1000000) {
-		return set_error(FFTD_EINVAL,
-		    "stream is NULL or spin_us %u "
-		    "is over 10^6",
-		    st == NULL ? 0 : spin_us);
+	if (st == NULL) {
+		return set_error(FFTD_EINVAL, "stream is NULL");
+	}
+	if (spin_us > 1000000) {
+		return set_error(
+		    FFTD_EINVAL, "spin_us %u is over 10^6 (1 s)", spin_us);
 	}
 	if (st->chan < 0) {
 		return set_error(FFTD_EUNSUPPORTED,

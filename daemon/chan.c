@@ -119,14 +119,22 @@ fftd__chanpoll_start(fftd__chanpoll **pp, const fftd__chanpoll_ops *ops,
 		return FFTD_ENOMEM;
 	}
 	pthread_mutex_init(&p->mtx, NULL);
-	p->ops                = *ops;
-	p->arg                = arg;
-	p->ep                 = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	p->ops     = *ops;
+	p->arg     = arg;
+	p->wake[0] = p->wake[1] = -1;
+	p->ep                   = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev   = { .events = EPOLLIN, .data.ptr = NULL };
 	if (p->ep < 0 || pipe2(p->wake, O_CLOEXEC) != 0
 	    || epoll_ctl(p->ep, EPOLL_CTL_ADD, p->wake[0], &ev) != 0) {
 		int e = errno;
 		snprintf(err, errlen, "stream channels: %s", strerror(e));
+		// Whatever was made before the failure (the pipe too, when
+		// epoll_ctl is what failed).
+		for (int i = 0; i < 2; i++) {
+			if (p->wake[i] >= 0) {
+				close(p->wake[i]);
+			}
+		}
 		if (p->ep >= 0) {
 			close(p->ep);
 		}
