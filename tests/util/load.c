@@ -1143,6 +1143,14 @@ daemon_lat(
 	}
 }
 
+// jain_of is Jain's index (sum x)^2 / (n sum x^2) of n > 0 values from
+// their sum and sum of squares; NAN when all are 0.
+static double
+jain_of(double sum, double sum2, int n)
+{
+	return sum2 > 0 ? sum * sum / ((double) n * sum2) : NAN;
+}
+
 void
 fftd_load_fairness(const double *device_s, const double *weight,
     const double *backlogged, int n, fftd_load_fair *out)
@@ -1160,7 +1168,7 @@ fftd_load_fairness(const double *device_s, const double *weight,
 	out->n         = n;
 	out->jain_bl_n = nb;
 	out->mean_bl   = nb > 0 ? sum / nb : NAN;
-	out->jain_bl   = nb >= 2 && sum2 > 0 ? sum * sum / (nb * sum2) : NAN;
+	out->jain_bl   = nb >= 2 ? jain_of(sum, sum2, nb) : NAN;
 	out->over_n    = 0;
 	for (int i = 0; i < n && nb > 0; i++) {
 		if (!(backlogged[i] >= FFTD_LOAD_BACKLOG_MIN)
@@ -1179,6 +1187,9 @@ fairness(fftd_load_result *r, shared *sh, const snap *s0, const snap *s1,
 {
 	double sum = 0, sum2 = 0, mn = INFINITY, mx = 0;
 	int    n = 0;
+	// the batch clients' device time, weight and backlogged share
+	double dv[FFTD_LOAD_MAX_CLIENTS], wt[FFTD_LOAD_MAX_CLIENTS],
+	    bg[FFTD_LOAD_MAX_CLIENTS];
 	for (int i = 0; i < r->nclients; i++) {
 		fftd_load_client        *c = &r->cl[i];
 		const fftd_client_stats *a = find_pid(s0, sh->slot[i].pid);
@@ -1196,26 +1207,17 @@ fairness(fftd_load_result *r, shared *sh, const snap *s0, const snap *s1,
 		if (!c->realtime) {
 			sum += c->device_s;
 			sum2 += c->device_s * c->device_s;
-			mn = fmin(mn, c->device_s);
-			mx = fmax(mx, c->device_s);
+			mn    = fmin(mn, c->device_s);
+			mx    = fmax(mx, c->device_s);
+			dv[n] = c->device_s;
+			wt[n] = c->weight > 0 ? c->weight : 1;
+			bg[n] = c->backlogged;
 			n++;
 		}
 	}
 	r->jain_n = n;
-	r->jain   = n > 0 && sum2 > 0 ? sum * sum / ((double) n * sum2) : NAN;
-	double dv[FFTD_LOAD_MAX_CLIENTS], wt[FFTD_LOAD_MAX_CLIENTS],
-	    bg[FFTD_LOAD_MAX_CLIENTS];
-	int nf = 0;
-	for (int i = 0; i < r->nclients; i++) {
-		const fftd_load_client *c = &r->cl[i];
-		if (c->matched && !c->realtime) {
-			dv[nf] = c->device_s;
-			wt[nf] = c->weight > 0 ? c->weight : 1;
-			bg[nf] = c->backlogged;
-			nf++;
-		}
-	}
-	fftd_load_fairness(dv, wt, bg, nf, &r->fair);
+	r->jain   = n > 0 ? jain_of(sum, sum2, n) : NAN;
+	fftd_load_fairness(dv, wt, bg, n, &r->fair);
 	if (n > 0 && sum > 0) {
 		r->share_min = mn / (sum / n);
 		r->share_max = mx / (sum / n);
