@@ -124,33 +124,33 @@ fftd__chanpoll_start(fftd__chanpoll **pp, const fftd__chanpoll_ops *ops,
 	p->wake[0] = p->wake[1] = -1;
 	p->ep                   = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev   = { .events = EPOLLIN, .data.ptr = NULL };
+	int                rv;
 	if (p->ep < 0 || pipe2(p->wake, O_CLOEXEC) != 0
 	    || epoll_ctl(p->ep, EPOLL_CTL_ADD, p->wake[0], &ev) != 0) {
 		int e = errno;
 		snprintf(err, errlen, "stream channels: %s", strerror(e));
-		// Whatever was made before the failure (the pipe too, when
-		// epoll_ctl is what failed).
-		for (int i = 0; i < 2; i++) {
-			if (p->wake[i] >= 0) {
-				close(p->wake[i]);
-			}
-		}
-		if (p->ep >= 0) {
-			close(p->ep);
-		}
-		free(p);
-		return FFTD_ESYSERR + e;
+		rv = FFTD_ESYSERR + e;
+		goto fail;
 	}
 	if (pthread_create(&p->thread, NULL, chanpoll_main, p) != 0) {
 		snprintf(err, errlen, "cannot start the stream channel thread");
-		close(p->ep);
-		close(p->wake[0]);
-		close(p->wake[1]);
-		free(p);
-		return FFTD_ESYSERR;
+		rv = FFTD_ESYSERR;
+		goto fail;
 	}
 	*pp = p;
 	return FFTD_OK;
+fail: // close whatever was made before the failure
+	for (int i = 0; i < 2; i++) {
+		if (p->wake[i] >= 0) {
+			close(p->wake[i]);
+		}
+	}
+	if (p->ep >= 0) {
+		close(p->ep);
+	}
+	pthread_mutex_destroy(&p->mtx);
+	free(p);
+	return rv;
 }
 
 int
