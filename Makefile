@@ -12,8 +12,13 @@
 #
 # Variables: BUILD (output folder, default build), SAN=1 (ASan+UBSan build in
 # build-san), WITH_CUDA=0|1 (default: 1 when nvcc exists), STATIC_DEPS=1 (link
-# NNG, mbedTLS, libuv, protobuf-c, inih statically, for machines that lack them),
-# CUDA_HOME, PREFIX, DESTDIR.
+# mbedTLS, libuv, protobuf-c, inih statically too, for machines that lack them),
+# NNG_PREFIX (where deps/nng/build.sh installs fftd's patched NNG, default
+# build-deps/nng), CUDA_HOME, PREFIX, DESTDIR.
+#
+# NNG is always fftd's own static build of Debian's nng 1.5.2 with the fixes
+# in deps/nng/patches (a listener wedged by one connect-and-close, a killed
+# client's pipe never reaped); the first build makes it (~30 s).
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
@@ -31,13 +36,16 @@ else
 BUILD     ?= build
 endif
 
+NNG_PREFIX ?= build-deps/nng
+NNG_LIB   := $(NNG_PREFIX)/lib/libnng.a
+
 CC        ?= cc
 CXX       ?= c++
 OPT       ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread \
-	-Iclient -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I/usr/include/hdf5/serial
-CXXFLAGS_ALL := -std=c++17 $(OPT) -Wall -Wextra -Werror -Iclient
+	-Iclient -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I$(NNG_PREFIX)/include -I/usr/include/hdf5/serial
+CXXFLAGS_ALL := -std=c++17 $(OPT) -Wall -Wextra -Werror -Iclient -I$(NNG_PREFIX)/include
 LDFLAGS_ALL := -pthread
 
 ifeq ($(SAN),1)
@@ -48,9 +56,9 @@ LDFLAGS_ALL += $(SANFLAGS)
 endif
 
 ifeq ($(STATIC_DEPS),1)
-DEP_LIBS  := -Wl,-Bstatic -lnng -lmbedtls -lmbedx509 -lmbedcrypto -luv_a -lprotobuf-c -linih -Wl,-Bdynamic
+DEP_LIBS  := $(NNG_LIB) -Wl,-Bstatic -lmbedtls -lmbedx509 -lmbedcrypto -luv_a -lprotobuf-c -linih -Wl,-Bdynamic
 else
-DEP_LIBS  := -lnng -luv -lprotobuf-c -linih
+DEP_LIBS  := $(NNG_LIB) -lmbedtls -lmbedx509 -lmbedcrypto -luv -lprotobuf-c -linih
 endif
 FFTW_LIBS := -lfftw3_threads -lfftw3f_threads -lfftw3 -lfftw3f
 REF_LIBS  := -lfftw3l -lfftw3 -lfftw3f
@@ -121,6 +129,10 @@ include bench/kernels.mk
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/membw \
 	$(if $(filter 1,$(SAN)),,$(BENCH_KERNELS))
 
+# --- fftd's NNG (deps/nng) ----------------------------------------------------
+$(NNG_LIB): deps/nng/build.sh deps/nng/patches/series $(wildcard deps/nng/patches/*.patch)
+	sh deps/nng/build.sh $(NNG_PREFIX)
+
 # --- generated protocol code -------------------------------------------------
 $(GEN_C) $(GEN_H) &: proto/fftd.proto
 	@mkdir -p $(BUILD)/gen
@@ -130,7 +142,7 @@ $(BUILD)/gen/fftd.pb-c.o: $(GEN_C)
 	$(CC) $(filter-out -Wshadow -Wstrict-prototypes,$(CFLAGS_ALL)) -Wno-unused-parameter -c $< -o $@
 
 # --- objects -------------------------------------------------------------------
-$(BUILD)/%.o: %.c $(GEN_H) $(wildcard client/*.h common/*.h daemon/*.h kernels/*.h tests/util/*.h)
+$(BUILD)/%.o: %.c $(GEN_H) $(wildcard client/*.h common/*.h daemon/*.h kernels/*.h tests/util/*.h) | $(NNG_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -145,13 +157,13 @@ $(KERNEL_LIB): $(KERNEL_OBJ)
 $(BUILD)/libfftd.a: $(CLIENT_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/libfftd.so: $(CLIENT_OBJ)
-	$(CC) -shared -Wl,-soname,libfftd.so.0 $(LDFLAGS_ALL) -o $@ $^ $(DEP_LIBS)
+$(BUILD)/libfftd.so: $(CLIENT_OBJ) $(NNG_LIB)
+	$(CC) -shared -Wl,-soname,libfftd.so.0 $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(DEP_LIBS)
 
-$(BUILD)/fftd: $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB)
+$(BUILD)/fftd: $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(NNG_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) -lsystemd -lstdc++ -lm
 
-$(BUILD)/fftctl: $(FFTCTL_OBJ) $(BUILD)/libfftd.a
+$(BUILD)/fftctl: $(FFTCTL_OBJ) $(BUILD)/libfftd.a $(NNG_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(FFTCTL_OBJ) $(BUILD)/libfftd.a $(DEP_LIBS) -lm
 
 $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
@@ -262,4 +274,4 @@ gpu-run-copy:
 		strip --strip-debug ../gpu-run/$$f 2>/dev/null; done; true
 
 clean:
-	rm -rf build build-san build-gpu
+	rm -rf build build-san build-gpu build-deps
