@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -205,6 +206,41 @@ on_notify_timer(uv_timer_t *t)
 	    fftd__server_inflight(d->server), st.executes);
 }
 
+// raise_nofile raises the soft descriptor limit to the hard one: each
+// client connection, stream channel and descriptor hand-over holds one,
+// and the soft limit is often 1024 while the hard one is far higher
+// (systemd: LimitNOFILE= in deploy/fftd.service). Logged either way.
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		return;
+	}
+	rlim_t was  = rl.rlim_cur;
+	rlim_t want = rl.rlim_max;
+	if (want == RLIM_INFINITY) {
+		want = 1 << 20; // the kernel's usual fs.nr_open
+	}
+	if (was != RLIM_INFINITY && was < want) {
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			fftd__log(FFTD_LOG_WARN,
+			    "descriptor limit stays %llu: cannot raise it to "
+			    "%llu: %s",
+			    (unsigned long long) was, (unsigned long long) want,
+			    strerror(errno));
+			return;
+		}
+		fftd__log(FFTD_LOG_INFO,
+		    "descriptor limit (RLIMIT_NOFILE) raised from %llu to %llu",
+		    (unsigned long long) was, (unsigned long long) want);
+		return;
+	}
+	fftd__log(FFTD_LOG_INFO, "descriptor limit (RLIMIT_NOFILE): %llu",
+	    (unsigned long long) was);
+}
+
 static void
 on_stop_signal(uv_signal_t *h, int signum)
 {
@@ -342,6 +378,7 @@ main(int argc, char **argv)
 		}
 	}
 	fftd__log_set_level((fftd__log_level) d.cfg.log_level);
+	raise_nofile();
 	// A metrics address that is not loopback stops the start-up before
 	// any device is opened.
 	if (d.cfg.metrics_listen[0] != '\0'
