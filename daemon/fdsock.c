@@ -87,8 +87,10 @@ send_reply(int cfd, int status, uint64_t id, const char *msg)
 	put_le(reply, (uint32_t) status, 4);
 	put_le(reply + 8, id, 8);
 	snprintf((char *) reply + 16, sizeof(reply) - 16, "%s", msg);
+	// A peer that hung up (EPIPE, ECONNRESET) has nobody to tell.
 	if (send(cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT)
-	    != (ssize_t) sizeof(reply)) {
+	        != (ssize_t) sizeof(reply)
+	    && errno != EPIPE && errno != ECONNRESET) {
 		fftd__log(FFTD_LOG_WARN, "fd socket: reply not delivered: %s",
 		    strerror(errno));
 	}
