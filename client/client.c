@@ -1753,7 +1753,10 @@ send_fd(const char *path, const uint8_t *token, size_t toklen, uint64_t bytes,
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	uint8_t rep[256];
 	ssize_t n = sendmsg(s, &mh, MSG_NOSIGNAL);
-	if (n == (ssize_t) sizeof(req)) {
+	// A daemon at its limit answers FFTD_ELIMIT and closes before reading
+	// the request: its reply is there to read even when the send failed.
+	if (n == (ssize_t) sizeof(req)
+	    || (n < 0 && (errno == EPIPE || errno == ECONNRESET))) {
 		n = recv(s, rep, sizeof(rep), MSG_WAITALL);
 	}
 	int e = errno;

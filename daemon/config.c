@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <ini.h>
 #include <pwd.h>
 #include <stdint.h>
@@ -29,20 +30,27 @@ fftd__config_defaults(fftd__config *cfg)
 	cfg->slice_us = 100;
 	strcpy(cfg->backend, "auto");
 	strcpy(cfg->devices, "all");
-	cfg->fftw_threads                = 0;
-	cfg->cpu_devices                 = 1;
-	cfg->fftw_measure                = 0;
-	cfg->cache_budget                = 1ull << 30;
-	cfg->device_budget               = 0;
-	cfg->pipeline_streams            = 8; // measured: deploy/fftd.conf
-	cfg->pipeline_chunk_bytes        = 8ull << 20;
-	cfg->realtime_lane               = true;
-	cfg->realtime_memory             = 0.125;
-	cfg->limits.max_request_bytes    = 4ull << 30;
-	cfg->limits.max_rank             = FFTD_MAX_RANK;
-	cfg->limits.max_batch            = 1ull << 30;
-	cfg->max_plans_per_client        = 1024;
-	cfg->max_buffer_bytes            = 16ull << 30;
+	cfg->fftw_threads             = 0;
+	cfg->cpu_devices              = 1;
+	cfg->fftw_measure             = 0;
+	cfg->cache_budget             = 1ull << 30;
+	cfg->device_budget            = 0;
+	cfg->pipeline_streams         = 8; // measured: deploy/fftd.conf
+	cfg->pipeline_chunk_bytes     = 8ull << 20;
+	cfg->realtime_lane            = true;
+	cfg->realtime_memory          = 0.125;
+	cfg->limits.max_request_bytes = 4ull << 30;
+	cfg->limits.max_rank          = FFTD_MAX_RANK;
+	cfg->limits.max_batch         = 1ull << 30;
+	cfg->max_plans_per_client     = 1024;
+	cfg->max_buffer_bytes         = 16ull << 30;
+	// Each buffer is one mapping (vm.max_map_count is 65530 by default),
+	// each stream channel and hand-over connection one descriptor.
+	cfg->max_buffers_per_client      = 1024;
+	cfg->max_buffers_per_user        = 8192;
+	cfg->max_streams_per_client      = 64;
+	cfg->max_streams_per_user        = 1024;
+	cfg->max_fd_connections_per_user = 16;
 	cfg->max_inflight_per_client     = 32;
 	cfg->max_queued_bytes_per_client = 4ull << 30;
 	cfg->socket_mode                 = 0660;
@@ -96,68 +104,92 @@ fftd__config_free(fftd__config *cfg)
 	cfg->nlisten = 0;
 }
 
-// parse_u64 accepts a decimal count with an optional K, M, G or T suffix
-// (binary multiples), as sizes in config files usually are written.
+// set_detail says why the last fftd__config_set of this thread failed,
+// when there is more to say than "bad value" (the file reader adds it).
+static _Thread_local char set_detail[256];
+
+// parse_decimal reads the leading decimal digits of v (no sign, no base
+// prefix: "010" is ten) into *out and points *end past them. Returns -1,
+// with the reason in set_detail, when there are none or they overflow.
 static int
-parse_u64(const char *v, uint64_t *out)
+parse_decimal(const char *v, uint64_t *out, const char **end)
 {
-	char *end;
-	errno = 0;
-	if (v[0] == '-') {
+	uint64_t    x = 0;
+	const char *p = v;
+	if (*p < '0' || *p > '9') {
+		snprintf(set_detail, sizeof(set_detail), "%s",
+		    *p == '\0' ? "a value is required"
+		               : "not a decimal number");
 		return -1;
 	}
-	unsigned long long x = strtoull(v, &end, 0);
-	if (errno != 0 || end == v) {
-		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned) (*p - '0');
+		if (x > (UINT64_MAX - d) / 10) {
+			snprintf(set_detail, sizeof(set_detail), "too large");
+			return -1;
+		}
+		x = x * 10 + d;
 	}
-	int shift = 0;
-	switch (*end) {
-	case 'K':
-	case 'k':
-		shift = 10;
-		end++;
-		break;
-	case 'M':
-	case 'm':
-		shift = 20;
-		end++;
-		break;
-	case 'G':
-	case 'g':
-		shift = 30;
-		end++;
-		break;
-	case 'T':
-	case 't':
-		shift = 40;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end == 'i' || *end == 'B') {
-		end++;
-	}
-	if (*end == 'B') {
-		end++;
-	}
-	if (*end != '\0' || (shift && x > (UINT64_MAX >> shift))) {
-		return -1;
-	}
-	*out = (uint64_t) x << shift;
+	*out = x;
+	*end = p;
 	return 0;
 }
 
+// parse_u64 accepts a decimal count with an optional K, M, G or T suffix
+// (binary multiples: 8M is 8 MiB), exactly as deploy/fftd.conf documents;
+// anything else after the digits ("5iB", "5BB", "0x10", "8 M") is refused.
+static int
+parse_u64(const char *v, uint64_t *out)
+{
+	const char *end;
+	uint64_t    x;
+	if (parse_decimal(v, &x, &end) != 0) {
+		return -1;
+	}
+	int shift = 0;
+	if (end[0] != '\0') {
+		const char *sfx = strchr("KMGT", end[0]);
+		if (sfx == NULL || end[1] != '\0') {
+			snprintf(set_detail, sizeof(set_detail),
+			    "'%s' after the number: the only suffixes are K, "
+			    "M, G and T",
+			    end);
+			return -1;
+		}
+		shift = 10 * (int) (sfx - "KMGT" + 1);
+	}
+	if (shift && x > (UINT64_MAX >> shift)) {
+		snprintf(set_detail, sizeof(set_detail), "too large");
+		return -1;
+	}
+	*out = x << shift;
+	return 0;
+}
+
+// parse_int accepts a decimal integer in lo .. hi (a leading '-' only when
+// lo is negative), nothing after it.
 static int
 parse_int(const char *v, int lo, int hi, int *out)
 {
-	char *end;
-	errno  = 0;
-	long x = strtol(v, &end, 0);
-	if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi) {
+	const char *end;
+	uint64_t    x;
+	bool        neg = v[0] == '-' && lo < 0;
+	if (parse_decimal(v + neg, &x, &end) != 0) {
 		return -1;
 	}
-	*out = (int) x;
+	if (*end != '\0') {
+		snprintf(set_detail, sizeof(set_detail),
+		    "'%s' after the number", end);
+		return -1;
+	}
+	if (x > (uint64_t) INT32_MAX + 1
+	    || (neg ? -(int64_t) x : (int64_t) x) < lo
+	    || (neg ? -(int64_t) x : (int64_t) x) > hi) {
+		snprintf(set_detail, sizeof(set_detail),
+		    "out of range %d .. %d", lo, hi);
+		return -1;
+	}
+	*out = (int) (neg ? -(int64_t) x : (int64_t) x);
 	return 0;
 }
 
@@ -179,10 +211,6 @@ parse_bool(const char *v, bool *out)
 
 #define IS(s, k) (strcmp(section, s) == 0 && strcmp(key, k) == 0)
 
-// set_detail says why the last fftd__config_set of this thread failed,
-// when there is more to say than "bad value" (the file reader adds it).
-static _Thread_local char set_detail[256];
-
 // set_path copies a file name into one of the config's path fields.
 static int
 set_path(char *dst, const char *value)
@@ -202,6 +230,14 @@ fftd__config_set(
 	uint64_t u;
 	int      i;
 	set_detail[0] = '\0';
+	// "key =" with nothing after it is a mistake, except where empty is
+	// documented to mean "none" (off, in the cert file, no list).
+	if (value[0] == '\0' && !IS("metrics", "listen") && !IS("tls", "cert")
+	    && !IS("tls", "key") && !IS("tls", "client_ca")
+	    && !IS("remote", "allow")) {
+		snprintf(set_detail, sizeof(set_detail), "a value is required");
+		return -1;
+	}
 	if (IS("server", "listen")) {
 		return fftd__config_add_listen(cfg, value);
 	}
@@ -217,12 +253,15 @@ fftd__config_set(
 		return 0;
 	}
 	if (IS("server", "socket_mode")) {
-		char *end;
-		long  m = strtol(value, &end, 8);
-		if (*end != '\0' || m < 0 || m > 0777) {
+		// Octal permission bits, 1 to 4 digits (0660, 660).
+		size_t n = strspn(value, "01234567");
+		if (n == 0 || n > 4 || value[n] != '\0'
+		    || strtol(value, NULL, 8) > 0777) {
+			snprintf(set_detail, sizeof(set_detail),
+			    "not octal permission bits such as 0660");
 			return -1;
 		}
-		cfg->socket_mode = (int) m;
+		cfg->socket_mode = (int) strtol(value, NULL, 8);
 		return 0;
 	}
 	if (IS("server", "drain_timeout_ms")) {
@@ -323,6 +362,31 @@ fftd__config_set(
 	if (IS("limits", "max_buffer_bytes")) {
 		return parse_u64(value, &cfg->max_buffer_bytes);
 	}
+	static const struct {
+		const char *key;
+		size_t      off;
+	} counts[] = {
+		{ "max_buffers_per_client",
+		    offsetof(fftd__config, max_buffers_per_client) },
+		{ "max_buffers_per_user",
+		    offsetof(fftd__config, max_buffers_per_user) },
+		{ "max_streams_per_client",
+		    offsetof(fftd__config, max_streams_per_client) },
+		{ "max_streams_per_user",
+		    offsetof(fftd__config, max_streams_per_user) },
+		{ "max_fd_connections_per_user",
+		    offsetof(fftd__config, max_fd_connections_per_user) },
+	};
+	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+		if (IS("limits", counts[k].key)) {
+			if (parse_int(value, 1, 1 << 20, &i) != 0) {
+				return -1;
+			}
+			*(uint32_t *) ((char *) cfg + counts[k].off)
+			    = (uint32_t) i;
+			return 0;
+		}
+	}
 	if (IS("limits", "max_inflight_per_client")) {
 		if (parse_int(value, 1, 1 << 16, &i) != 0) {
 			return -1;
@@ -406,6 +470,7 @@ fftd__config_set(
 		cfg->log_level = l;
 		return 0;
 	}
+	snprintf(set_detail, sizeof(set_detail), "unknown key");
 	return -1;
 }
 
@@ -428,8 +493,8 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 				    set_detail);
 			} else {
 				snprintf(lc->err, lc->errlen,
-				    "[%s] %s = %s: unknown key or bad value",
-				    section, key, value);
+				    "[%s] %s = %s: bad value", section, key,
+				    value);
 			}
 		}
 		lc->failed = 1;

@@ -45,6 +45,11 @@ typedef struct fftd__config {
 	fftd__limits limits;
 	uint32_t     max_plans_per_client;
 	uint64_t     max_buffer_bytes; // shared memory per client connection
+	uint32_t     max_buffers_per_client; // shared buffers per connection
+	uint32_t     max_buffers_per_user;   // ... over all of a uid's
+	uint32_t     max_streams_per_client; // stream channels per connection
+	uint32_t     max_streams_per_user;   // ... over all of a uid's
+	uint32_t     max_fd_connections_per_user; // open on the fd socket
 	uint32_t     max_inflight_per_client; // executions queued or running
 	uint64_t     max_queued_bytes_per_client; // their inline input bytes
 	struct {

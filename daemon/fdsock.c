@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: MIT
 //
-// fdsock.c — the descriptor-passing socket (see fdsock.h). Connections are
-// served one at a time with 2-second send and receive timeouts, so a client
-// that connects and says nothing delays others by at most that long.
+// fdsock.c — the descriptor-passing socket (see fdsock.h). One thread
+// serves every connection at once: accepted sockets are non-blocking and
+// watched in the same poll() as the listening one, each with its own
+// 2-second deadline, so a client that connects and says nothing delays
+// nobody else. A user may hold max_per_user connections open at once (one
+// more is answered FFTD_ELIMIT and closed); the table holds MAX_CONNS in
+// all, and while it is full the listening socket is not watched. When
+// accept() fails for want of descriptors (EMFILE, ENFILE), the listening
+// socket is left alone for BACKOFF_MS instead of being retried at once
+// (which would spin), and that is logged once per episode.
 
 #include "fdsock.h"
 
@@ -10,15 +17,33 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fftd.h"
 #include "log.h"
+
+#define MAX_CONNS 256        // connections served at once, all users
+#define CONN_TIMEOUT_MS 2000 // a connection's time to send its request
+#define BACKOFF_MS 100       // listening socket left alone after EMFILE
+
+// A connection being served: its request so far and its descriptors.
+typedef struct fdconn {
+	int     fd;
+	uid_t   uid;
+	int64_t deadline_ms;
+	size_t  got;
+	uint8_t buf[FFTD__FDSOCK_REQ];
+	int     fds[4];
+	int     nfds;
+	bool    ctrunc;
+} fdconn;
 
 struct fftd__fdsock {
 	int             lfd;
@@ -27,7 +52,21 @@ struct fftd__fdsock {
 	char            path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
 	fftd__fdsock_cb cb;
 	void           *arg;
+	_Atomic int     max_per_user;
+	fdconn          conns[MAX_CONNS];
+	int             nconns;
+	int64_t         backoff_until_ms; // 0: accepting
+	bool            starved;          // in an EMFILE episode (logged)
 };
+
+// now_ms is CLOCK_MONOTONIC in milliseconds.
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void
 put_le(uint8_t *p, uint64_t v, int n)
@@ -37,102 +76,235 @@ put_le(uint8_t *p, uint64_t v, int n)
 	}
 }
 
+// send_reply answers a connection (status, buffer id, message). The
+// 256 bytes fit a fresh socket's buffer: a non-blocking send that does
+// not take them all means the peer is gone or misbehaves.
 static void
-serve(fftd__fdsock *f, int cfd)
+send_reply(int cfd, int status, uint64_t id, const char *msg)
 {
-	uint8_t        reply[FFTD__FDSOCK_REPLY];
-	char           msg[240] = "";
-	uint64_t       id       = 0;
-	int            status   = FFTD_EPROTO;
-	int            fds[4], nfds = 0;
-	struct ucred   peer;
-	socklen_t      plen = sizeof(peer);
-	struct timeval tv   = { 2, 0 };
-	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-
-	uint8_t buf[FFTD__FDSOCK_REQ];
-	union {
-		struct cmsghdr h;
-		char           b[CMSG_SPACE(sizeof(fds))];
-	} ctl;
-	struct iovec  iov = { buf, sizeof(buf) };
-	struct msghdr mh  = { 0 };
-	mh.msg_iov        = &iov;
-	mh.msg_iovlen     = 1;
-	mh.msg_control    = ctl.b;
-	mh.msg_controllen = sizeof(ctl.b);
-	ssize_t n         = recvmsg(cfd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
-	     c                 = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t i = 0; i < k && nfds < 4; i++) {
-				memcpy(&fds[nfds++],
-				    CMSG_DATA(c) + i * sizeof(int),
-				    sizeof(int));
-			}
-		}
-	}
-	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0) {
-		snprintf(msg, sizeof(msg), "no peer credentials");
-	} else if (n != (ssize_t) sizeof(buf) || (mh.msg_flags & MSG_CTRUNC)) {
-		snprintf(msg, sizeof(msg),
-		    "expected a %d-byte request and one fd", FFTD__FDSOCK_REQ);
-	} else if (nfds != 1) {
-		snprintf(
-		    msg, sizeof(msg), "expected exactly one fd, got %d", nfds);
-	} else {
-		uint64_t bytes = 0;
-		for (int i = 7; i >= 0; i--) {
-			bytes = (bytes << 8) | buf[FFTD__FDSOCK_TOKEN + i];
-		}
-		status = f->cb(
-		    f->arg, buf, bytes, fds[0], &peer, &id, msg, sizeof(msg));
-	}
-	for (int i = 0; i < nfds; i++) {
-		close(fds[i]);
-	}
+	uint8_t reply[FFTD__FDSOCK_REPLY];
 	memset(reply, 0, sizeof(reply));
 	put_le(reply, (uint32_t) status, 4);
 	put_le(reply + 8, id, 8);
 	snprintf((char *) reply + 16, sizeof(reply) - 16, "%s", msg);
-	if (send(cfd, reply, sizeof(reply), MSG_NOSIGNAL)
-	    != (ssize_t) sizeof(reply)) {
+	// A peer that hung up (EPIPE, ECONNRESET) has nobody to tell.
+	if (send(cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT)
+	        != (ssize_t) sizeof(reply)
+	    && errno != EPIPE && errno != ECONNRESET) {
 		fftd__log(FFTD_LOG_WARN, "fd socket: reply not delivered: %s",
 		    strerror(errno));
 	}
 }
 
+// conn_finish answers connection i (its request is complete, or it hung
+// up, or its time ran out), closes it and its descriptors, and takes it
+// out of the table.
+static void
+conn_finish(fftd__fdsock *f, int i, bool timed_out)
+{
+	fdconn      *c        = &f->conns[i];
+	char         msg[240] = "";
+	uint64_t     id       = 0;
+	int          status   = FFTD_EPROTO;
+	struct ucred peer;
+	socklen_t    plen = sizeof(peer);
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0) {
+		snprintf(msg, sizeof(msg), "no peer credentials");
+	} else if (c->got != sizeof(c->buf) || c->ctrunc) {
+		snprintf(msg, sizeof(msg),
+		    "expected a %d-byte request and one fd%s", FFTD__FDSOCK_REQ,
+		    timed_out ? " within 2 s" : "");
+	} else if (c->nfds != 1) {
+		snprintf(msg, sizeof(msg), "expected exactly one fd, got %d",
+		    c->nfds);
+	} else {
+		uint64_t bytes = 0;
+		for (int k = 7; k >= 0; k--) {
+			bytes = (bytes << 8) | c->buf[FFTD__FDSOCK_TOKEN + k];
+		}
+		status = f->cb(f->arg, c->buf, bytes, c->fds[0], &peer, &id,
+		    msg, sizeof(msg));
+	}
+	for (int k = 0; k < c->nfds && k < 4; k++) {
+		close(c->fds[k]);
+	}
+	send_reply(c->fd, status, id, msg);
+	close(c->fd);
+	f->conns[i] = f->conns[--f->nconns];
+}
+
+// conn_read takes what connection i has sent (non-blocking). Returns true
+// when the connection is done: request complete, peer gone, or an error.
+static bool
+conn_read(fdconn *c)
+{
+	union {
+		struct cmsghdr h;
+		char           b[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct iovec  iov = { c->buf + c->got, sizeof(c->buf) - c->got };
+	struct msghdr mh  = { 0 };
+	mh.msg_iov        = &iov;
+	mh.msg_iovlen     = 1;
+	mh.msg_control    = ctl.b;
+	mh.msg_controllen = sizeof(ctl.b);
+	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0) {
+		return errno != EAGAIN && errno != EWOULDBLOCK
+		    && errno != EINTR;
+	}
+	for (struct cmsghdr *m = CMSG_FIRSTHDR(&mh); m != NULL;
+	     m                 = CMSG_NXTHDR(&mh, m)) {
+		if (m->cmsg_level == SOL_SOCKET && m->cmsg_type == SCM_RIGHTS) {
+			size_t k = (m->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t j = 0; j < k; j++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(m) + j * sizeof(int),
+				    sizeof(int));
+				if (c->nfds < 4) {
+					c->fds[c->nfds++] = fd;
+				} else {
+					close(fd);
+					c->nfds++; // counted, and refused
+				}
+			}
+		}
+	}
+	if (mh.msg_flags & MSG_CTRUNC) {
+		c->ctrunc = true;
+	}
+	c->got += (size_t) n;
+	return n == 0 || c->got == sizeof(c->buf);
+}
+
+// accept_one accepts a connection, refusing it at once (FFTD_ELIMIT) when
+// its user has max_per_user open already. Returns false when accept()
+// found nothing to take or failed (EMFILE: the back-off starts).
+static bool
+accept_one(fftd__fdsock *f)
+{
+	int cfd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (cfd < 0) {
+		int e = errno;
+		// Nothing there, or a connection gone before it was taken:
+		// nothing to wait for. Anything else (EMFILE, ENFILE, ENOBUFS,
+		// ENOMEM above all) would fail again at once: back off.
+		if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR
+		    && e != ECONNABORTED) {
+			f->backoff_until_ms = now_ms() + BACKOFF_MS;
+			if (!f->starved) {
+				f->starved = true;
+				fftd__log(FFTD_LOG_WARN,
+				    "fd socket: cannot accept: %s; retrying "
+				    "every %d ms until descriptors are free",
+				    strerror(e), BACKOFF_MS);
+			}
+		}
+		return false;
+	}
+	if (f->starved) {
+		f->starved = false;
+		fftd__log(FFTD_LOG_INFO, "fd socket: accepting again");
+	}
+	struct ucred peer;
+	socklen_t    plen = sizeof(peer);
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0) {
+		send_reply(cfd, FFTD_EPROTO, 0, "no peer credentials");
+		close(cfd);
+		return true;
+	}
+	int mine = 0, max = atomic_load(&f->max_per_user);
+	for (int i = 0; i < f->nconns; i++) {
+		mine += f->conns[i].uid == peer.uid;
+	}
+	if (mine >= max) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+		    "user %u has %d connections open on the fd socket, the "
+		    "limit ([limits] max_fd_connections_per_user)",
+		    (unsigned) peer.uid, mine);
+		send_reply(cfd, FFTD_ELIMIT, 0, msg);
+		close(cfd);
+		return true;
+	}
+	fdconn *c = &f->conns[f->nconns++];
+	memset(c, 0, sizeof(*c));
+	c->fd          = cfd;
+	c->uid         = peer.uid;
+	c->deadline_ms = now_ms() + CONN_TIMEOUT_MS;
+	return true;
+}
+
+// fdsock_main is the socket's thread: one poll() over the wake pipe, the
+// listening socket (unless backing off or full) and every connection.
 static void *
 fdsock_main(void *arg)
 {
 	fftd__fdsock *f = arg;
+	struct pollfd p[2 + MAX_CONNS];
 	for (;;) {
-		struct pollfd p[2]
-		    = { { f->lfd, POLLIN, 0 }, { f->wake[0], POLLIN, 0 } };
-		if (poll(p, 2, -1) < 0) {
+		int64_t now    = now_ms();
+		int     listen = f->nconns < MAX_CONNS
+		    && (f->backoff_until_ms == 0 || now >= f->backoff_until_ms);
+		int64_t wait = -1;
+		if (f->nconns < MAX_CONNS && !listen) {
+			wait = f->backoff_until_ms - now;
+		}
+		p[0] = (struct pollfd) { f->wake[0], POLLIN, 0 };
+		p[1] = (struct pollfd) { listen ? f->lfd : -1, POLLIN, 0 };
+		for (int i = 0; i < f->nconns; i++) {
+			p[2 + i]
+			    = (struct pollfd) { f->conns[i].fd, POLLIN, 0 };
+			int64_t left = f->conns[i].deadline_ms - now;
+			if (wait < 0 || left < wait) {
+				wait = left < 0 ? 0 : left;
+			}
+		}
+		int n = f->nconns;
+		if (poll(p, (nfds_t) (2 + n), (int) wait) < 0) {
 			if (errno == EINTR) {
 				continue;
 			}
+			fftd__log(FFTD_LOG_ERROR, "fd socket: poll: %s",
+			    strerror(errno));
 			break;
+		}
+		if (p[0].revents) {
+			break;
+		}
+		// Connections first, from the end: conn_finish moves the last
+		// entry into the slot it frees.
+		now = now_ms();
+		for (int i = n - 1; i >= 0; i--) {
+			fdconn *c = &f->conns[i];
+			if (p[2 + i].revents && conn_read(c)) {
+				conn_finish(f, i, false);
+			} else if (now >= c->deadline_ms) {
+				conn_finish(f, i, true);
+			}
 		}
 		if (p[1].revents) {
-			break;
+			f->backoff_until_ms = 0;
+			for (int k = 0; k < 16 && f->nconns < MAX_CONNS; k++) {
+				if (!accept_one(f)) {
+					break;
+				}
+			}
 		}
-		int cfd = accept4(f->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (cfd < 0) {
-			continue;
-		}
-		serve(f, cfd);
-		close(cfd);
 	}
+	for (int i = f->nconns - 1; i >= 0; i--) {
+		for (int k = 0; k < f->conns[i].nfds && k < 4; k++) {
+			close(f->conns[i].fds[k]);
+		}
+		close(f->conns[i].fd);
+	}
+	f->nconns = 0;
 	return NULL;
 }
 
 int
 fftd__fdsock_start(fftd__fdsock **fp, const char *path, int mode,
-    fftd__fdsock_cb cb, void *arg, char *err, size_t errlen)
+    int max_per_user, fftd__fdsock_cb cb, void *arg, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -149,11 +321,12 @@ fftd__fdsock_start(fftd__fdsock **fp, const char *path, int mode,
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	f->cb  = cb;
 	f->arg = arg;
+	atomic_store(&f->max_per_user, max_per_user > 0 ? max_per_user : 1);
 	struct stat st;
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
 		unlink(path); // stale, from a daemon that did not stop cleanly
 	}
-	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *) &sa, sizeof(sa)) != 0
 	    || chmod(path, (mode_t) mode) != 0 || listen(f->lfd, 64) != 0
 	    || pipe2(f->wake, O_CLOEXEC) != 0) {
@@ -166,6 +339,7 @@ fftd__fdsock_start(fftd__fdsock **fp, const char *path, int mode,
 		return FFTD_ESYSERR + e;
 	}
 	if (pthread_create(&f->thread, NULL, fdsock_main, f) != 0) {
+		// (The thread gets the caller's signal mask: see main.c.)
 		snprintf(err, errlen, "cannot start the fd socket thread");
 		close(f->lfd);
 		close(f->wake[0]);
@@ -193,4 +367,13 @@ fftd__fdsock_stop(fftd__fdsock *f)
 	close(f->wake[1]);
 	unlink(f->path);
 	free(f);
+}
+
+void
+fftd__fdsock_set_max_per_user(fftd__fdsock *f, int max_per_user)
+{
+	if (f != NULL) {
+		atomic_store(
+		    &f->max_per_user, max_per_user > 0 ? max_per_user : 1);
+	}
 }

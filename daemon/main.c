@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -181,12 +182,18 @@ teardown_watchdog(void *arg)
 static void
 start_teardown_watchdog(int status)
 {
+	// Stop signals blocked in the new thread too: they must reach the
+	// main thread only (see main's teardown).
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_t t;
 	if (pthread_create(
 	        &t, NULL, teardown_watchdog, (void *) (intptr_t) status)
 	    == 0) {
 		pthread_detach(t);
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 // on_notify_timer runs on the loop: a ping proves the loop turns (systemd
@@ -205,11 +212,53 @@ on_notify_timer(uv_timer_t *t)
 	    fftd__server_inflight(d->server), st.executes);
 }
 
+// raise_nofile raises the soft descriptor limit to the hard one: each
+// client connection, stream channel and descriptor hand-over holds one,
+// and the soft limit is often 1024 while the hard one is far higher
+// (systemd: LimitNOFILE= in deploy/fftd.service). Logged either way.
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		return;
+	}
+	rlim_t was  = rl.rlim_cur;
+	rlim_t want = rl.rlim_max;
+	if (want == RLIM_INFINITY) {
+		want = 1 << 20; // the kernel's usual fs.nr_open
+	}
+	if (was != RLIM_INFINITY && was < want) {
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			fftd__log(FFTD_LOG_WARN,
+			    "descriptor limit stays %llu: cannot raise it to "
+			    "%llu: %s",
+			    (unsigned long long) was, (unsigned long long) want,
+			    strerror(errno));
+			return;
+		}
+		fftd__log(FFTD_LOG_INFO,
+		    "descriptor limit (RLIMIT_NOFILE) raised from %llu to %llu",
+		    (unsigned long long) was, (unsigned long long) want);
+		return;
+	}
+	fftd__log(FFTD_LOG_INFO, "descriptor limit (RLIMIT_NOFILE): %llu",
+	    (unsigned long long) was);
+}
+
+// on_stop_signal stops the loop at the first SIGTERM or SIGINT; one that
+// comes later (the loop turns again only at the very end) is only logged.
 static void
 on_stop_signal(uv_signal_t *h, int signum)
 {
 	daemon_state *d = h->data;
-	d->stop_signal  = signum;
+	if (d->stop_signal != 0) {
+		fftd__log(FFTD_LOG_INFO, "%s again: already stopping",
+		    strsignal(signum));
+		return;
+	}
+	d->stop_signal = signum;
 	uv_stop(h->loop);
 }
 
@@ -342,6 +391,7 @@ main(int argc, char **argv)
 		}
 	}
 	fftd__log_set_level((fftd__log_level) d.cfg.log_level);
+	raise_nofile();
 	// A metrics address that is not loopback stops the start-up before
 	// any device is opened.
 	if (d.cfg.metrics_listen[0] != '\0'
@@ -390,6 +440,7 @@ main(int argc, char **argv)
 	// The two caches add up to the configured budget exactly.
 	uint64_t rt_cache = (uint64_t) ((double) d.cfg.cache_budget * rt_share);
 	int      status   = 1;
+	bool     have_loop = false;
 	for (int i = 0; i < nords; i++) {
 		if (fftd__worker_start(&d.workers[d.nworkers], be, ords[i], i,
 		        &bc, d.cfg.cache_budget - rt_cache, err, sizeof(err))
@@ -441,6 +492,7 @@ main(int argc, char **argv)
 		}
 	}
 	uv_loop_init(&d.loop);
+	have_loop = true;
 	uv_signal_init(&d.loop, &d.sigterm);
 	uv_signal_init(&d.loop, &d.sigint);
 	uv_signal_init(&d.loop, &d.sighup);
@@ -473,6 +525,7 @@ main(int argc, char **argv)
 	    &d.notify_timer, on_notify_timer, wd_usec ? 0 : every_ms, every_ms);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
+	uv_timer_stop(&d.notify_timer); // it reads the server
 
 	fftd__log(FFTD_LOG_INFO, "%s: finishing accepted requests",
 	    strsignal(d.stop_signal));
@@ -484,15 +537,12 @@ main(int argc, char **argv)
 		    "%d request(s) still running after %d ms; stopping anyway",
 		    left, d.cfg.drain_timeout_ms);
 	}
-	uv_close((uv_handle_t *) &d.sigterm, NULL);
-	uv_close((uv_handle_t *) &d.sigint, NULL);
-	uv_close((uv_handle_t *) &d.sighup, NULL);
-	uv_close((uv_handle_t *) &d.notify_timer, NULL);
-	uv_run(&d.loop, UV_RUN_DEFAULT);
-	uv_loop_close(&d.loop);
 	status = 0;
 	start_teardown_watchdog(status);
 out:
+	// The signal handles stay open until the server is gone: closing
+	// one restores the default action, and a second SIGTERM would then
+	// kill the daemon halfway through its teardown (sockets left).
 	fftd__metrics_stop(d.metrics); // before the server it reads
 	fftd__server_destroy(d.server);
 	for (int i = 0; i < d.nworkers; i++) {
@@ -500,6 +550,19 @@ out:
 			fftd__worker_stop(d.rt_workers[i]);
 		}
 		fftd__worker_stop(d.workers[i]);
+	}
+	if (have_loop) {
+		// Signals that came meanwhile are logged; from here on they
+		// stay blocked (every other thread has them blocked since
+		// start-up), so none can end the process before it returns.
+		uv_run(&d.loop, UV_RUN_NOWAIT);
+		pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
+		uv_close((uv_handle_t *) &d.sigterm, NULL);
+		uv_close((uv_handle_t *) &d.sigint, NULL);
+		uv_close((uv_handle_t *) &d.sighup, NULL);
+		uv_close((uv_handle_t *) &d.notify_timer, NULL);
+		uv_run(&d.loop, UV_RUN_DEFAULT);
+		uv_loop_close(&d.loop);
 	}
 	fftd__config_free(&d.cfg);
 	fftd__log(FFTD_LOG_INFO, "stopped");

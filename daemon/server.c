@@ -128,9 +128,6 @@ typedef struct refused_pipe {
 	char                 why[160];
 	struct refused_pipe *next;
 } refused_pipe;
-// Stream channels per connection: each holds a descriptor in the daemon.
-#define MAX_STREAM_CHANS 64
-
 // A stream channel (StreamOpen; chan.h): executions of one plan on fixed
 // slots of one shared buffer, submitted and answered over a SOCK_SEQPACKET
 // socket instead of NNG. References: one from the poller until the channel
@@ -167,6 +164,7 @@ struct fftd__session {
 	fftd__handle     *plans;
 	fftd__shbuf      *bufs;
 	uint64_t          buf_bytes; // mapped and promised to pending tokens
+	uint32_t          nbufs;     // buffers mapped and promised, as those
 	pending_token     pending[MAX_PENDING_TOKENS];
 	int               npending;
 	int               nchans; // stream channels open
@@ -1383,6 +1381,45 @@ reply_token(
 	ctx_reply(c, &r, 0, NULL);
 }
 
+// over_count says whether session ss may have one more shared buffer (or
+// stream channel): FFTD_OK, or FFTD_ELIMIT with why in msg when its
+// connection or its user (all of the uid's ipc connections) holds the
+// [limits] number already. Each buffer is a mapping and each channel a
+// descriptor in the daemon, both finite (vm.max_map_count, RLIMIT_NOFILE).
+// Server lock held.
+static int
+over_count(
+    fftd__server *s, fftd__session *ss, bool streams, char *msg, size_t len)
+{
+	const char *what     = streams ? "stream channels" : "shared buffers";
+	uint64_t    per_conn = streams ? s->cfg.max_streams_per_client
+	                               : s->cfg.max_buffers_per_client;
+	uint64_t    per_user = streams ? s->cfg.max_streams_per_user
+	                               : s->cfg.max_buffers_per_user;
+	uint64_t    mine     = streams ? (uint64_t) ss->nchans : ss->nbufs;
+	if (mine >= per_conn) {
+		snprintf(msg, len,
+		    "this connection has %" PRIu64 " %s, the limit ([limits] "
+		    "max_%s_per_client)",
+		    mine, what, streams ? "streams" : "buffers");
+		return FFTD_ELIMIT;
+	}
+	uint64_t user = 0;
+	for (fftd__session *t = s->sessions; t != NULL; t = t->next) {
+		if (t->ipc && t->uid == ss->uid) {
+			user += streams ? (uint64_t) t->nchans : t->nbufs;
+		}
+	}
+	if (user >= per_user) {
+		snprintf(msg, len,
+		    "user %" PRIu64 " has %" PRIu64 " %s, the limit ([limits] "
+		    "max_%s_per_user)",
+		    ss->uid, user, what, streams ? "streams" : "buffers");
+		return FFTD_ELIMIT;
+	}
+	return FFTD_OK;
+}
+
 static void
 handle_buffer_register(
     fftd__ctx *c, uint32_t pipe, const Fftd__Wire__BufferRegister *br)
@@ -1416,9 +1453,11 @@ handle_buffer_register(
 		rv = FFTD_ELIMIT;
 		snprintf(
 		    msg, sizeof(msg), "too many buffer registrations pending");
-	} else {
+	} else if ((rv = over_count(s, ss, false, msg, sizeof(msg)))
+	    == FFTD_OK) {
 		pending_add(ss, token)->bytes = br->bytes;
 		ss->buf_bytes += br->bytes;
+		ss->nbufs++;
 	}
 	pthread_mutex_unlock(&s->mtx);
 	reply_token(c, rv, msg, token, false);
@@ -1438,6 +1477,7 @@ handle_buffer_release(
 			b   = *pp;
 			*pp = b->next;
 			ss->buf_bytes -= b->size;
+			ss->nbufs--;
 			break;
 		}
 	}
@@ -1512,12 +1552,8 @@ handle_stream_open(
 	} else if (ss->npending >= MAX_PENDING_TOKENS) {
 		rv = FFTD_ELIMIT;
 		snprintf(msg, sizeof(msg), "too many hand-overs pending");
-	} else if (ss->nchans >= MAX_STREAM_CHANS) {
-		rv = FFTD_ELIMIT;
-		snprintf(msg, sizeof(msg),
-		    "this connection has %d stream channels open, the limit",
-		    ss->nchans);
-	} else {
+	} else if ((rv = over_count(s, ss, true, msg, sizeof(msg)))
+	    == FFTD_OK) {
 		pending_token *pt = pending_add(ss, token);
 		pt->stream        = true;
 		pt->plan_id       = so->plan_id;
@@ -1554,9 +1590,9 @@ stream_attach(fftd__server *s, fftd__session *ss, int i, int fd,
 		    "the stream's plan or buffer was released meanwhile");
 		return FFTD_EINVAL;
 	}
-	if (ss->nchans >= MAX_STREAM_CHANS) {
-		snprintf(msg, msglen, "too many stream channels open");
-		return FFTD_ELIMIT;
+	int rv = over_count(s, ss, true, msg, msglen);
+	if (rv != FFTD_OK) {
+		return rv;
 	}
 	stream_chan *ch = calloc(1, sizeof(*ch));
 	if (ch == NULL) {
@@ -1772,6 +1808,7 @@ on_fd(void *arg, const uint8_t *token, uint64_t bytes, int fd,
 		*id      = b->id;
 	} else if (ss != NULL) {
 		ss->buf_bytes -= bytes;
+		ss->nbufs--;
 	}
 	pthread_mutex_unlock(&s->mtx);
 	if (rv == FFTD_OK && ss == NULL) {
@@ -2234,8 +2271,9 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 				    "buffer socket; no shared memory",
 				    url);
 			} else if (fftd__fdsock_start(&s->fdsock, s->fd_path,
-			               s->cfg.socket_mode, on_fd, s, err,
-			               errlen)
+			               s->cfg.socket_mode,
+			               (int) s->cfg.max_fd_connections_per_user,
+			               on_fd, s, err, errlen)
 			    != FFTD_OK) {
 				fftd__log(
 				    FFTD_LOG_WARN, "no shared memory: %s", err);
@@ -2380,6 +2418,12 @@ fftd__server_reload(fftd__server *s, const fftd__config *fresh)
 	s->max_plans                       = fresh->max_plans_per_client;
 	s->cfg.max_inflight_per_client     = fresh->max_inflight_per_client;
 	s->cfg.max_queued_bytes_per_client = fresh->max_queued_bytes_per_client;
+	s->cfg.max_buffers_per_client      = fresh->max_buffers_per_client;
+	s->cfg.max_buffers_per_user        = fresh->max_buffers_per_user;
+	s->cfg.max_streams_per_client      = fresh->max_streams_per_client;
+	s->cfg.max_streams_per_user        = fresh->max_streams_per_user;
+	fftd__fdsock_set_max_per_user(
+	    s->fdsock, (int) fresh->max_fd_connections_per_user);
 	memcpy(s->cfg.weights, fresh->weights, sizeof(s->cfg.weights));
 	s->cfg.nweights = fresh->nweights;
 	// New weights apply to the jobs clients send from now on.

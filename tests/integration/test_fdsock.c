@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+//
+// test_fdsock.c — the descriptor hand-over socket and the limits that keep
+// one client from exhausting the daemon's descriptors and mappings, against
+// a real `fftd --backend fftw`:
+//   - idle peers delay nobody: with three connections open on the fd socket
+//     that never send, another client's fftd_buffer_create still completes
+//     in well under the 2 s a connection may take (< 1 s);
+//   - [limits] max_fd_connections_per_user: with that many connections of
+//     this user open on the fd socket, one more is answered FFTD_ELIMIT at
+//     once (raw reply) and fftd_buffer_create fails FFTD_ELIMIT with a
+//     message naming the key; once they close, registration works again;
+//   - out of descriptors: the daemon raises its soft RLIMIT_NOFILE to the
+//     hard limit at start (started here with a soft limit of 256); then,
+//     with its soft limit lowered (prlimit) to its lowest free descriptor
+//     number so that accept() fails with EMFILE, and connections waiting
+//     on the fd socket, its CPU time (/proc/PID/stat) grows by less than
+//     0.3 s over 1.5 s (it used to spin at 100%), it logs the condition
+//     once, and once the limit is back a client registers a buffer;
+//   - [limits] max_buffers_per_client and max_buffers_per_user: past
+//     either, fftd_buffer_create is FFTD_ELIMIT naming the key; another
+//     connection of the user gets its share up to the per-user limit, and a
+//     destroyed buffer gives its place back.
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../util/check.h"
+#include "../util/daemon.h"
+#include "fftd.h"
+
+#define TIMEOUT_MS 30000
+
+static const char *const DAEMON_ARGS[]
+    = { "--backend", "fftw", "--log-level", "info", NULL };
+
+static fftd_test_daemon D;
+
+// fd_path writes the daemon's descriptor socket path (its ipc path + .fd).
+static void
+fd_path(const fftd_test_daemon *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.fd", d->url + strlen("ipc://"));
+}
+
+// raw_connect opens a plain connection to the daemon's fd socket.
+static int
+raw_connect(const fftd_test_daemon *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	fd_path(d, sa.sun_path, sizeof(sa.sun_path));
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(s >= 0);
+	assert_int_equal(connect(s, (struct sockaddr *) &sa, sizeof(sa)), 0);
+	return s;
+}
+
+// raw_reply reads the daemon's 256-byte answer on s (at most timeout_ms)
+// and returns its status, or -1 if none came.
+static int
+raw_reply(int s, int timeout_ms, char *msg, size_t msglen)
+{
+	uint8_t       rep[256];
+	size_t        got = 0;
+	long long     end = fftd_test_now_ms() + timeout_ms;
+	struct pollfd p   = { s, POLLIN, 0 };
+	while (got < sizeof(rep)) {
+		long long left = end - fftd_test_now_ms();
+		if (left <= 0 || poll(&p, 1, (int) left) <= 0) {
+			return -1;
+		}
+		ssize_t n = recv(s, rep + got, sizeof(rep) - got, 0);
+		if (n <= 0) {
+			return -1;
+		}
+		got += (size_t) n;
+	}
+	rep[sizeof(rep) - 1] = '\0';
+	snprintf(msg, msglen, "%s", (const char *) rep + 16);
+	return (int32_t) ((uint32_t) rep[0] | (uint32_t) rep[1] << 8
+	    | (uint32_t) rep[2] << 16 | (uint32_t) rep[3] << 24);
+}
+
+// cpu_ms is the CPU time (user + system) process pid has used, in ms.
+static long long
+cpu_ms(pid_t pid)
+{
+	char path[64], line[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	// Fields after the command name (which may hold blanks): state is
+	// field 3, utime 14, stime 15.
+	const char        *p  = strrchr(line, ')');
+	unsigned long long ut = 0, st = 0;
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + 2,
+	                     "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+	                     "%llu %llu",
+	                     &ut, &st),
+	    2);
+	return (long long) (ut + st) * 1000 / sysconf(_SC_CLK_TCK);
+}
+
+// lowest_free_fd is the lowest descriptor number process pid has not open.
+static int
+lowest_free_fd(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+	static char used[1 << 16];
+	memset(used, 0, sizeof(used));
+	DIR *dir = opendir(path);
+	assert_non_null(dir);
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		int n = atoi(e->d_name);
+		if (e->d_name[0] != '.' && n >= 0 && n < (int) sizeof(used)) {
+			used[n] = 1;
+		}
+	}
+	closedir(dir);
+	int i = 0;
+	while (i < (int) sizeof(used) && used[i]) {
+		i++;
+	}
+	return i;
+}
+
+// log_count counts the lines of the daemon's log that contain what.
+static int
+log_count(const fftd_test_daemon *d, const char *what)
+{
+	FILE *f = fopen(d->log, "r");
+	assert_non_null(f);
+	char line[1024];
+	int  n = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		n += strstr(line, what) != NULL;
+	}
+	fclose(f);
+	return n;
+}
+
+static int
+local_teardown(void **state)
+{
+	(void) state;
+	if (D.pid != 0) {
+		fftd_test_daemon_stop(&D);
+	}
+	return 0;
+}
+
+// --- idle peers --------------------------------------------------------------
+
+static void
+test_idle_peers_delay_nobody(void **state)
+{
+	(void) state;
+	assert_int_equal(fftd_test_daemon_start(&D, NULL, DAEMON_ARGS), 0);
+	fftd_client *c;
+	fftd_buffer *b;
+	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
+	int idle[3];
+	for (int i = 0; i < 3; i++) {
+		idle[i] = raw_connect(&D);
+	}
+	long long t0 = fftd_test_now_ms();
+	ASSERT_OK(fftd_buffer_create(c, 4096, &b));
+	long long took = fftd_test_now_ms() - t0;
+	print_message("buffer registered in %lld ms with 3 idle peers\n", took);
+	assert_true(took < 1000);
+	// The idle ones are answered when their 2 s are up.
+	char msg[256];
+	assert_int_equal(
+	    raw_reply(idle[0], 10000, msg, sizeof(msg)), FFTD_EPROTO);
+	for (int i = 0; i < 3; i++) {
+		close(idle[i]);
+	}
+	fftd_buffer_destroy(b);
+	fftd_client_close(c);
+	assert_int_equal(fftd_test_daemon_stop(&D), 0);
+}
+
+// --- connections per user ----------------------------------------------------
+
+static void
+test_fd_connections_per_user(void **state)
+{
+	(void) state;
+	static const char conf[]
+	    = "[limits]\nmax_fd_connections_per_user = 2\n";
+	assert_int_equal(fftd_test_daemon_start(&D, conf, DAEMON_ARGS), 0);
+	fftd_client *c;
+	fftd_buffer *b;
+	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
+	int  idle[2] = { raw_connect(&D), raw_connect(&D) };
+	int  extra   = raw_connect(&D); // accepted after those two
+	char msg[256];
+	assert_int_equal(raw_reply(extra, 1000, msg, sizeof(msg)), FFTD_ELIMIT);
+	assert_non_null(strstr(msg, "max_fd_connections_per_user"));
+	close(extra);
+	assert_int_equal(fftd_buffer_create(c, 4096, &b), FFTD_ELIMIT);
+	assert_non_null(
+	    strstr(fftd_last_error(), "max_fd_connections_per_user"));
+	close(idle[0]);
+	close(idle[1]);
+	// Once the daemon has seen them go, registration works again.
+	int       rv;
+	long long end = fftd_test_now_ms() + 5000;
+	while ((rv = fftd_buffer_create(c, 4096, &b)) == FFTD_ELIMIT
+	    && fftd_test_now_ms() < end) {
+		fftd_test_sleep_ms(20);
+	}
+	ASSERT_OK(rv);
+	fftd_buffer_destroy(b);
+	fftd_client_close(c);
+	assert_int_equal(fftd_test_daemon_stop(&D), 0);
+}
+
+// --- out of descriptors ------------------------------------------------------
+
+static void
+test_out_of_descriptors(void **state)
+{
+	(void) state;
+	// Started with a low soft limit (inherited), the daemon raises it.
+	struct rlimit mine, low;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &mine), 0);
+	if (mine.rlim_max != RLIM_INFINITY && mine.rlim_max <= 256) {
+		skip();
+	}
+	low          = mine;
+	low.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	int started = fftd_test_daemon_start(&D, NULL, DAEMON_ARGS);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &mine), 0);
+	assert_int_equal(started, 0);
+	struct rlimit dl;
+	assert_int_equal(prlimit(D.pid, RLIMIT_NOFILE, NULL, &dl), 0);
+	print_message("daemon's descriptor limit: soft %llu, hard %llu\n",
+	    (unsigned long long) dl.rlim_cur, (unsigned long long) dl.rlim_max);
+	assert_true(dl.rlim_cur > 256);
+	assert_int_equal(
+	    log_count(&D, "descriptor limit (RLIMIT_NOFILE) raised"), 1);
+
+	fftd_client *c;
+	fftd_buffer *b;
+	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
+	ASSERT_OK(fftd_buffer_create(c, 4096, &b));
+	fftd_buffer_destroy(b);
+	// No descriptor number below the limit is free: accept() fails.
+	struct rlimit at = dl;
+	at.rlim_cur      = (rlim_t) lowest_free_fd(D.pid);
+	assert_int_equal(prlimit(D.pid, RLIMIT_NOFILE, &at, NULL), 0);
+	int waiting[4];
+	for (int i = 0; i < 4; i++) {
+		waiting[i] = raw_connect(&D); // queued in the backlog
+	}
+	fftd_test_sleep_ms(300);
+	long long cpu0 = cpu_ms(D.pid), t0 = fftd_test_now_ms();
+	fftd_test_sleep_ms(1500);
+	long long cpu = cpu_ms(D.pid) - cpu0, wall = fftd_test_now_ms() - t0;
+	print_message("at the limit: %lld ms of CPU in %lld ms\n", cpu, wall);
+	assert_true(cpu < 300);
+	assert_int_equal(log_count(&D, "fd socket: cannot accept"), 1);
+	// Descriptors free again: service resumes.
+	assert_int_equal(prlimit(D.pid, RLIMIT_NOFILE, &dl, NULL), 0);
+	ASSERT_OK(fftd_buffer_create(c, 4096, &b));
+	fftd_buffer_destroy(b);
+	assert_true(log_count(&D, "fd socket: accepting again") >= 1);
+	for (int i = 0; i < 4; i++) {
+		close(waiting[i]);
+	}
+	fftd_client_close(c);
+	assert_int_equal(fftd_test_daemon_stop(&D), 0);
+}
+
+// --- number of buffers ------------------------------------------------------
+
+static void
+test_buffer_count(void **state)
+{
+	(void) state;
+	static const char conf[] = "[limits]\n"
+	                           "max_buffers_per_client = 4\n"
+	                           "max_buffers_per_user = 6\n";
+	assert_int_equal(fftd_test_daemon_start(&D, conf, DAEMON_ARGS), 0);
+	fftd_client *a, *b;
+	fftd_buffer *ba[4], *bb[2], *x;
+	ASSERT_OK(fftd_client_open(&a, D.url, TIMEOUT_MS));
+	ASSERT_OK(fftd_client_open(&b, D.url, TIMEOUT_MS));
+	for (int i = 0; i < 4; i++) {
+		ASSERT_OK(fftd_buffer_create(a, 4096, &ba[i]));
+	}
+	assert_int_equal(fftd_buffer_create(a, 4096, &x), FFTD_ELIMIT);
+	assert_non_null(strstr(fftd_last_error(), "max_buffers_per_client"));
+	// The other connection of this user has the rest of the user's six.
+	for (int i = 0; i < 2; i++) {
+		ASSERT_OK(fftd_buffer_create(b, 4096, &bb[i]));
+	}
+	assert_int_equal(fftd_buffer_create(b, 4096, &x), FFTD_ELIMIT);
+	assert_non_null(strstr(fftd_last_error(), "max_buffers_per_user"));
+	// A destroyed buffer gives its place back.
+	fftd_buffer_destroy(ba[0]);
+	ASSERT_OK(fftd_buffer_create(b, 4096, &x));
+	assert_int_equal(fftd_buffer_create(a, 4096, &ba[0]), FFTD_ELIMIT);
+	fftd_buffer_destroy(x);
+	ASSERT_OK(fftd_buffer_create(a, 4096, &ba[0]));
+	for (int i = 0; i < 4; i++) {
+		fftd_buffer_destroy(ba[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		fftd_buffer_destroy(bb[i]);
+	}
+	fftd_client_close(a);
+	fftd_client_close(b);
+	assert_int_equal(fftd_test_daemon_stop(&D), 0);
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(
+		    test_idle_peers_delay_nobody, local_teardown),
+		cmocka_unit_test_teardown(
+		    test_fd_connections_per_user, local_teardown),
+		cmocka_unit_test_teardown(
+		    test_out_of_descriptors, local_teardown),
+		cmocka_unit_test_teardown(test_buffer_count, local_teardown),
+	};
+	const char *filter = getenv("FFTD_TEST_FILTER");
+	if (filter != NULL) {
+		cmocka_set_test_filter(filter);
+	}
+	return cmocka_run_group_tests_name("fdsock", tests, NULL, NULL);
+}
