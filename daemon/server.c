@@ -47,6 +47,9 @@
 // How long a stopping daemon keeps connections open after the last answer
 // was handed to NNG, so that it is written out.
 #define LINGER_MS 1000
+// How long it then waits with no more receiving, so that the pipes fall
+// quiet before the socket closes.
+#define QUIET_MS 200
 
 #ifndef FFTD_VERSION_STRING
 #define FFTD_VERSION_STRING "0.1.0"
@@ -2111,8 +2114,8 @@ ctx_cb(void *arg)
 				pthread_mutex_unlock(&c->mtx);
 				return;
 			}
-			// Still answering (FFTD_ESHUTDOWN) until the accepted
-			// work is done.
+			// Still answering (FFTD_ESHUTDOWN) until the drain
+			// and its linger are over.
 		}
 		c->state = CTX_RECV;
 		nng_ctx_recv(c->ctx, c->aio);
@@ -2278,6 +2281,16 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 	return FFTD_OK;
 }
 
+// linger waits up to ms milliseconds while clients are connected.
+static void
+linger(fftd__server *s, int ms)
+{
+	for (int i = 0; i < ms && atomic_load(&s->n_sessions) > 0; i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 int
 fftd__server_drain(fftd__server *s, int timeout_ms)
 {
@@ -2302,6 +2315,13 @@ fftd__server_drain(fftd__server *s, int timeout_ms)
 		}
 	}
 	pthread_mutex_unlock(&s->mtx);
+	// A completed send has only queued the reply on its pipe; closing the
+	// socket now would drop replies still being written. Linger until
+	// the clients hang up, or briefly: queued replies leave in well under
+	// that even at a few GB. The contexts keep receiving meanwhile, so a
+	// request that arrives now is still answered FFTD_ESHUTDOWN instead
+	// of waiting out its client's timeout.
+	linger(s, LINGER_MS);
 	// Then no more receiving, so that the pipes fall quiet before the
 	// socket closes (NNG 1.5 can hang closing a pipe in the middle of a
 	// large message: see the client's socket_closer).
@@ -2314,14 +2334,7 @@ fftd__server_drain(fftd__server *s, int timeout_ms)
 		}
 		pthread_mutex_unlock(&c->mtx);
 	}
-	// A completed send has only queued the reply on its pipe; closing the
-	// socket now would drop replies still being written. Linger until
-	// the clients hang up, or briefly: queued replies leave in well under
-	// that even at a few GB.
-	for (int i = 0; i < LINGER_MS && atomic_load(&s->n_sessions) > 0; i++) {
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
+	linger(s, QUIET_MS);
 	return atomic_load(&s->busy);
 }
 
