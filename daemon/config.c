@@ -380,6 +380,9 @@ fftd__config_set(
 	if (IS("tls", "require_client_cert")) {
 		return parse_bool(value, &cfg->tls_require_client_cert);
 	}
+	if (IS("remote", "allow_insecure")) {
+		return parse_bool(value, &cfg->remote_allow_insecure);
+	}
 	if (IS("remote", "allow")) {
 		// A list; the key may be repeated, each adding to it.
 		return fftd__remote_parse_allow(value, cfg->allow,

@@ -63,6 +63,7 @@ typedef struct fftd__config {
 	bool tls_require_client_cert;           // false only when set to no
 	fftd__netmask allow[FFTD__MAX_ALLOW];   // [remote] allow (empty: any)
 	int           nallow;
+	bool remote_allow_insecure; // loopback tcp://, abstract:// listeners
 } fftd__config;
 
 // fftd__config_defaults fills *cfg with the built-in defaults.
