@@ -42,6 +42,7 @@
 #include "fftd.pb-c.h"
 #include "log.h"
 #include "remote.h"
+#include "stats_reply.h"
 #include "wire.h"
 
 // How long a stopping daemon keeps connections open after the last answer
@@ -1906,53 +1907,23 @@ handle_hello(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Hello *hello)
 	ctx_reply(c, &r, 0, NULL);
 }
 
+// handle_stats answers with the counters, the devices and one page of the
+// clients (stats_reply.h).
 static void
-handle_stats(fftd__ctx *c)
+handle_stats(fftd__ctx *c, const Fftd__Wire__StatsRequest *rq)
 {
 	fftd_stats         st;
 	fftd_client_stats *cl  = NULL;
 	fftd_device_stats *dv  = NULL;
 	int                ncl = 0, ndv = 0;
-	if (fftd__server_snapshot(c->srv, &st, &cl, &ncl, &dv, &ndv)
-	    != FFTD_OK) {
+	nng_msg           *m = NULL;
+	if (fftd__server_snapshot(c->srv, &st, &cl, &ncl, &dv, &ndv) != FFTD_OK
+	    || fftd__stats_reply(&m, rq, &st, cl, ncl, dv, ndv) != FFTD_OK) {
 		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
-		return;
+	} else {
+		count_reply(c->srv, c->pipe, FFTD_OK);
+		ctx_send(c, m);
 	}
-	Fftd__Wire__Reply         r  = FFTD__WIRE__REPLY__INIT;
-	Fftd__Wire__Stats         ws = FFTD__WIRE__STATS__INIT;
-	Fftd__Wire__ClientStats  *wc = calloc((size_t) ncl + 1, sizeof(*wc));
-	Fftd__Wire__ClientStats **pc = calloc((size_t) ncl + 1, sizeof(*pc));
-	Fftd__Wire__DeviceStats  *wd = calloc((size_t) ndv + 1, sizeof(*wd));
-	Fftd__Wire__DeviceStats **pd = calloc((size_t) ndv + 1, sizeof(*pd));
-	if (wc == NULL || pc == NULL || wd == NULL || pd == NULL) {
-		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
-		goto out;
-	}
-	fftd__stats_to_wire(&ws, &st);
-	for (int i = 0; i < ncl; i++) {
-		Fftd__Wire__ClientStats w0 = FFTD__WIRE__CLIENT_STATS__INIT;
-		wc[i]                      = w0;
-		fftd__client_stats_to_wire(&wc[i], &cl[i]);
-		pc[i] = &wc[i];
-	}
-	for (int i = 0; i < ndv; i++) {
-		Fftd__Wire__DeviceStats w0 = FFTD__WIRE__DEVICE_STATS__INIT;
-		wd[i]                      = w0;
-		fftd__device_stats_to_wire(&wd[i], &dv[i]);
-		pd[i] = &wd[i];
-	}
-	ws.n_clients = (size_t) ncl;
-	ws.clients   = pc;
-	ws.n_devices = (size_t) ndv;
-	ws.devices   = pd;
-	r.body_case  = FFTD__WIRE__REPLY__BODY_STATS;
-	r.stats      = &ws;
-	ctx_reply(c, &r, 0, NULL);
-out:
-	free(wc);
-	free(pc);
-	free(wd);
-	free(pd);
 	free(cl);
 	free(dv);
 }
@@ -2032,7 +2003,7 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	}
 	case FFTD__WIRE__REQUEST__BODY_STATS:
 		nng_msg_free(m);
-		handle_stats(c);
+		handle_stats(c, req->stats);
 		break;
 	case FFTD__WIRE__REQUEST__BODY_PLAN_CREATE:
 		nng_msg_free(m);
