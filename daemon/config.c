@@ -320,6 +320,9 @@ fftd__config_set(
 		cfg->max_plans_per_client = (uint32_t) i;
 		return 0;
 	}
+	if (IS("limits", "max_plan_bytes_per_client")) {
+		return parse_u64(value, &cfg->max_plan_bytes_per_client);
+	}
 	if (IS("limits", "max_buffer_bytes")) {
 		return parse_u64(value, &cfg->max_buffer_bytes);
 	}

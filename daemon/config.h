@@ -44,6 +44,7 @@ typedef struct fftd__config {
 	uint64_t     pipeline_chunk_bytes; // input bytes per pipeline chunk
 	fftd__limits limits;
 	uint32_t     max_plans_per_client;
+	uint64_t     max_plan_bytes_per_client; // estimated plan bytes (0: off)
 	uint64_t     max_buffer_bytes; // shared memory per client connection
 	uint32_t     max_inflight_per_client; // executions queued or running
 	uint64_t     max_queued_bytes_per_client; // their inline input bytes
