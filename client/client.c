@@ -997,12 +997,14 @@ fftd_ping(fftd_client *client, double *rtt_us)
 	return rv;
 }
 
-// stats_rpc fetches the daemon's full statistics reply.
+// stats_rpc fetches the daemon's statistics reply, with the page of its
+// clients whose ids are above after (proto/fftd.proto: StatsRequest).
 static int
-stats_rpc(fftd_client *client, Fftd__Wire__Reply **rp)
+stats_rpc(fftd_client *client, uint32_t after, Fftd__Wire__Reply **rp)
 {
 	Fftd__Wire__Request      req = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__StatsRequest sr  = FFTD__WIRE__STATS_REQUEST__INIT;
+	sr.clients_after             = after;
 	req.body_case                = FFTD__WIRE__REQUEST__BODY_STATS;
 	req.stats                    = &sr;
 	int rv                       = rpc(client, &req, rp);
@@ -1020,7 +1022,7 @@ fftd_get_stats(fftd_client *client, fftd_stats *st)
 		return set_error(FFTD_EINVAL, "client or stats is NULL");
 	}
 	Fftd__Wire__Reply *r  = NULL;
-	int                rv = stats_rpc(client, &r);
+	int                rv = stats_rpc(client, 0, &r);
 	if (rv == FFTD_OK) {
 		fftd__stats_from_wire(st, r->stats);
 	}
@@ -1032,7 +1034,9 @@ fftd_get_stats(fftd_client *client, fftd_stats *st)
 
 // stats_list fetches the daemon's per-client (devices false) or
 // per-device list: its length in *n, up to max entries into out (an
-// fftd_client_stats or fftd_device_stats array).
+// fftd_client_stats or fftd_device_stats array). Clients come in pages
+// (the daemon's reply has a size limit): it asks for the next page, after
+// the last client id it has, while the daemon says more follow.
 static int
 stats_list(fftd_client *client, void *out, int max, int *n, bool devices)
 {
@@ -1040,27 +1044,41 @@ stats_list(fftd_client *client, void *out, int max, int *n, bool devices)
 	    || (out == NULL && max > 0)) {
 		return set_error(FFTD_EINVAL, "client, out or n is NULL");
 	}
-	Fftd__Wire__Reply *r  = NULL;
-	int                rv = stats_rpc(client, &r);
-	if (rv == FFTD_OK) {
-		*n = (int) (devices ? r->stats->n_devices
-		                    : r->stats->n_clients);
-		for (int i = 0; i < *n && i < max; i++) {
-			if (devices) {
+	int      total = 0, rv;
+	uint32_t after = 0;
+	bool     more;
+	do {
+		Fftd__Wire__Reply *r = NULL;
+		if ((rv = stats_rpc(client, after, &r)) != FFTD_OK) {
+			if (r != NULL) {
+				fftd__wire__reply__free_unpacked(r, NULL);
+			}
+			return rv;
+		}
+		const Fftd__Wire__Stats *ws = r->stats;
+		int k = (int) (devices ? ws->n_devices : ws->n_clients);
+		for (int i = 0; i < k; i++, total++) {
+			if (total >= max) {
+				continue;
+			} else if (devices) {
 				fftd__device_stats_from_wire(
-				    (fftd_device_stats *) out + i,
-				    r->stats->devices[i]);
+				    (fftd_device_stats *) out + total,
+				    ws->devices[i]);
 			} else {
 				fftd__client_stats_from_wire(
-				    (fftd_client_stats *) out + i,
-				    r->stats->clients[i]);
+				    (fftd_client_stats *) out + total,
+				    ws->clients[i]);
 			}
 		}
-	}
-	if (r != NULL) {
+		// Ids grow from page to page, so this ends.
+		more = !devices && ws->clients_more && k > 0;
+		if (more) {
+			after = ws->clients[k - 1]->id;
+		}
 		fftd__wire__reply__free_unpacked(r, NULL);
-	}
-	return rv;
+	} while (more);
+	*n = total;
+	return FFTD_OK;
 }
 
 int

@@ -431,7 +431,9 @@ typedef struct fftd_device_stats {
 } fftd_device_stats;
 
 // fftd_get_client_stats fetches up to max clients' statistics into out
-// and their number (all of them, possibly more than max) into *n.
+// and their number (all of them, possibly more than max) into *n, in
+// order of client id. The daemon answers in pages (a reply has a size
+// limit); this asks for all of them.
 int fftd_get_client_stats(
     fftd_client *client, fftd_client_stats *out, int max, int *n);
 

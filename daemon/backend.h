@@ -6,7 +6,10 @@
 // A backend serves one or more devices. Each device is driven by exactly one
 // worker thread (daemon/worker.c), and every call below for a device runs
 // on that device's worker thread, so a backend needs no locks of its own
-// for per-device state (CUDA context, streams, buffers, FFTW planner).
+// for per-device state (CUDA context, streams, buffers, FFTW planner) —
+// except that a backend that sets plan_any_thread has plan and destroy
+// called on the device's planner thread (planner.h), concurrently with
+// execute on the worker, and must lock what they share.
 
 #ifndef FFTD_DAEMON_BACKEND_H
 #define FFTD_DAEMON_BACKEND_H
@@ -89,6 +92,19 @@ typedef struct fftd__backend {
 
 	// destroy frees a plan made by plan.
 	void (*destroy)(fftd__device *dev, void *plan);
+
+	// plan_estimate is what plan would store in *bytes for (s,
+	// algorithm), known before planning, so that the plan cache can admit
+	// or refuse the plan first. Any thread. NULL: unknown (admitted).
+	uint64_t (*plan_estimate)(
+	    fftd__device *dev, const fftd__shape *s, const char *algorithm);
+
+	// plan_any_thread says that plan and destroy may run on another
+	// thread than the device's worker, concurrently with execute on it
+	// (never two plan or destroy calls at once for one device): the
+	// daemon then plans on a planner thread of the device, so that a slow
+	// plan does not hold up executions. 0: plans are made on the worker.
+	int plan_any_thread;
 
 	// host_register pins [addr, addr + len) (a client's shared-memory
 	// buffer) so the device can DMA straight from and to it, for every

@@ -359,6 +359,9 @@ fftd__config_set(
 		cfg->max_plans_per_client = (uint32_t) i;
 		return 0;
 	}
+	if (IS("limits", "max_plan_bytes_per_client")) {
+		return parse_u64(value, &cfg->max_plan_bytes_per_client);
+	}
 	if (IS("limits", "max_buffer_bytes")) {
 		return parse_u64(value, &cfg->max_buffer_bytes);
 	}
@@ -443,6 +446,9 @@ fftd__config_set(
 	}
 	if (IS("tls", "require_client_cert")) {
 		return parse_bool(value, &cfg->tls_require_client_cert);
+	}
+	if (IS("remote", "allow_insecure")) {
+		return parse_bool(value, &cfg->remote_allow_insecure);
 	}
 	if (IS("remote", "allow")) {
 		// A list; the key may be repeated, each adding to it.

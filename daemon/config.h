@@ -44,6 +44,7 @@ typedef struct fftd__config {
 	uint64_t     pipeline_chunk_bytes; // input bytes per pipeline chunk
 	fftd__limits limits;
 	uint32_t     max_plans_per_client;
+	uint64_t     max_plan_bytes_per_client; // estimated plan bytes (0: off)
 	uint64_t     max_buffer_bytes; // shared memory per client connection
 	uint32_t     max_buffers_per_client; // shared buffers per connection
 	uint32_t     max_buffers_per_user;   // ... over all of a uid's
@@ -68,6 +69,7 @@ typedef struct fftd__config {
 	bool tls_require_client_cert;           // false only when set to no
 	fftd__netmask allow[FFTD__MAX_ALLOW];   // [remote] allow (empty: any)
 	int           nallow;
+	bool remote_allow_insecure; // loopback tcp://, abstract:// listeners
 } fftd__config;
 
 // fftd__config_defaults fills *cfg with the built-in defaults.

@@ -5,11 +5,19 @@
 // Entries live on one list in recency order (head = most recent). A lookup
 // compares a 64-bit hash first and then the whole key, so it stays cheap
 // for the few hundred plans a device holds; the counters are atomics so the
-// metrics path can read them from another thread.
+// metrics path can read them from another thread. A mutex guards the list
+// and the references, since plans are made on the device's planner thread
+// and released on its worker; it is not held while the backend plans, so a
+// slow plan holds up neither. A plan being made holds its estimated bytes
+// as a reservation meanwhile, so two admissions cannot both count the
+// same room.
 
 #include "plan_cache.h"
 
+#include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,9 +38,17 @@ struct fftd__cache_entry {
 	fftd__cache_entry *prev, *next;
 };
 
+// A free of this many plan bytes or more gives the heap's free memory back
+// to the system (malloc_trim): FFTW's tables are many small blocks that
+// glibc otherwise keeps, so the daemon's RSS would stay at its peak.
+#define TRIM_BYTES (64u << 20)
+
 struct fftd__cache {
 	fftd__device      *dev;
+	pthread_mutex_t    mtx; // the list, refs, reserved
 	fftd__cache_entry *head, *tail;
+	uint64_t           reserved; // estimates of plans being made
+	uint64_t           freed;    // plan bytes destroyed since a trim
 	_Atomic uint64_t   budget;
 	_Atomic uint64_t   bytes;
 	_Atomic uint64_t   entries;
@@ -125,11 +141,23 @@ drop_entry(fftd__cache *c, fftd__cache_entry *e)
 	c->dev->backend->destroy(c->dev, e->plan);
 	atomic_fetch_sub(&c->bytes, e->bytes);
 	atomic_fetch_sub(&c->entries, 1);
+	c->freed += e->bytes;
 	free(e);
 }
 
+// trim gives free heap memory back to the system after large frees (lock
+// held).
+static void
+trim(fftd__cache *c)
+{
+	if (c->freed >= TRIM_BYTES) {
+		c->freed = 0;
+		malloc_trim(0);
+	}
+}
+
 // evict_for drops least-recently-used unreferenced entries until `extra`
-// more bytes fit the budget, or nothing unreferenced is left.
+// more bytes fit the budget, or nothing unreferenced is left (lock held).
 static void
 evict_for(fftd__cache *c, uint64_t extra)
 {
@@ -157,6 +185,7 @@ fftd__cache_create(fftd__cache **cp, fftd__device *dev, uint64_t budget)
 	}
 	c->dev = dev;
 	atomic_store(&c->budget, budget);
+	pthread_mutex_init(&c->mtx, NULL);
 	*cp = c;
 	return FFTD_OK;
 }
@@ -175,7 +204,33 @@ fftd__cache_destroy(fftd__cache *c)
 		}
 		drop_entry(c, c->head);
 	}
+	pthread_mutex_destroy(&c->mtx);
 	free(c);
+}
+
+// admit makes room for a plan of est bytes and reserves them (lock held):
+// unreferenced entries go first; if the entries in use still leave no
+// room, the plan is refused with msg giving the figures, unless the cache
+// holds nothing else (a plan bigger than the whole budget is made when it
+// is alone, so the cache exceeds its budget by one entry at most).
+static int
+admit(fftd__cache *c, uint64_t est, char *msg, size_t msglen)
+{
+	evict_for(c, c->reserved + est);
+	uint64_t held   = atomic_load(&c->bytes) + c->reserved;
+	uint64_t budget = atomic_load(&c->budget);
+	if (est > 0 && held > 0 && held + est > budget) {
+		snprintf(msg, msglen,
+		    "plan cache of %s full: this plan needs about %.1f MiB, "
+		    "plans in use (or being made) hold %.1f MiB of the %.1f "
+		    "MiB budget ([cache] budget_bytes); destroy plans or "
+		    "retry later",
+		    c->dev->name, (double) est / 1048576.0,
+		    (double) held / 1048576.0, (double) budget / 1048576.0);
+		return FFTD_ELIMIT;
+	}
+	c->reserved += est;
+	return FFTD_OK;
 }
 
 int
@@ -186,12 +241,14 @@ fftd__cache_acquire(fftd__cache *c, const fftd__shape *s, const char *algorithm,
 	key_from_shape(&key, s, algorithm);
 	uint64_t h = hash_bytes(&key, sizeof(key));
 
+	pthread_mutex_lock(&c->mtx);
 	for (fftd__cache_entry *e = c->head; e != NULL; e = e->next) {
 		if (e->hash == h && memcmp(&e->key, &key, sizeof(key)) == 0) {
 			e->refs++;
 			unlink_entry(c, e);
 			push_front(c, e);
 			atomic_fetch_add(&c->hits, 1);
+			pthread_mutex_unlock(&c->mtx);
 			*ep = e;
 			return FFTD_OK;
 		}
@@ -199,25 +256,45 @@ fftd__cache_acquire(fftd__cache *c, const fftd__shape *s, const char *algorithm,
 	atomic_fetch_add(&c->misses, 1);
 	fftd__cache_entry *e = calloc(1, sizeof(*e));
 	if (e == NULL) {
+		pthread_mutex_unlock(&c->mtx);
 		return FFTD_ENOMEM;
 	}
-	// Make room before planning: a GPU plan allocates its work area at
-	// once, so plans nobody uses must go first.
-	evict_for(c, 0);
+	// Admission before planning: a GPU plan allocates its work area at
+	// once, and an FFTW plan may take seconds; plans nobody uses go first.
+	uint64_t est = c->dev->backend->plan_estimate != NULL
+	    ? c->dev->backend->plan_estimate(c->dev, s, algorithm)
+	    : 0;
+	int      rv  = admit(c, est, msg, msglen);
+	trim(c);
+	pthread_mutex_unlock(&c->mtx);
+	if (rv != FFTD_OK) {
+		free(e);
+		return rv;
+	}
 	uint64_t bytes = 0;
-	int      rv    = c->dev->backend->plan(
-	            c->dev, s, algorithm, &e->plan, &bytes, msg, msglen);
-	if (rv == FFTD_EDEVMEM && c->tail != NULL) {
+	rv             = c->dev->backend->plan(
+	                c->dev, s, algorithm, &e->plan, &bytes, msg, msglen);
+	if (rv == FFTD_EDEVMEM) {
 		// Device memory is short: drop every unused plan and try once
 		// more.
-		uint64_t budget = atomic_load(&c->budget);
-		atomic_store(&c->budget, 0);
-		evict_for(c, 0);
-		atomic_store(&c->budget, budget);
-		rv = c->dev->backend->plan(
-		    c->dev, s, algorithm, &e->plan, &bytes, msg, msglen);
+		pthread_mutex_lock(&c->mtx);
+		bool any = c->tail != NULL;
+		if (any) {
+			uint64_t budget = atomic_load(&c->budget);
+			atomic_store(&c->budget, 0);
+			evict_for(c, 0);
+			atomic_store(&c->budget, budget);
+		}
+		pthread_mutex_unlock(&c->mtx);
+		if (any) {
+			rv = c->dev->backend->plan(c->dev, s, algorithm,
+			    &e->plan, &bytes, msg, msglen);
+		}
 	}
+	pthread_mutex_lock(&c->mtx);
+	c->reserved -= est;
 	if (rv != FFTD_OK) {
+		pthread_mutex_unlock(&c->mtx);
 		free(e);
 		return rv;
 	}
@@ -229,6 +306,8 @@ fftd__cache_acquire(fftd__cache *c, const fftd__shape *s, const char *algorithm,
 	push_front(c, e);
 	atomic_fetch_add(&c->bytes, bytes);
 	atomic_fetch_add(&c->entries, 1);
+	trim(c);
+	pthread_mutex_unlock(&c->mtx);
 	*ep = e;
 	return FFTD_OK;
 }
@@ -239,10 +318,13 @@ fftd__cache_release(fftd__cache *c, fftd__cache_entry *e)
 	if (e == NULL) {
 		return;
 	}
+	pthread_mutex_lock(&c->mtx);
 	e->refs--;
-	if (atomic_load(&c->bytes) > atomic_load(&c->budget)) {
-		evict_for(c, 0);
+	if (atomic_load(&c->bytes) + c->reserved > atomic_load(&c->budget)) {
+		evict_for(c, c->reserved);
 	}
+	trim(c);
+	pthread_mutex_unlock(&c->mtx);
 }
 
 void *
@@ -254,8 +336,11 @@ fftd__cache_plan(const fftd__cache_entry *e)
 void
 fftd__cache_set_budget(fftd__cache *c, uint64_t budget)
 {
+	pthread_mutex_lock(&c->mtx);
 	atomic_store(&c->budget, budget);
-	evict_for(c, 0);
+	evict_for(c, c->reserved);
+	trim(c);
+	pthread_mutex_unlock(&c->mtx);
 }
 
 void

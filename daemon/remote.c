@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // remote.c — listeners for remote clients (remote.h): the loopback rule for
-// plain tcp://, the server TLS configuration of tls+tcp:// listeners, and
-// the [remote] allow list (parser, matcher, and the per-connection check).
+// plain tcp:// (and [remote] allow_insecure, without which loopback tcp://
+// and abstract:// listeners are refused), the server TLS configuration of
+// tls+tcp:// listeners, and the [remote] allow list (parser, matcher, and the
+// per-connection check).
 
 #include "remote.h"
 
@@ -394,6 +396,30 @@ out:
 	return status;
 }
 
+// insecure_ok admits a loopback tcp:// or ws:// listener, or an
+// abstract:// one, only when [remote] allow_insecure is set: any local
+// user can connect to them (no socket file whose mode would say who), and
+// a TCP session has no peer uid, so [weights] cannot apply to it.
+static int
+insecure_ok(const char *url, const fftd__config *cfg, char *err, size_t errlen)
+{
+	if (!cfg->remote_allow_insecure) {
+		snprintf(err, errlen,
+		    "%s: this listener admits every local user (no socket "
+		    "file mode and no peer uid, so [weights] cannot apply); "
+		    "listen on ipc:// or on tls+tcp:// with client "
+		    "certificates, or set [remote] allow_insecure = yes to "
+		    "accept that risk",
+		    url);
+		return FFTD_EINVAL;
+	}
+	fftd__log(FFTD_LOG_WARN,
+	    "%s: [remote] allow_insecure = yes: every local user may use the "
+	    "daemon through this listener, with weight 1",
+	    url);
+	return FFTD_OK;
+}
+
 int
 fftd__remote_listener_setup(nng_listener l, const char *url,
     const fftd__config *cfg, char *err, size_t errlen)
@@ -401,8 +427,12 @@ fftd__remote_listener_setup(nng_listener l, const char *url,
 	if (has_scheme(url, tls_schemes)) {
 		return tls_setup(l, url, cfg, err, errlen);
 	}
-	if (!has_scheme(url, plain_schemes)) {
-		return FFTD_OK; // ipc://, inproc://, abstract://
+	bool abstract = strncmp(url, "abstract://", 11) == 0;
+	if (!abstract && !has_scheme(url, plain_schemes)) {
+		return FFTD_OK; // ipc://, inproc://
+	}
+	if (abstract) {
+		return insecure_ok(url, cfg, err, errlen);
 	}
 	nng_url *u;
 	int      rv = nng_url_parse(&u, url);
@@ -422,7 +452,7 @@ fftd__remote_listener_setup(nng_listener l, const char *url,
 		    url, ws ? "ws" : "tcp", ws ? "wss" : "tls+tcp", rest);
 		return FFTD_EINVAL;
 	}
-	return FFTD_OK;
+	return insecure_ok(url, cfg, err, errlen);
 }
 
 // --- connections

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // remote.h — PRIVATE to fftd. Listeners for remote clients: TLS for
-// tls+tcp:// (NNG's TLS transport), the client allow-list, and the rule
-// that plain tcp:// is for loopback only.
+// tls+tcp:// (NNG's TLS transport), the client allow-list, and the rules
+// that plain tcp:// is for loopback only and that loopback tcp:// and
+// abstract:// listeners (which any local user can reach, with no peer uid
+// for [weights]) need [remote] allow_insecure = yes.
 //
 // Who may connect over the network is decided twice. The TLS handshake
 // admits only clients whose certificate verifies against [tls] client_ca
@@ -25,7 +27,8 @@
 
 // fftd__remote_listener_setup configures listener l for url before it
 // starts (TLS certificate, key and client CA for tls+tcp://; refusal of a
-// plain tcp:// address that is not loopback). Returns FFTD_OK or an error
+// plain tcp:// address that is not loopback, and of loopback tcp:// and
+// abstract:// unless [remote] allow_insecure). Returns FFTD_OK or an error
 // with err filled.
 int fftd__remote_listener_setup(nng_listener l, const char *url,
     const fftd__config *cfg, char *err, size_t errlen);

@@ -42,11 +42,15 @@
 #include "fftd.pb-c.h"
 #include "log.h"
 #include "remote.h"
+#include "stats_reply.h"
 #include "wire.h"
 
 // How long a stopping daemon keeps connections open after the last answer
 // was handed to NNG, so that it is written out.
 #define LINGER_MS 1000
+// How long it then waits with no more receiving, so that the pipes fall
+// quiet before the socket closes.
+#define QUIET_MS 200
 
 #ifndef FFTD_VERSION_STRING
 #define FFTD_VERSION_STRING "0.1.0"
@@ -88,6 +92,7 @@ struct fftd__handle {
 	int                        realtime;
 	fftd__shape                shape;
 	char                       algorithm[16];
+	uint64_t                   est_bytes; // counted in plan_bytes
 	fftd__cache_entry *_Atomic entries[FFTD_MAX_DEVICES];
 	_Atomic uint64_t           est_ns; // execution time, moving average
 	_Atomic int                refs;
@@ -158,7 +163,8 @@ typedef struct pending_token {
 
 struct fftd__session {
 	uint32_t          pipe;
-	uint32_t          nplans; // alive and being created
+	uint32_t          nplans;     // alive and being created
+	uint64_t          plan_bytes; // their estimated bytes
 	uint64_t          uid, pid;
 	bool              ipc; // peer credentials known: shared memory allowed
 	fftd__handle     *plans;
@@ -198,6 +204,7 @@ struct fftd__server {
 	_Atomic uint64_t next_buf_id;
 	fftd__limits     limits;
 	uint32_t         max_plans;
+	uint64_t         max_plan_bytes; // per connection (0: no limit)
 	uint64_t         max_buffer_bytes;
 	_Atomic bool     stopping;
 	_Atomic bool     recv_stopped; // drained: no more receiving
@@ -234,6 +241,11 @@ typedef struct exec_job {
 	uint64_t      inline_bytes; // counted in the session's queued_bytes
 	uint64_t      deadline_us;
 	bool          moved; // re-posted to the plan's home device
+	// Planned on this device's planner thread first (exec_plan_run):
+	// how that went.
+	bool planned;
+	int  plan_rv;
+	char plan_msg[200];
 } exec_job;
 
 // lane is the workers that serve plans of a priority class: realtime
@@ -373,7 +385,7 @@ handle_unref(fftd__server *s, fftd__handle *h)
 			h->rel[i].job.fn = release_job_run;
 			h->rel[i].h      = h;
 			h->rel[i].wi     = i;
-			fftd__worker_post(
+			fftd__worker_post_plan(
 			    lane(s, h->realtime)[i], &h->rel[i].job);
 		}
 	}
@@ -678,6 +690,7 @@ plan_job_run(fftd__worker *w, fftd__job *job)
 		ss->plans = h;
 	} else if (ss != NULL) {
 		ss->nplans--;
+		ss->plan_bytes -= h->est_bytes;
 	}
 	pthread_mutex_unlock(&s->mtx);
 
@@ -788,39 +801,56 @@ handle_plan_create(
 		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
 		return;
 	}
+	fftd__device *dev = (fftd__device *) fftd__worker_device(w);
+	uint64_t      est = dev->backend->plan_estimate != NULL
+	         ? dev->backend->plan_estimate(dev, &sh, alg)
+	         : 0;
 	pthread_mutex_lock(&s->mtx);
-	fftd__session *ss   = find_session(s, pipe);
-	bool           full = ss != NULL && ss->nplans >= max_plans;
-	if (ss != NULL && !full) {
+	uint64_t       max_bytes = s->max_plan_bytes;
+	fftd__session *ss        = find_session(s, pipe);
+	bool           full      = ss != NULL && ss->nplans >= max_plans;
+	bool           heavy
+	    = ss != NULL && max_bytes != 0 && ss->plan_bytes + est > max_bytes;
+	uint64_t held = ss != NULL ? ss->plan_bytes : 0;
+	if (ss != NULL && !full && !heavy) {
 		ss->nplans++;
+		ss->plan_bytes += est;
 	}
 	pthread_mutex_unlock(&s->mtx);
-	if (ss == NULL || full) {
+	if (ss == NULL || full || heavy) {
 		free(h);
 		free(pj);
 		if (ss == NULL) {
 			ctx_reply_error(
 			    c, FFTD_ECLOSED, "no session for this connection");
-		} else {
+		} else if (full) {
 			ctx_reply_error(c, FFTD_ELIMIT,
 			    "this connection already holds %u plans, the limit",
 			    max_plans);
+		} else {
+			ctx_reply_error(c, FFTD_ELIMIT,
+			    "this plan needs about %.1f MiB; this connection's "
+			    "plans hold %.1f MiB of its %.1f MiB "
+			    "([limits] max_plan_bytes_per_client)",
+			    (double) est / 1048576.0, (double) held / 1048576.0,
+			    (double) max_bytes / 1048576.0);
 		}
 		return;
 	}
-	h->id       = atomic_fetch_add(&s->next_plan_id, 1);
-	h->pipe     = pipe;
-	h->home     = home;
-	h->pinned   = d.device >= 0;
-	h->realtime = d.priority == FFTD_PRIORITY_REALTIME;
-	h->shape    = sh;
+	h->est_bytes = est;
+	h->id        = atomic_fetch_add(&s->next_plan_id, 1);
+	h->pipe      = pipe;
+	h->home      = home;
+	h->pinned    = d.device >= 0;
+	h->realtime  = d.priority == FFTD_PRIORITY_REALTIME;
+	h->shape     = sh;
 	memcpy(h->algorithm, alg, sizeof(alg));
 	atomic_store(&h->refs, 1); // the job's reference
 	atomic_fetch_add(&s->n_plans, 1);
 	pj->job.fn = plan_job_run;
 	pj->ctx    = c;
 	pj->h      = h;
-	fftd__worker_post(w, &pj->job);
+	fftd__worker_post_plan(w, &pj->job);
 }
 
 // exec_cost_guess is the expected device time of one execution of h: its
@@ -949,6 +979,33 @@ exec_job_drop(fftd__worker *w, fftd__job *job, int status)
 	}
 }
 
+static void exec_job_run(fftd__worker *w, fftd__job *job);
+
+// exec_plan_run plans an execution's plan on the planner thread of the
+// device it was placed on, then hands the execution back to the device's
+// worker (exec_job_run), which runs it or answers the planning error.
+static void
+exec_plan_run(fftd__worker *w, fftd__job *job)
+{
+	exec_job     *ej = (exec_job *) job;
+	fftd__handle *h  = ej->h;
+	int           wi = fftd__worker_device(w)->index;
+	ej->plan_rv      = FFTD_OK;
+	ej->plan_msg[0]  = '\0';
+	// Only this thread sets entries[wi] (planning is serial here).
+	if (atomic_load(&h->entries[wi]) == NULL) {
+		fftd__cache_entry *e = NULL;
+		ej->plan_rv
+		    = fftd__cache_acquire(fftd__worker_cache(w), &h->shape,
+		        h->algorithm, &e, ej->plan_msg, sizeof(ej->plan_msg));
+		if (ej->plan_rv == FFTD_OK) {
+			atomic_store(&h->entries[wi], e);
+		}
+	}
+	job->fn = exec_job_run;
+	fftd__worker_post(w, job);
+}
+
 static void
 exec_job_run(fftd__worker *w, fftd__job *job)
 {
@@ -983,10 +1040,25 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		goto done;
 	}
 	fftd__cache_entry *entry = atomic_load(&h->entries[wi]);
+	if (entry == NULL && !ej->planned && fftd__worker_on_planner(w)) {
+		// First execution of this plan on this device: it is planned
+		// on the device's planner thread and comes back here.
+		ej->planned = true;
+		job->fn     = exec_plan_run;
+		fftd__worker_post_plan(w, job);
+		return;
+	}
+	if (entry == NULL && ej->planned) {
+		rv = ej->plan_rv != FFTD_OK ? ej->plan_rv : FFTD_EINTERNAL;
+		snprintf(msg, sizeof(msg), "%s", ej->plan_msg);
+	}
 	if (entry == NULL) {
-		// First execution of this plan on this device: plan it here.
-		rv = fftd__cache_acquire(fftd__worker_cache(w), sh,
-		    h->algorithm, &entry, msg, sizeof(msg));
+		// First execution of this plan on this device: plan it here
+		// (when the backend plans on the worker).
+		if (!ej->planned) {
+			rv = fftd__cache_acquire(fftd__worker_cache(w), sh,
+			    h->algorithm, &entry, msg, sizeof(msg));
+		}
 		if (rv != FFTD_OK && !ej->moved && wi != h->home) {
 			// This device cannot take it (memory): the plan's
 			// home device can, as it planned it.
@@ -1836,6 +1908,7 @@ handle_plan_destroy(
 			h   = *pp;
 			*pp = h->next;
 			ss->nplans--;
+			ss->plan_bytes -= h->est_bytes;
 			break;
 		}
 	}
@@ -1940,53 +2013,23 @@ handle_hello(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Hello *hello)
 	ctx_reply(c, &r, 0, NULL);
 }
 
+// handle_stats answers with the counters, the devices and one page of the
+// clients (stats_reply.h).
 static void
-handle_stats(fftd__ctx *c)
+handle_stats(fftd__ctx *c, const Fftd__Wire__StatsRequest *rq)
 {
 	fftd_stats         st;
 	fftd_client_stats *cl  = NULL;
 	fftd_device_stats *dv  = NULL;
 	int                ncl = 0, ndv = 0;
-	if (fftd__server_snapshot(c->srv, &st, &cl, &ncl, &dv, &ndv)
-	    != FFTD_OK) {
+	nng_msg           *m = NULL;
+	if (fftd__server_snapshot(c->srv, &st, &cl, &ncl, &dv, &ndv) != FFTD_OK
+	    || fftd__stats_reply(&m, rq, &st, cl, ncl, dv, ndv) != FFTD_OK) {
 		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
-		return;
+	} else {
+		count_reply(c->srv, c->pipe, FFTD_OK);
+		ctx_send(c, m);
 	}
-	Fftd__Wire__Reply         r  = FFTD__WIRE__REPLY__INIT;
-	Fftd__Wire__Stats         ws = FFTD__WIRE__STATS__INIT;
-	Fftd__Wire__ClientStats  *wc = calloc((size_t) ncl + 1, sizeof(*wc));
-	Fftd__Wire__ClientStats **pc = calloc((size_t) ncl + 1, sizeof(*pc));
-	Fftd__Wire__DeviceStats  *wd = calloc((size_t) ndv + 1, sizeof(*wd));
-	Fftd__Wire__DeviceStats **pd = calloc((size_t) ndv + 1, sizeof(*pd));
-	if (wc == NULL || pc == NULL || wd == NULL || pd == NULL) {
-		ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
-		goto out;
-	}
-	fftd__stats_to_wire(&ws, &st);
-	for (int i = 0; i < ncl; i++) {
-		Fftd__Wire__ClientStats w0 = FFTD__WIRE__CLIENT_STATS__INIT;
-		wc[i]                      = w0;
-		fftd__client_stats_to_wire(&wc[i], &cl[i]);
-		pc[i] = &wc[i];
-	}
-	for (int i = 0; i < ndv; i++) {
-		Fftd__Wire__DeviceStats w0 = FFTD__WIRE__DEVICE_STATS__INIT;
-		wd[i]                      = w0;
-		fftd__device_stats_to_wire(&wd[i], &dv[i]);
-		pd[i] = &wd[i];
-	}
-	ws.n_clients = (size_t) ncl;
-	ws.clients   = pc;
-	ws.n_devices = (size_t) ndv;
-	ws.devices   = pd;
-	r.body_case  = FFTD__WIRE__REPLY__BODY_STATS;
-	r.stats      = &ws;
-	ctx_reply(c, &r, 0, NULL);
-out:
-	free(wc);
-	free(pc);
-	free(wd);
-	free(pd);
 	free(cl);
 	free(dv);
 }
@@ -2066,7 +2109,7 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	}
 	case FFTD__WIRE__REQUEST__BODY_STATS:
 		nng_msg_free(m);
-		handle_stats(c);
+		handle_stats(c, req->stats);
 		break;
 	case FFTD__WIRE__REQUEST__BODY_PLAN_CREATE:
 		nng_msg_free(m);
@@ -2148,8 +2191,8 @@ ctx_cb(void *arg)
 				pthread_mutex_unlock(&c->mtx);
 				return;
 			}
-			// Still answering (FFTD_ESHUTDOWN) until the accepted
-			// work is done.
+			// Still answering (FFTD_ESHUTDOWN) until the drain
+			// and its linger are over.
 		}
 		c->state = CTX_RECV;
 		nng_ctx_recv(c->ctx, c->aio);
@@ -2208,6 +2251,7 @@ fftd__server_create(fftd__server **sp, const fftd__config *cfg,
 	s->nworkers         = nworkers;
 	s->limits           = cfg->limits;
 	s->max_plans        = cfg->max_plans_per_client;
+	s->max_plan_bytes   = cfg->max_plan_bytes_per_client;
 	s->max_buffer_bytes = cfg->max_buffer_bytes;
 	atomic_store(&s->next_buf_id, 1);
 	snprintf(s->backend, sizeof(s->backend), "%s", backend_name);
@@ -2316,6 +2360,16 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 	return FFTD_OK;
 }
 
+// linger waits up to ms milliseconds while clients are connected.
+static void
+linger(fftd__server *s, int ms)
+{
+	for (int i = 0; i < ms && atomic_load(&s->n_sessions) > 0; i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 int
 fftd__server_drain(fftd__server *s, int timeout_ms)
 {
@@ -2340,6 +2394,13 @@ fftd__server_drain(fftd__server *s, int timeout_ms)
 		}
 	}
 	pthread_mutex_unlock(&s->mtx);
+	// A completed send has only queued the reply on its pipe; closing the
+	// socket now would drop replies still being written. Linger until
+	// the clients hang up, or briefly: queued replies leave in well under
+	// that even at a few GB. The contexts keep receiving meanwhile, so a
+	// request that arrives now is still answered FFTD_ESHUTDOWN instead
+	// of waiting out its client's timeout.
+	linger(s, LINGER_MS);
 	// Then no more receiving, so that the pipes fall quiet before the
 	// socket closes (NNG 1.5 can hang closing a pipe in the middle of a
 	// large message: see the client's socket_closer).
@@ -2352,14 +2413,7 @@ fftd__server_drain(fftd__server *s, int timeout_ms)
 		}
 		pthread_mutex_unlock(&c->mtx);
 	}
-	// A completed send has only queued the reply on its pipe; closing the
-	// socket now would drop replies still being written. Linger until
-	// the clients hang up, or briefly: queued replies leave in well under
-	// that even at a few GB.
-	for (int i = 0; i < LINGER_MS && atomic_load(&s->n_sessions) > 0; i++) {
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
+	linger(s, QUIET_MS);
 	return atomic_load(&s->busy);
 }
 
@@ -2416,6 +2470,7 @@ fftd__server_reload(fftd__server *s, const fftd__config *fresh)
 	pthread_mutex_lock(&s->mtx);
 	s->limits                          = fresh->limits;
 	s->max_plans                       = fresh->max_plans_per_client;
+	s->max_plan_bytes                  = fresh->max_plan_bytes_per_client;
 	s->cfg.max_inflight_per_client     = fresh->max_inflight_per_client;
 	s->cfg.max_queued_bytes_per_client = fresh->max_queued_bytes_per_client;
 	s->cfg.max_buffers_per_client      = fresh->max_buffers_per_client;

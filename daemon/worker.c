@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "planner.h"
 
 // LAG_NS is how far behind the class's virtual time a flow that went idle
 // may come back (weighted device time, ns).
@@ -33,6 +34,7 @@ struct fftd__worker {
 	fftd__backend_config cfg;
 	fftd__cache         *cache;
 	uint64_t             cache_budget;
+	fftd__planner       *planner; // NULL: plans are made here
 	pthread_t            thread;
 	pthread_mutex_t      mtx;
 	pthread_cond_t       cv;
@@ -42,9 +44,11 @@ struct fftd__worker {
 	_Atomic size_t       load;
 	_Atomic uint64_t     backlog_ns;
 	_Atomic uint64_t     busy_ns, executes, memory_used;
-	uint64_t charge_ns; // set by the running job (worker thread)
-	bool     charged;
-	bool     stopping;
+	uint64_t           charge_ns; // set by the running job (worker thread)
+	bool               charged;
+	fftd__job *_Atomic running; // the client job running now
+	bool               handed;  // it went to the planner: not an execution
+	bool               stopping;
 	// start-up handshake
 	bool open_done;
 	int  open_rv;
@@ -155,6 +159,8 @@ worker_main(void *arg)
 		uint64_t t0     = fftd__now_ns();
 		bool     ran = job->deadline_ns == 0 || t0 <= job->deadline_ns;
 		w->charged   = false;
+		w->handed    = false;
+		atomic_store(&w->running, job);
 		if (ran) {
 			job->fn(w, job);
 		} else {
@@ -162,7 +168,8 @@ worker_main(void *arg)
 		}
 		uint64_t dt = ran ? fftd__now_ns() - t0 : 0;
 		atomic_fetch_add(&w->busy_ns, dt);
-		atomic_fetch_add(&w->executes, ran);
+		atomic_store(&w->running, NULL);
+		atomic_fetch_add(&w->executes, ran && !w->handed);
 		if (w->dev.backend->memory_in_use != NULL) {
 			atomic_store(&w->memory_used,
 			    w->dev.backend->memory_in_use(&w->dev));
@@ -231,6 +238,13 @@ fftd__worker_start(fftd__worker **wp, const fftd__backend *be, int local,
 		free(w);
 		return rv;
 	}
+	if (be->plan_any_thread
+	    && fftd__planner_start(&w->planner, w) != FFTD_OK) {
+		fftd__log(FFTD_LOG_WARN,
+		    "%s: no planner thread; plans are made on the worker",
+		    w->dev.name);
+		w->planner = NULL;
+	}
 	*wp = w;
 	return FFTD_OK;
 }
@@ -294,6 +308,26 @@ fftd__worker_post(fftd__worker *w, fftd__job *job)
 }
 
 void
+fftd__worker_post_plan(fftd__worker *w, fftd__job *job)
+{
+	if (w->planner != NULL) {
+		if (job == atomic_load(&w->running)) {
+			w->handed = true; // only the worker's thread runs it
+		}
+		fftd__planner_post(w->planner, job);
+	} else {
+		job->flow = 0;
+		fftd__worker_post(w, job);
+	}
+}
+
+bool
+fftd__worker_on_planner(const fftd__worker *w)
+{
+	return w->planner != NULL;
+}
+
+void
 fftd__worker_charge(fftd__worker *w, uint64_t ns)
 {
 	w->charge_ns = ns;
@@ -346,7 +380,8 @@ fftd__worker_flush(fftd__worker *w)
 {
 	// Only used at shutdown, so a short sleep loop is simpler than a
 	// second condition variable on the hot path.
-	while (atomic_load(&w->load) > 0) {
+	while (atomic_load(&w->load) > 0
+	    || (w->planner != NULL && fftd__planner_load(w->planner) > 0)) {
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -358,6 +393,10 @@ fftd__worker_stop(fftd__worker *w)
 	if (w == NULL) {
 		return;
 	}
+	// The planner first: its last jobs use the cache (and may post
+	// executions here), which the worker's thread destroys when it ends.
+	fftd__planner_stop(w->planner);
+	w->planner = NULL;
 	pthread_mutex_lock(&w->mtx);
 	w->stopping = true;
 	pthread_cond_broadcast(&w->cv);

@@ -3,7 +3,9 @@
 // worker.h — PRIVATE to fftd. One worker thread per device: it opens the
 // device (and so owns its CUDA context, streams and FFTW planner use), owns
 // the device's plan cache, and runs the jobs posted to it one at a time.
-// Everything that touches a backend or a plan cache runs here.
+// Everything that touches a backend runs here, except planning where the
+// backend allows it elsewhere: then plans are made and destroyed on the
+// device's planner thread (fftd__worker_post_plan), beside the worker.
 //
 // The worker is also the device's scheduler. Control jobs (planning, plan
 // release) run first, in order. Client work is queued
@@ -21,6 +23,7 @@
 #ifndef FFTD_DAEMON_WORKER_H
 #define FFTD_DAEMON_WORKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,6 +71,16 @@ int fftd__worker_start(fftd__worker **wp, const fftd__backend *be, int local,
 // caller's to provide and the job function's to free).
 void fftd__worker_post(fftd__worker *w, fftd__job *job);
 
+// fftd__worker_post_plan queues a job that makes or releases plans of w's
+// cache: on the device's planner thread (planner.h) when the backend may
+// plan off the worker, so that slow planning holds up no execution; else
+// on the worker, as a control job. The job runs as fn(w, job) either way.
+void fftd__worker_post_plan(fftd__worker *w, fftd__job *job);
+
+// fftd__worker_on_planner says whether w's plans are made on a planner
+// thread (then no job function on w's worker may plan).
+bool fftd__worker_on_planner(const fftd__worker *w);
+
 // fftd__worker_charge sets what the client job now running on w is
 // charged for fair sharing, in ns, instead of the time the worker measures
 // around it: the job's own device time, so that the shares the scheduler
@@ -80,18 +93,20 @@ void fftd__worker_charge(fftd__worker *w, uint64_t ns);
 int fftd__worker_cancel(
     fftd__worker *w, uint32_t flow, uint64_t tag, int status);
 
-// fftd__worker_flush waits until no job is queued or running.
+// fftd__worker_flush waits until no job is queued or running (on the
+// worker or its planner).
 void fftd__worker_flush(fftd__worker *w);
 
-// fftd__worker_stop runs every job still queued, closes the plan cache and
-// the device, joins the thread and frees the worker.
+// fftd__worker_stop runs every job still queued (the planner's first),
+// closes the plan cache and the device, joins the threads and frees the
+// worker.
 void fftd__worker_stop(fftd__worker *w);
 
 // fftd__worker_device is the worker's device (name, index, backend).
 const fftd__device *fftd__worker_device(const fftd__worker *w);
 
-// fftd__worker_cache is the worker's plan cache (only for use on the
-// worker's own thread, except fftd__cache_get_stats).
+// fftd__worker_cache is the worker's plan cache (locked: for the worker's
+// and its planner's jobs).
 fftd__cache *fftd__worker_cache(fftd__worker *w);
 
 // fftd__worker_load is the number of jobs queued or running.

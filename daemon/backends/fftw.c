@@ -27,9 +27,11 @@
 
 // FFTW's planner (wisdom, twiddle cache, plan_with_nthreads) is global to
 // each precision's library: planning and destroying must not run on two
-// threads at once. Each device has one worker thread, but two CPU devices
-// (or a future planner thread) would break that, so it is locked here.
-// fftw_execute_* is thread-safe and runs unlocked.
+// threads at once. Plans are made and destroyed on each device's planner
+// thread while its worker executes (plan_any_thread), and two CPU devices
+// have two planners, so it is locked here; the lock also guards each
+// device's list of live plans. fftw_execute_* is thread-safe and runs
+// unlocked.
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t  threads_once = PTHREAD_ONCE_INIT;
 static int             threads_ok;
@@ -296,6 +298,17 @@ plan_bytes(const fftd__shape *s, int nthreads)
 	return sizeof(cpu_plan) + 2 * (tw + structs);
 }
 
+// cpu_plan_estimate is plan_bytes before planning (any thread: nthreads
+// is set at open and never changes).
+static uint64_t
+cpu_plan_estimate(
+    fftd__device *dev, const fftd__shape *s, const char *algorithm)
+{
+	(void) algorithm;
+	const cpu_state *st = dev->state;
+	return plan_bytes(s, st->nthreads);
+}
+
 static int
 cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
     void **planp, uint64_t *bytes, char *msg, size_t msglen)
@@ -369,13 +382,15 @@ cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	}
 	p->have_aligned = true;
 
+	pthread_mutex_lock(&planner_lock);
 	p->next = st->plans;
 	if (st->plans != NULL) {
 		st->plans->prev = p;
 	}
 	st->plans = p;
-	*planp    = p;
-	*bytes    = plan_bytes(s, st->nthreads);
+	pthread_mutex_unlock(&planner_lock);
+	*planp = p;
+	*bytes = plan_bytes(s, st->nthreads);
 	return FFTD_OK;
 }
 
@@ -387,6 +402,7 @@ cpu_destroy(fftd__device *dev, void *plan)
 	if (p == NULL) {
 		return;
 	}
+	pthread_mutex_lock(&planner_lock);
 	if (p->prev != NULL) {
 		p->prev->next = p->next;
 	} else {
@@ -395,6 +411,7 @@ cpu_destroy(fftd__device *dev, void *plan)
 	if (p->next != NULL) {
 		p->next->prev = p->prev;
 	}
+	pthread_mutex_unlock(&planner_lock);
 	destroy_obj(p);
 }
 
@@ -476,4 +493,8 @@ const fftd__backend fftd__backend_fftw = {
 	.plan          = cpu_plan_make,
 	.execute       = cpu_execute,
 	.destroy       = cpu_destroy,
+	.plan_estimate = cpu_plan_estimate,
+	// Plans are made on scratch arrays under planner_lock; execute uses
+	// the new-array interface, which FFTW allows beside the planner.
+	.plan_any_thread = 1,
 };

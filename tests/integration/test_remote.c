@@ -463,7 +463,8 @@ test_no_client_cert_required(void **state)
 }
 
 // [remote] allow that lists no loopback network: loopback peers are still
-// admitted (tls+tcp:// and a plain tcp:// loopback listener).
+// admitted (tls+tcp:// and a plain tcp:// loopback listener, which
+// [remote] allow_insecure = yes lets the daemon open).
 static void
 test_allow_list_keeps_loopback(void **state)
 {
@@ -471,7 +472,7 @@ test_allow_list_keeps_loopback(void **state)
 	char conf[1536], url[128], plain[64];
 	snprintf(conf, sizeof(conf),
 	    "[tls]\ncert = %s\nkey = %s\nclient_ca = %s\n[remote]\nallow = "
-	    "10.9.9.9, 2001:db8::/32\n",
+	    "10.9.9.9, 2001:db8::/32\nallow_insecure = yes\n",
 	    pki("server.pem"), pki("server.key"), pki("ca.pem"));
 	snprintf(plain, sizeof(plain), "tcp://127.0.0.1:%d", free_port());
 	assert_int_equal(
@@ -643,6 +644,22 @@ test_startup_refusals(void **state)
 	    || strstr(out, "tls+tcp://0.0.0.0") == NULL) {
 		fail_msg(
 		    "plain tcp on 0.0.0.0: status %d, output:\n%s", code, out);
+	}
+	// Loopback tcp:// and abstract:// admit every local user: refused
+	// unless [remote] allow_insecure = yes (issue 14, defect 8; the
+	// test above shows them working with it).
+	snprintf(listen, sizeof(listen), "tcp://127.0.0.1:%d", port);
+	code = run_daemon_capture(open_tcp, out, sizeof(out));
+	if (!(code > 0 && code < 128) || strstr(out, "allow_insecure") == NULL
+	    || strstr(out, "every local user") == NULL) {
+		fail_msg("plain tcp on 127.0.0.1: status %d, output:\n%s", code,
+		    out);
+	}
+	snprintf(listen, sizeof(listen), "abstract://fftd-test-%d", port);
+	code = run_daemon_capture(open_tcp, out, sizeof(out));
+	if (!(code > 0 && code < 128)
+	    || strstr(out, "allow_insecure") == NULL) {
+		fail_msg("abstract://: status %d, output:\n%s", code, out);
 	}
 	snprintf(listen, sizeof(listen), "tls+tcp://127.0.0.1:%d", port);
 	const char *with_conf[] = { "--config", path, "--backend", "fftw",

@@ -1987,7 +1987,8 @@ test_tcp_unsupported(void **state)
 		snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
 		const char *args[] = { "--backend", "fftw", "--log-level",
 			"info", "--listen", url, NULL };
-		started            = fftd_test_daemon_start(d, NULL, args);
+		started            = fftd_test_daemon_start(
+		               d, "[remote]\nallow_insecure = yes\n", args);
 	}
 	assert_int_equal(started, 0);
 	fftd_client *c;

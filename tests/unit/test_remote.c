@@ -395,38 +395,58 @@ test_listener_rules(void **state)
 	fftd__config cfg;
 	char         err[512];
 	fftd__config_defaults(&cfg);
+	// Each URL without and with [remote] allow_insecure = yes: loopback
+	// tcp://, ws:// and abstract:// admit every local user, so they need
+	// it (issue 14, defect 8); other plain addresses are refused anyway.
 	static const struct {
 		const char *url;
-		int         rv;
-		const char *says; // in the message when refused
+		int         rv, rv_insecure;
+		const char *says; // in the message when refused by default
 	} plain[] = {
-		{ "tcp://127.0.0.1:0", FFTD_OK, NULL },
-		{ "tcp://127.8.9.10:0", FFTD_OK, NULL },
-		{ "tcp://[::1]:0", FFTD_OK, NULL },
-		{ "tcp://localhost:0", FFTD_OK, NULL },
-		{ "tcp4://127.0.0.1:0", FFTD_OK, NULL },
-		{ "ws://127.0.0.1:0/fftd", FFTD_OK, NULL },
-		{ "ipc:///tmp/fftd-test-remote.sock", FFTD_OK, NULL },
-		{ "inproc://fftd-test-remote", FFTD_OK, NULL },
-		{ "tcp://0.0.0.0:0", FFTD_EINVAL, "tls+tcp://0.0.0.0:0" },
-		{ "tcp://:0", FFTD_EINVAL, "tls+tcp://" },
-		{ "tcp://[::]:0", FFTD_EINVAL, "tls+tcp://" },
-		{ "tcp6://[::]:0", FFTD_EINVAL, "loopback" },
-		{ "tcp://[::ffff:0.0.0.0]:0", FFTD_EINVAL, "loopback" },
-		{ "ws://0.0.0.0:0/fftd", FFTD_EINVAL, "wss://" },
+		{ "tcp://127.0.0.1:0", FFTD_EINVAL, FFTD_OK, "allow_insecure" },
+		{ "tcp://127.8.9.10:0", FFTD_EINVAL, FFTD_OK,
+		    "allow_insecure" },
+		{ "tcp://[::1]:0", FFTD_EINVAL, FFTD_OK, "every local user" },
+		{ "tcp://localhost:0", FFTD_EINVAL, FFTD_OK, "allow_insecure" },
+		{ "tcp4://127.0.0.1:0", FFTD_EINVAL, FFTD_OK,
+		    "allow_insecure" },
+		{ "ws://127.0.0.1:0/fftd", FFTD_EINVAL, FFTD_OK,
+		    "allow_insecure" },
+		{ "abstract://fftd-test-remote", FFTD_EINVAL, FFTD_OK,
+		    "allow_insecure" },
+		{ "ipc:///tmp/fftd-test-remote.sock", FFTD_OK, FFTD_OK, NULL },
+		{ "inproc://fftd-test-remote", FFTD_OK, FFTD_OK, NULL },
+		{ "tcp://0.0.0.0:0", FFTD_EINVAL, FFTD_EINVAL,
+		    "tls+tcp://0.0.0.0:0" },
+		{ "tcp://:0", FFTD_EINVAL, FFTD_EINVAL, "tls+tcp://" },
+		{ "tcp://[::]:0", FFTD_EINVAL, FFTD_EINVAL, "tls+tcp://" },
+		{ "tcp6://[::]:0", FFTD_EINVAL, FFTD_EINVAL, "loopback" },
+		{ "tcp://[::ffff:0.0.0.0]:0", FFTD_EINVAL, FFTD_EINVAL,
+		    "loopback" },
+		{ "ws://0.0.0.0:0/fftd", FFTD_EINVAL, FFTD_EINVAL, "wss://" },
 	};
-	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
-		int rv = setup_listener(plain[i].url, &cfg, err, sizeof(err));
-		if (rv != plain[i].rv) {
-			fail_msg("%s: %s (%s), want %s", plain[i].url,
-			    fftd_err_name(rv), err, fftd_err_name(plain[i].rv));
-		}
-		if (plain[i].says != NULL
-		    && strstr(err, plain[i].says) == NULL) {
-			fail_msg("%s: message '%s' does not say '%s'",
-			    plain[i].url, err, plain[i].says);
+	for (int insecure = 0; insecure < 2; insecure++) {
+		fftd__config_set(
+		    &cfg, "remote", "allow_insecure", insecure ? "yes" : "no");
+		for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+			int want
+			    = insecure ? plain[i].rv_insecure : plain[i].rv;
+			int rv = setup_listener(
+			    plain[i].url, &cfg, err, sizeof(err));
+			if (rv != want) {
+				fail_msg("%s (allow_insecure %d): %s (%s), "
+				         "want %s",
+				    plain[i].url, insecure, fftd_err_name(rv),
+				    err, fftd_err_name(want));
+			}
+			if (!insecure && plain[i].says != NULL
+			    && strstr(err, plain[i].says) == NULL) {
+				fail_msg("%s: message '%s' does not say '%s'",
+				    plain[i].url, err, plain[i].says);
+			}
 		}
 	}
+	fftd__config_set(&cfg, "remote", "allow_insecure", "no");
 
 	// tls+tcp:// needs a certificate, and a client CA unless
 	// require_client_cert = no; files are named when missing.
