@@ -11,14 +11,17 @@
 #   make clean
 #
 # Variables: BUILD (output folder, default build), SAN=1 (ASan+UBSan build in
-# build-san), WITH_CUDA=0|1 (default: 1 when nvcc exists), STATIC_DEPS=1 (link
+# build-san), SAN=thread (TSan build in build-tsan, without CUDA: see below),
+# WITH_CUDA=0|1 (default: 1 when nvcc exists), STATIC_DEPS=1 (link
 # NNG, mbedTLS, libuv, protobuf-c, inih statically, for machines that lack them),
 # CUDA_HOME, PREFIX, DESTDIR.
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
-WITH_CUDA ?= $(if $(wildcard $(NVCC)),1,0)
 SAN       ?= 0
+# TSan builds leave CUDA out: the CUDA runtime is not instrumented and maps
+# memory at fixed addresses inside TSan's shadow ranges.
+WITH_CUDA ?= $(if $(filter thread,$(SAN)),0,$(if $(wildcard $(NVCC)),1,0))
 STATIC_DEPS ?= 0
 PREFIX    ?= /usr/local
 DESTDIR   ?=
@@ -27,6 +30,8 @@ UNITDIR   ?= $(PREFIX)/lib/systemd/system
 
 ifeq ($(SAN),1)
 BUILD     ?= build-san
+else ifeq ($(SAN),thread)
+BUILD     ?= build-tsan
 else
 BUILD     ?= build
 endif
@@ -42,6 +47,11 @@ LDFLAGS_ALL := -pthread
 
 ifeq ($(SAN),1)
 SANFLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS_ALL += $(SANFLAGS)
+CXXFLAGS_ALL += $(SANFLAGS)
+LDFLAGS_ALL += $(SANFLAGS)
+else ifeq ($(SAN),thread)
+SANFLAGS  := -fsanitize=thread -fno-omit-frame-pointer
 CFLAGS_ALL += $(SANFLAGS)
 CXXFLAGS_ALL += $(SANFLAGS)
 LDFLAGS_ALL += $(SANFLAGS)
@@ -118,8 +128,8 @@ include bench/kernels.mk
 .PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/membw \
-	$(if $(filter 1,$(SAN)),,$(BENCH_KERNELS))
+all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
+	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS))
 
 # --- generated protocol code -------------------------------------------------
 $(GEN_C) $(GEN_H) &: proto/fftd.proto
@@ -185,6 +195,13 @@ BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUIL
 
 $(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_LOAD_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
+
+# bench/soak: the soak test (issue 14; bench/README.md), on the load engine's
+# request generator.
+BENCH_SOAK_OBJ := $(BUILD)/bench/soak.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+
+$(BUILD)/bench/soak: $(BENCH_SOAK_OBJ) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_SOAK_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
 
 # bench/membw: the host's memory copy bandwidth, to read load's figures by.
 $(BUILD)/bench/membw: $(BUILD)/bench/membw.o $(BUILD)/bench/json.o
@@ -262,4 +279,4 @@ gpu-run-copy:
 		strip --strip-debug ../gpu-run/$$f 2>/dev/null; done; true
 
 clean:
-	rm -rf build build-san build-gpu
+	rm -rf build build-san build-tsan build-gpu
