@@ -2,8 +2,9 @@
 #
 # fftd — one entry point.
 #   make            build everything (daemon, client library, fftctl, kernels, example)
-#   make test       install missing packages, build, run the whole suite (also under ASan+UBSan;
-#                   GPU tests report themselves skipped where there is no GPU)
+#   make test       install missing packages, build, run the whole suite (also under ASan+UBSan,
+#                   and a subset under TSan; GPU tests report themselves skipped where there
+#                   is no GPU) and the short soak
 #   make test-gpu   run the GPU tests (on a machine with an NVIDIA GPU)
 #   make bench      run the benchmarks (table on stdout, JSON under build/bench/)
 #   make demo       install, build, start the daemon, run the GW150914 matched filter, stop
@@ -215,10 +216,19 @@ bench-e2e: $(BUILD)/bench/e2e $(BUILD)/fftd
 deps:
 	@sh tools/install-deps.sh
 
+# TSan in CI: the unit tests and the integration tests that fit its ~8
+# minutes on 2 cores and hold no timing assertions TSan's 5-15x slowdown
+# breaks (test_devices, test_multi, test_scheduler time their work; the
+# soak runs in the plain and ASan builds).
+TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
+	test_robustness test_shm test_systemd test_transforms cxx_header
+
 test: deps
 	$(MAKE) all
 	$(MAKE) SAN=1 all
+	$(MAKE) SAN=thread all
 	sh tests/run.sh --all build build-san
+	FFTD_TEST_ONLY="$(TSAN_TESTS)" sh tests/run.sh build-tsan
 
 test-unit: all
 	sh tests/run.sh $(BUILD)
