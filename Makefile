@@ -2,8 +2,9 @@
 #
 # fftd — one entry point.
 #   make            build everything (daemon, client library, fftctl, kernels, example)
-#   make test       install missing packages, build, run the whole suite (also under ASan+UBSan;
-#                   GPU tests report themselves skipped where there is no GPU)
+#   make test       install missing packages, build, run the whole suite (also under ASan+UBSan,
+#                   and a subset under TSan; GPU tests report themselves skipped where there
+#                   is no GPU) and the short soak
 #   make test-gpu   run the GPU tests (on a machine with an NVIDIA GPU)
 #   make bench      run the benchmarks (table on stdout, JSON under build/bench/)
 #   make demo       install, build, start the daemon, run the GW150914 matched filter, stop
@@ -11,7 +12,8 @@
 #   make clean
 #
 # Variables: BUILD (output folder, default build), SAN=1 (ASan+UBSan build in
-# build-san), WITH_CUDA=0|1 (default: 1 when nvcc exists), STATIC_DEPS=1 (link
+# build-san), SAN=thread (TSan build in build-tsan, without CUDA: see below),
+# WITH_CUDA=0|1 (default: 1 when nvcc exists), STATIC_DEPS=1 (link
 # mbedTLS, libuv, protobuf-c, inih statically too, for machines that lack them),
 # NNG_PREFIX (where deps/nng/build.sh installs fftd's patched NNG, default
 # build-deps/nng), CUDA_HOME, PREFIX, DESTDIR.
@@ -22,8 +24,10 @@
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
-WITH_CUDA ?= $(if $(wildcard $(NVCC)),1,0)
 SAN       ?= 0
+# TSan builds leave CUDA out: the CUDA runtime is not instrumented and maps
+# memory at fixed addresses inside TSan's shadow ranges.
+WITH_CUDA ?= $(if $(filter thread,$(SAN)),0,$(if $(wildcard $(NVCC)),1,0))
 STATIC_DEPS ?= 0
 PREFIX    ?= /usr/local
 DESTDIR   ?=
@@ -32,6 +36,8 @@ UNITDIR   ?= $(PREFIX)/lib/systemd/system
 
 ifeq ($(SAN),1)
 BUILD     ?= build-san
+else ifeq ($(SAN),thread)
+BUILD     ?= build-tsan
 else
 BUILD     ?= build
 endif
@@ -50,6 +56,11 @@ LDFLAGS_ALL := -pthread
 
 ifeq ($(SAN),1)
 SANFLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS_ALL += $(SANFLAGS)
+CXXFLAGS_ALL += $(SANFLAGS)
+LDFLAGS_ALL += $(SANFLAGS)
+else ifeq ($(SAN),thread)
+SANFLAGS  := -fsanitize=thread -fno-omit-frame-pointer
 CFLAGS_ALL += $(SANFLAGS)
 CXXFLAGS_ALL += $(SANFLAGS)
 LDFLAGS_ALL += $(SANFLAGS)
@@ -126,8 +137,8 @@ include bench/kernels.mk
 .PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/membw \
-	$(if $(filter 1,$(SAN)),,$(BENCH_KERNELS))
+all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
+	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS))
 
 # --- fftd's NNG (deps/nng) ----------------------------------------------------
 $(NNG_LIB): deps/nng/build.sh deps/nng/patches/series $(wildcard deps/nng/patches/*.patch)
@@ -198,6 +209,13 @@ BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUIL
 $(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_LOAD_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
 
+# bench/soak: the soak test (issue 14; bench/README.md), on the load engine's
+# request generator.
+BENCH_SOAK_OBJ := $(BUILD)/bench/soak.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+
+$(BUILD)/bench/soak: $(BENCH_SOAK_OBJ) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_SOAK_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
+
 # bench/membw: the host's memory copy bandwidth, to read load's figures by.
 $(BUILD)/bench/membw: $(BUILD)/bench/membw.o $(BUILD)/bench/json.o
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
@@ -210,10 +228,20 @@ bench-e2e: $(BUILD)/bench/e2e $(BUILD)/fftd
 deps:
 	@sh tools/install-deps.sh
 
+# TSan in CI: the unit tests and the integration tests that fit its ~8
+# minutes on 2 cores and hold no timing assertions TSan's 5-15x slowdown
+# breaks (test_devices, test_multi, test_scheduler time their work; the
+# soak runs in the plain and ASan builds).
+space := $(empty) $(empty)
+comma := ,
+TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
+	test_robustness test_shm test_systemd test_transforms cxx_header
+
 test: deps
 	$(MAKE) all
 	$(MAKE) SAN=1 all
-	sh tests/run.sh --all build build-san
+	$(MAKE) SAN=thread all
+	sh tests/run.sh --all build build-san build-tsan=$(subst $(space),$(comma),$(strip $(TSAN_TESTS)))
 
 test-unit: all
 	sh tests/run.sh $(BUILD)
@@ -274,4 +302,4 @@ gpu-run-copy:
 		strip --strip-debug ../gpu-run/$$f 2>/dev/null; done; true
 
 clean:
-	rm -rf build build-san build-gpu build-deps
+	rm -rf build build-san build-tsan build-gpu build-deps

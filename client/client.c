@@ -1401,7 +1401,11 @@ request_cb(void *arg)
 			return;
 		}
 		atomic_store(&req->sent, true);
+		// Under the mutex: fftd_request_wait and fftd_request_done
+		// read the state on other threads.
+		pthread_mutex_lock(&req->mtx);
 		req->state = REQ_RECV; // also while closing: close drains
+		pthread_mutex_unlock(&req->mtx);
 
 		nng_ctx_recv(req->ctx, req->aio);
 		return;

@@ -380,8 +380,12 @@ handle_unref(fftd__server *s, fftd__handle *h)
 		return;
 	}
 	atomic_store(&h->releases_left, n);
-	for (int i = 0; i < s->nworkers; i++) {
+	// Once the n-th job is posted its worker may free h: the loop must
+	// not read h again (posted < n is tested before h->entries).
+	int posted = 0;
+	for (int i = 0; i < s->nworkers && posted < n; i++) {
 		if (atomic_load(&h->entries[i]) != NULL) {
+			posted++;
 			h->rel[i].job.fn = release_job_run;
 			h->rel[i].h      = h;
 			h->rel[i].wi     = i;

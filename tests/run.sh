@@ -3,7 +3,7 @@
 #
 # run.sh — run fftd's test binaries and add up cmocka's results.
 #
-#   sh tests/run.sh [--gpu | --all] BUILD_DIR...
+#   sh tests/run.sh [--gpu | --all] BUILD_DIR[=NAME,NAME...]...
 #
 # For each build folder: every tests/unit and tests/integration binary and
 # tests/cxx_header (with --gpu: the tests/gpu binaries instead; with --all:
@@ -15,7 +15,11 @@
 #   tests: P passed, F failed, S skipped
 # and the exit status is 1 if anything failed.
 #
-# Environment: FFTD_TEST_TIMEOUT (seconds per binary, default 600),
+# Also bench/soak, the short soak (FFTD_SOAK_REQUESTS requests, default
+# 200000), as one test, where the build folder has it.
+#
+# Environment: FFTD_TEST_ONLY (run only these binaries: names such as
+# "test_shm soak", separated by spaces), FFTD_TEST_TIMEOUT (seconds per binary, default 600),
 # FFTD_TEST_SEED (repeat a run's random inputs), FFTD_TEST_VERBOSE=1 (print
 # every binary's whole output, not only failing ones).
 
@@ -45,9 +49,26 @@ fi
 # Options already in the environment come last, so they win.
 ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-export ASAN_OPTIONS UBSAN_OPTIONS
+# TSan (SAN=thread builds): stop at the first race, show both stacks of a
+# lock-order report; tests/tsan.supp holds reports inside third-party
+# libraries only (each with its reason).
+tsan_supp=$(cd "$(dirname "$0")" && pwd)/tsan.supp
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$tsan_supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 # cmocka's plain output is what we parse.
 unset CMOCKA_MESSAGE_OUTPUT CMOCKA_XML_FILE
+
+# wanted NAME: whether FFTD_TEST_ONLY (names of test binaries, "soak"
+# and "cxx_header", separated by spaces; unset: all) lets NAME run.
+# A build folder given as DIR=NAME,NAME,... runs only those in DIR.
+wanted() {
+	if [ -n "${dir_only:-}" ]; then
+		case ",$dir_only," in *",$1,"*) ;; *) return 1 ;; esac
+	fi
+	[ -z "${FFTD_TEST_ONLY:-}" ] && return 0
+	case " $FFTD_TEST_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
 
 total_pass=0
 total_fail=0
@@ -125,7 +146,10 @@ run_one() {
 	total_skip=$((total_skip + s))
 }
 
-for dir in "$@"; do
+for arg in "$@"; do
+	dir=${arg%%=*}
+	dir_only=""
+	case "$arg" in *=*) dir_only=${arg#*=} ;; esac
 	if [ ! -d "$dir" ]; then
 		echo "FAIL $dir: no such build folder" >&2
 		total_fail=$((total_fail + 1))
@@ -148,13 +172,20 @@ for dir in "$@"; do
 		for bin in "$abs/tests/$sub"/test_*; do
 			[ -f "$bin" ] && [ -x "$bin" ] || continue
 			case $bin in *.o | *.d) continue ;; esac
+			wanted "${bin##*/}" || continue
 			found=$((found + 1))
 			run_one "$dir/tests/$sub/${bin##*/}" cmocka "$bin"
 		done
 	done
-	if [ "$gpu" != 1 ] && [ -x "$abs/tests/cxx_header" ]; then
+	if [ "$gpu" != 1 ] && [ -x "$abs/tests/cxx_header" ] && wanted cxx_header; then
 		found=$((found + 1))
 		run_one "$dir/tests/cxx_header" plain "$abs/tests/cxx_header"
+	fi
+	# The short soak (bench/README.md): kills, leaks, lost or wrong results.
+	if [ "$gpu" != 1 ] && [ -x "$abs/bench/soak" ] && wanted soak; then
+		found=$((found + 1))
+		run_one "$dir/bench/soak" plain "$abs/bench/soak" \
+			--requests "${FFTD_SOAK_REQUESTS:-200000}" --kill-every-ms 250
 	fi
 	if [ "$found" = 0 ]; then
 		echo "FAIL $dir: no test binaries (build first)"

@@ -557,6 +557,111 @@ fftd_load_cpu_list(const char *list, void *set)
 	return CPU_COUNT(cs);
 }
 
+// make_inputs draws the base input x from the slot's seed, makes the
+// NFACTORS inputs c x and the reference c-free transform X (FFTW).
+static int
+make_inputs(child *ch)
+{
+	uint64_t seed = ch->s->seed;
+	for (size_t i = 0; i < ch->nin; i++) {
+		int v    = (int) (splitmix(&seed) % 4097) - 2048; // -2048..2048
+		ch->x[i] = (float) v / 2048.0f;
+	}
+	for (int f = 0; f < NFACTORS; f++) {
+		float c = (float) factor((uint64_t) f);
+		for (size_t i = 0; i < ch->nin; i++) {
+			// exact: x has 12 significant bits, c 4
+			ch->in[f][i] = c * ch->x[i];
+		}
+	}
+	return reference(ch);
+}
+
+// fftd_load_gen is a client's inputs and expected results for one shape
+// outside a load run: a child and its slot of their own, so that the
+// same code draws and checks (bench/soak).
+struct fftd_load_gen {
+	child ch;
+	slot  s;
+};
+
+fftd_load_gen *
+fftd_load_gen_new(fftd_kind kind, int64_t n, int64_t batch, uint64_t seed)
+{
+	fftd_load_gen *g = calloc(1, sizeof(*g));
+	if (g == NULL) {
+		return NULL;
+	}
+	child *ch     = &g->ch;
+	ch->s         = &g->s;
+	g->s.kind     = kind;
+	g->s.n        = n;
+	g->s.batch    = batch;
+	g->s.seed     = seed;
+	g->s.in_bytes = (size_t) (n * batch) * (kind == FFTD_R2C ? 4 : 8);
+	g->s.out_bytes
+	    = (size_t) ((kind == FFTD_R2C ? n / 2 + 1 : n) * batch) * 8;
+	g->s.bound = 16.0 * ldexp(1.0, -24) * fmax(1.0, log2((double) n));
+	ch->nin    = g->s.in_bytes / sizeof(float);
+	ch->nout   = g->s.out_bytes / sizeof(float);
+	ch->x      = malloc(g->s.in_bytes);
+	ch->ref    = malloc(g->s.out_bytes);
+	int bad    = ch->x == NULL || ch->ref == NULL;
+	for (int f = 0; f < NFACTORS; f++) {
+		ch->in[f] = malloc(g->s.in_bytes);
+		bad |= ch->in[f] == NULL;
+	}
+	if (bad || make_inputs(ch) != 0) {
+		fftd_load_gen_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+size_t
+fftd_load_gen_in_bytes(const fftd_load_gen *g)
+{
+	return g->s.in_bytes;
+}
+
+size_t
+fftd_load_gen_out_bytes(const fftd_load_gen *g)
+{
+	return g->s.out_bytes;
+}
+
+const float *
+fftd_load_gen_input(const fftd_load_gen *g, uint64_t k)
+{
+	return input((child *) &g->ch, k);
+}
+
+double
+fftd_load_gen_error(const fftd_load_gen *g, const float *out, uint64_t k)
+{
+	return rel_err(&g->ch, out, k);
+}
+
+double
+fftd_load_gen_bound(const fftd_load_gen *g)
+{
+	return g->s.bound;
+}
+
+void
+fftd_load_gen_free(fftd_load_gen *g)
+{
+	if (g == NULL) {
+		return;
+	}
+	for (int f = 0; f < NFACTORS; f++) {
+		free(g->ch.in[f]);
+	}
+	free(g->ch.x);
+	free(g->ch.ref);
+	free(g);
+}
+
 static int
 child_main(child *ch)
 {
@@ -632,19 +737,7 @@ child_main(child *ch)
 		snprintf(s->why, sizeof(s->why), "out of memory");
 		return 1;
 	}
-	uint64_t seed = s->seed;
-	for (size_t i = 0; i < ch->nin; i++) {
-		int v    = (int) (splitmix(&seed) % 4097) - 2048; // -2048..2048
-		ch->x[i] = (float) v / 2048.0f;
-	}
-	for (int f = 0; f < NFACTORS; f++) {
-		float c = (float) factor((uint64_t) f);
-		for (size_t i = 0; i < ch->nin; i++) {
-			// exact: x has 12 significant bits, c 4
-			ch->in[f][i] = c * ch->x[i];
-		}
-	}
-	if (reference(ch) != 0) {
+	if (make_inputs(ch) != 0) {
 		snprintf(s->why, sizeof(s->why), "FFTW reference failed");
 		return 1;
 	}

@@ -320,4 +320,31 @@ void fftd_load_print(const fftd_load_result *res, FILE *f);
 // fftd_load_status_name is a short name for a status bucket.
 const char *fftd_load_status_name(int bucket);
 
+// fftd_load_gen is the load clients' inputs and expected results for one
+// f32 shape (C2C or R2C, rank 1, dense, batched), for programs that drive
+// their own requests and check them the same way (bench/soak): request k's
+// input is c_k x, its result must be c_k X within the same bound.
+typedef struct fftd_load_gen fftd_load_gen;
+
+// fftd_load_gen_new draws x from seed and computes X (FFTW, double); NULL
+// when out of memory.
+fftd_load_gen *fftd_load_gen_new(
+    fftd_kind kind, int64_t n, int64_t batch, uint64_t seed);
+
+// fftd_load_gen_in_bytes and _out_bytes are the dense array sizes.
+size_t fftd_load_gen_in_bytes(const fftd_load_gen *g);
+size_t fftd_load_gen_out_bytes(const fftd_load_gen *g);
+
+// fftd_load_gen_input is request k's input (owned by g).
+const float *fftd_load_gen_input(const fftd_load_gen *g, uint64_t k);
+
+// fftd_load_gen_error is the relative L2 error of out as request k's
+// result (NaN if out holds a NaN); fftd_load_gen_bound is the most allowed.
+double fftd_load_gen_error(
+    const fftd_load_gen *g, const float *out, uint64_t k);
+double fftd_load_gen_bound(const fftd_load_gen *g);
+
+// fftd_load_gen_free frees g (NULL is ignored).
+void fftd_load_gen_free(fftd_load_gen *g);
+
 #endif // FFTD_TESTS_LOAD_H
