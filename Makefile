@@ -286,7 +286,7 @@ format:
 # gpu-run/ holds only what runs there (the device tool carries at most
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
-GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels bench/load bench/membw lib/libcmocka.so.0 \
+GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels bench/load bench/membw bench/soak lib/libcmocka.so.0 \
 	$(patsubst build-gpu/%,%,$(wildcard build-gpu/tests/gpu/test_*[!.o]))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all
