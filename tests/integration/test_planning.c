@@ -158,17 +158,31 @@ test_plans_admitted_against_budget(void **state)
 	for (int k = 0; k < PER_CONN; k++) {
 		held += p[0][k] != NULL;
 	}
-	int rv = FFTD_OK;
+	int        rv = FFTD_OK;
+	fftd_plan *more[8];
+	int        nmore = 0;
 	for (int k = 0; held < 8 && rv == FFTD_OK; k++) {
 		fftd_plan *q = NULL;
 		rv           = plan_n(c[0], 90000 + 2 * k, &q);
-		held += rv == FFTD_OK;
+		if (rv == FFTD_OK) {
+			held++;
+			more[nmore++] = q;
+		}
 	}
 	assert_int_equal(rv, FFTD_ELIMIT);
 	assert_non_null(strstr(fftd_last_error(), "max_plan_bytes_per_client"));
 	assert_int_equal(held, 3);
 	fftd_client_close(c[0]);
 	fftd_client_close(obs);
+	// Closed clients' plan handles are still released (fftd.h).
+	for (int i = 0; i < NCONN; i++) {
+		for (int k = 0; k < PER_CONN; k++) {
+			fftd_plan_destroy(p[i][k]);
+		}
+	}
+	for (int i = 0; i < nmore; i++) {
+		fftd_plan_destroy(more[i]);
+	}
 	assert_int_equal(fftd_test_daemon_stop(&L), 0);
 }
 
