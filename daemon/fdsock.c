@@ -37,6 +37,42 @@ put_le(uint8_t *p, uint64_t v, int n)
 	}
 }
 
+// fftd__fdsock_parse takes a request's descriptors and byte count out of
+// what recvmsg returned (see fdsock.h); serve calls it on every request.
+int
+fftd__fdsock_parse(struct msghdr *mh, ssize_t n, int *fds, int *nfds,
+    uint64_t *bytes, char *msg, size_t msglen)
+{
+	*nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL;
+	     c                 = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0;
+			     i < k && *nfds < FFTD__FDSOCK_MAX_FDS; i++) {
+				memcpy(&fds[(*nfds)++],
+				    CMSG_DATA(c) + i * sizeof(int),
+				    sizeof(int));
+			}
+		}
+	}
+	if (n != (ssize_t) FFTD__FDSOCK_REQ || (mh->msg_flags & MSG_CTRUNC)) {
+		snprintf(msg, msglen, "expected a %d-byte request and one fd",
+		    FFTD__FDSOCK_REQ);
+		return FFTD_EPROTO;
+	}
+	if (*nfds != 1) {
+		snprintf(msg, msglen, "expected exactly one fd, got %d", *nfds);
+		return FFTD_EPROTO;
+	}
+	const uint8_t *buf = mh->msg_iov[0].iov_base;
+	*bytes             = 0;
+	for (int i = 7; i >= 0; i--) {
+		*bytes = (*bytes << 8) | buf[FFTD__FDSOCK_TOKEN + i];
+	}
+	return FFTD_OK;
+}
+
 static void
 serve(fftd__fdsock *f, int cfd)
 {
@@ -44,7 +80,7 @@ serve(fftd__fdsock *f, int cfd)
 	char           msg[240] = "";
 	uint64_t       id       = 0;
 	int            status   = FFTD_EPROTO;
-	int            fds[4], nfds = 0;
+	int            fds[FFTD__FDSOCK_MAX_FDS], nfds = 0;
 	struct ucred   peer;
 	socklen_t      plen = sizeof(peer);
 	struct timeval tv   = { 2, 0 };
@@ -62,31 +98,13 @@ serve(fftd__fdsock *f, int cfd)
 	mh.msg_iovlen     = 1;
 	mh.msg_control    = ctl.b;
 	mh.msg_controllen = sizeof(ctl.b);
-	ssize_t n         = recvmsg(cfd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
-	     c                 = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t i = 0; i < k && nfds < 4; i++) {
-				memcpy(&fds[nfds++],
-				    CMSG_DATA(c) + i * sizeof(int),
-				    sizeof(int));
-			}
-		}
-	}
+	ssize_t  n        = recvmsg(cfd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+	uint64_t bytes    = 0;
+	int      prv
+	    = fftd__fdsock_parse(&mh, n, fds, &nfds, &bytes, msg, sizeof(msg));
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0) {
 		snprintf(msg, sizeof(msg), "no peer credentials");
-	} else if (n != (ssize_t) sizeof(buf) || (mh.msg_flags & MSG_CTRUNC)) {
-		snprintf(msg, sizeof(msg),
-		    "expected a %d-byte request and one fd", FFTD__FDSOCK_REQ);
-	} else if (nfds != 1) {
-		snprintf(
-		    msg, sizeof(msg), "expected exactly one fd, got %d", nfds);
-	} else {
-		uint64_t bytes = 0;
-		for (int i = 7; i >= 0; i--) {
-			bytes = (bytes << 8) | buf[FFTD__FDSOCK_TOKEN + i];
-		}
+	} else if (prv == FFTD_OK) {
 		status = f->cb(
 		    f->arg, buf, bytes, fds[0], &peer, &id, msg, sizeof(msg));
 	}

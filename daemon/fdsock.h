@@ -20,6 +20,7 @@
 #define FFTD__FDSOCK_TOKEN 16
 #define FFTD__FDSOCK_REQ 24
 #define FFTD__FDSOCK_REPLY 256
+#define FFTD__FDSOCK_MAX_FDS 4 // descriptors taken from one request
 
 typedef struct fftd__fdsock fftd__fdsock;
 
@@ -36,5 +37,15 @@ int fftd__fdsock_start(fftd__fdsock **fp, const char *path, int mode,
 
 // fftd__fdsock_stop stops the thread, closes and unlinks the socket.
 void fftd__fdsock_stop(fftd__fdsock *f);
+
+// fftd__fdsock_parse reads one received request: recvmsg returned n into
+// mh, whose one iovec holds FFTD__FDSOCK_REQ bytes. The descriptors of its
+// SCM_RIGHTS messages go into fds (at most FFTD__FDSOCK_MAX_FDS), their
+// number into *nfds: the caller closes them, whatever the result. Returns
+// FFTD_OK with *bytes (the token is the data's first FFTD__FDSOCK_TOKEN
+// bytes), or FFTD_EPROTO with msg saying why. No I/O, so that a fuzzer can
+// call it (tests/fuzz).
+int fftd__fdsock_parse(struct msghdr *mh, ssize_t n, int *fds, int *nfds,
+    uint64_t *bytes, char *msg, size_t msglen);
 
 #endif // FFTD_DAEMON_FDSOCK_H
