@@ -44,6 +44,15 @@ fftd__fdsock_parse(struct msghdr *mh, ssize_t n, int *fds, int *nfds,
     uint64_t *bytes, char *msg, size_t msglen)
 {
 	*nfds = 0;
+	if (n < 0) {
+		// A failed receive (a client silent until the timeout) fills
+		// in nothing: the control buffer still holds the previous
+		// connection's descriptor number, closed since and perhaps
+		// another's now. Taking it would close that one.
+		snprintf(msg, msglen, "expected a %d-byte request and one fd",
+		    FFTD__FDSOCK_REQ);
+		return FFTD_EPROTO;
+	}
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL;
 	     c                 = CMSG_NXTHDR(mh, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {

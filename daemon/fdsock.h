@@ -41,7 +41,9 @@ void fftd__fdsock_stop(fftd__fdsock *f);
 // fftd__fdsock_parse reads one received request: recvmsg returned n into
 // mh, whose one iovec holds FFTD__FDSOCK_REQ bytes. The descriptors of its
 // SCM_RIGHTS messages go into fds (at most FFTD__FDSOCK_MAX_FDS), their
-// number into *nfds: the caller closes them, whatever the result. Returns
+// number into *nfds: the caller closes them, whatever the result (after a
+// failed receive, n < 0, there are none, whatever mh's control part holds,
+// since recvmsg wrote nothing there). Returns
 // FFTD_OK with *bytes (the token is the data's first FFTD__FDSOCK_TOKEN
 // bytes), or FFTD_EPROTO with msg saying why. No I/O, so that a fuzzer can
 // call it (tests/fuzz).
