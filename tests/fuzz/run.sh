@@ -20,7 +20,8 @@
 # on one input, out of memory) or did not run.
 #
 # Environment: FUZZ_DIR (default build-fuzz), FUZZ_RUNS, FUZZ_ARGS (more
-# libFuzzer flags, e.g. -jobs=1 or -seed=1).
+# libFuzzer flags, e.g. -seed=1; not -jobs or -workers, whose output goes
+# to files this script does not read). Each target is one process.
 
 usage() {
 	echo "usage: sh tests/fuzz/run.sh SECONDS [NAME...]" >&2
