@@ -7,7 +7,7 @@
 // fresh AF_UNIX stream socket pair and received exactly as serve receives
 // it (a 24-byte buffer, a control part of room for 4 descriptors,
 // MSG_CMSG_CLOEXEC | MSG_WAITALL), then parsed. The first byte picks:
-//   bits 0-2  descriptors sent with the first part (0 .. 7; each a dup)
+//   bits 0-2  descriptors sent (0 .. 7, all of one /dev/null descriptor)
 //   bit  3    the sender adds SCM_CREDENTIALS (its own)
 //   bit  4    the receiver asks for credentials (SO_PASSCRED)
 //   bit  5    the data goes in two sendmsg calls, descriptors with the second
@@ -17,8 +17,9 @@
 // and the rest is the data. Checks: parse's answer is what the kernel
 // delivered (OK only for 24 bytes and exactly one descriptor, bytes as
 // sent), every descriptor it returns is one the kernel installed, and
-// none leaks once they are closed. The control buffer persists from one
-// input to the next, as serve's stack frame does between connections.
+// none leaks once they and what serve leaves unread are closed. The control
+// buffer persists from one input to the next, as serve's stack frame does
+// between connections.
 
 #include <errno.h>
 #include <fcntl.h>
