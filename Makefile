@@ -134,7 +134,7 @@ BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 
 include bench/kernels.mk
 
-.PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy
+.PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
@@ -225,6 +225,54 @@ bench-e2e: $(BUILD)/bench/e2e $(BUILD)/fftd
 	$(BUILD)/bench/e2e --spawn $(BUILD)/fftd --json $(BUILD)/bench/e2e.json \
 		$$(nvidia-smi -L >/dev/null 2>&1 || echo --quick) $(E2E_ARGS)
 
+# --- fuzzers (tests/fuzz/README.md) -----------------------------------------------
+# make fuzz builds the libFuzzer targets tests/fuzz/fuzz-NAME.c into
+# build-fuzz/ with clang (ASan+UBSan), and writes their seed corpora
+# (build-fuzz/corpus/NAME/) from real messages (tests/fuzz/seeds.c).
+# make fuzz-smoke runs each for FUZZ_SECONDS (tests/fuzz/run.sh).
+FUZZ_CC      ?= clang
+FUZZ_BUILD   := build-fuzz
+FUZZ_SECONDS ?= 30
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer $(WARN) -pthread \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+	-Iclient -Icommon -Idaemon -I$(FUZZ_BUILD)/gen -I$(NNG_PREFIX)/include
+FUZZ_LDFLAGS := -pthread -fsanitize=address,undefined
+FUZZ_LIBS    := $(NNG_LIB) -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -linih -lsystemd -lm
+# What the targets exercise, compiled with the fuzz flags.
+FUZZ_LIB_SRC := common/errors.c common/layout.c common/wire.c common/hist.c \
+	daemon/chan.c daemon/fdsock.c daemon/config.c daemon/log.c daemon/remote.c client/npy.c
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRC)) $(FUZZ_BUILD)/gen/fftd.pb-c.o
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_BINS    := $(patsubst %,$(FUZZ_BUILD)/fuzz-%,$(FUZZ_NAMES))
+
+fuzz: $(FUZZ_BINS) $(FUZZ_BUILD)/corpus/.stamp
+
+fuzz-smoke: fuzz
+	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+$(FUZZ_BUILD)/gen/fftd.pb-c.c $(FUZZ_BUILD)/gen/fftd.pb-c.h &: proto/fftd.proto
+	@mkdir -p $(FUZZ_BUILD)/gen
+	protoc-c --proto_path=proto --c_out=$(FUZZ_BUILD)/gen proto/fftd.proto
+
+$(FUZZ_BUILD)/gen/fftd.pb-c.o: $(FUZZ_BUILD)/gen/fftd.pb-c.c
+	$(FUZZ_CC) $(filter-out -Wshadow -Wstrict-prototypes,$(FUZZ_CFLAGS)) -Wno-unused-parameter -c $< -o $@
+
+$(FUZZ_BUILD)/%.o: %.c $(FUZZ_BUILD)/gen/fftd.pb-c.h $(wildcard client/*.h common/*.h daemon/*.h) | $(NNG_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz-%: $(FUZZ_BUILD)/tests/fuzz/fuzz-%.o $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
+
+$(FUZZ_BUILD)/fuzz-seeds: $(FUZZ_BUILD)/tests/fuzz/seeds.o $(FUZZ_LIB_OBJ)
+	$(FUZZ_CC) $(FUZZ_LDFLAGS) -fsanitize=fuzzer-no-link -o $@ $^ $(FUZZ_LIBS)
+
+# The corpora are made anew whenever the seed writer changes; inputs the
+# fuzzers added meanwhile stay.
+$(FUZZ_BUILD)/corpus/.stamp: $(FUZZ_BUILD)/fuzz-seeds deploy/fftd.conf
+	$(FUZZ_BUILD)/fuzz-seeds $(FUZZ_BUILD)/corpus deploy/fftd.conf
+	touch $@
+
 deps:
 	@sh tools/install-deps.sh
 
@@ -241,6 +289,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) SAN=1 all
 	$(MAKE) SAN=thread all
+	$(MAKE) fuzz-smoke FUZZ_SECONDS=20
 	sh tests/run.sh --all build build-san build-tsan=$(subst $(space),$(comma),$(strip $(TSAN_TESTS)))
 
 test-unit: all
@@ -302,4 +351,4 @@ gpu-run-copy:
 		strip --strip-debug ../gpu-run/$$f 2>/dev/null; done; true
 
 clean:
-	rm -rf build build-san build-tsan build-gpu build-deps
+	rm -rf build build-san build-tsan build-gpu build-deps build-fuzz

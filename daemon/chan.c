@@ -38,6 +38,28 @@ struct fftd__chanpoll {
 	void              *arg;
 };
 
+// fftd__chan_submit_parse checks one packet's size, slot and flags (see
+// chan.h); the server's chan_packet calls it on every packet.
+int
+fftd__chan_submit_parse(const void *pkt, size_t len, uint32_t depth,
+    fftd__chan_submit *sub, char *msg, size_t msglen)
+{
+	if (len != sizeof(*sub)) {
+		memset(sub, 0, sizeof(*sub));
+		snprintf(msg, msglen,
+		    "stream packet of %zu bytes; a submission is %zu", len,
+		    sizeof(*sub));
+		return FFTD_EPROTO;
+	}
+	memcpy(sub, pkt, sizeof(*sub));
+	if (sub->slot >= depth || sub->flags != 0) {
+		snprintf(msg, msglen, "slot %u of a stream of %u (flags %u)",
+		    sub->slot, depth, sub->flags);
+		return FFTD_EINVAL;
+	}
+	return FFTD_OK;
+}
+
 static void
 unlink_watch(fftd__chanpoll *p, watch *w)
 {

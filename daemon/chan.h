@@ -13,8 +13,10 @@
 #define FFTD_DAEMON_CHAN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct fftd__chanpoll fftd__chanpoll;
+struct fftd__chan_submit; // wire.h
 
 // The callbacks run on the poller's thread. on_packet gets each packet
 // received on a channel (len bytes, possibly malformed); on_hangup runs
@@ -36,5 +38,14 @@ int fftd__chanpoll_add(fftd__chanpoll *p, int fd, void *chan);
 // fftd__chanpoll_stop stops the thread; channels not hung up by then get
 // no on_hangup (the server frees them itself).
 void fftd__chanpoll_stop(fftd__chanpoll *p);
+
+// fftd__chan_submit_parse reads one packet received on the channel of a
+// stream of `depth` slots (len bytes at pkt, possibly malformed) into *sub.
+// Returns FFTD_OK; FFTD_EPROTO when len is not a submission's size (*sub is
+// zeroed); FFTD_EINVAL when its slot is outside the stream or its flags are
+// set (*sub is filled, so that the answer can name its tag and slot). msg
+// says why. No I/O, so that a fuzzer can call it (tests/fuzz).
+int fftd__chan_submit_parse(const void *pkt, size_t len, uint32_t depth,
+    struct fftd__chan_submit *sub, char *msg, size_t msglen);
 
 #endif // FFTD_DAEMON_CHAN_H

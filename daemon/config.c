@@ -512,22 +512,34 @@ on_ini(void *user, const char *section, const char *key, const char *value)
 int
 fftd__config_load(fftd__config *cfg, const char *path, char *err, size_t errlen)
 {
-	load_ctx lc = { cfg, err, errlen, 0 };
-	int      rv = ini_parse(path, on_ini, &lc);
-	if (rv == -1) {
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
 		snprintf(
 		    err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
+	int rv = fftd__config_read(cfg, f, path, err, errlen);
+	fclose(f);
+	return rv;
+}
+
+// fftd__config_read parses an open config file (see config.h); split from
+// fftd__config_load so that a fuzzer can feed it memory (tests/fuzz).
+int
+fftd__config_read(
+    fftd__config *cfg, FILE *f, const char *name, char *err, size_t errlen)
+{
+	load_ctx lc = { cfg, err, errlen, 0 };
+	int      rv = ini_parse_file(f, on_ini, &lc);
 	if (rv == -2) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		snprintf(err, errlen, "%s: out of memory", name);
 		return -1;
 	}
 	if (rv > 0) {
 		char first[256];
 		snprintf(first, sizeof(first), "%s",
 		    lc.failed ? err : "syntax error");
-		snprintf(err, errlen, "%s:%d: %s", path, rv, first);
+		snprintf(err, errlen, "%s:%d: %s", name, rv, first);
 		return -1;
 	}
 	return 0;

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "layout.h"
 
@@ -79,6 +80,11 @@ void fftd__config_defaults(fftd__config *cfg);
 // message (file missing or line N malformed / unknown key) in err.
 int fftd__config_load(
     fftd__config *cfg, const char *path, char *err, size_t errlen);
+
+// fftd__config_read is fftd__config_load on an open file f, named name in
+// messages.
+int fftd__config_read(
+    fftd__config *cfg, FILE *f, const char *name, char *err, size_t errlen);
 
 // fftd__config_set applies one "section.key = value" setting (used by the
 // file parser and by the command line). Returns 0 or -1 for an unknown key

@@ -22,6 +22,7 @@
 #define FFTD__FDSOCK_TOKEN 16
 #define FFTD__FDSOCK_REQ 24
 #define FFTD__FDSOCK_REPLY 256
+#define FFTD__FDSOCK_MAX_FDS 4 // descriptors taken from one request
 
 typedef struct fftd__fdsock fftd__fdsock;
 
@@ -44,5 +45,6 @@ void fftd__fdsock_set_max_per_user(fftd__fdsock *f, int max_per_user);
 
 // fftd__fdsock_stop stops the thread, closes and unlinks the socket.
 void fftd__fdsock_stop(fftd__fdsock *f);
+
 
 #endif // FFTD_DAEMON_FDSOCK_H

@@ -1708,22 +1708,20 @@ chan_packet(void *arg, void *chan, const void *pkt, size_t len)
 	stream_chan      *ch  = chan;
 	uint64_t          now = fftd__now_ns();
 	fftd__chan_submit sub;
-	if (len != sizeof(sub)) {
-		chan_answer(s, ch, 0, 0, NULL, FFTD_EPROTO,
-		    "stream packet of %zu bytes; a submission is %zu", len,
-		    sizeof(sub));
+	char              why[160];
+	int               prv = fftd__chan_submit_parse(
+	                  pkt, len, ch->depth, &sub, why, sizeof(why));
+	if (prv == FFTD_EPROTO) {
+		chan_answer(s, ch, 0, 0, NULL, prv, "%s", why);
 		return;
 	}
-	memcpy(&sub, pkt, sizeof(sub));
 	if (atomic_load(&s->stopping)) {
 		chan_answer(s, ch, sub.tag, sub.slot, NULL, FFTD_ESHUTDOWN,
 		    "the daemon is shutting down; request not run");
 		return;
 	}
-	if (sub.slot >= ch->depth || sub.flags != 0) {
-		chan_answer(s, ch, sub.tag, sub.slot, NULL, FFTD_EINVAL,
-		    "slot %u of a stream of %u (flags %u)", sub.slot, ch->depth,
-		    sub.flags);
+	if (prv != FFTD_OK) {
+		chan_answer(s, ch, sub.tag, sub.slot, NULL, prv, "%s", why);
 		return;
 	}
 	exec_job *ej = calloc(1, sizeof(*ej));

@@ -12,7 +12,7 @@
 # the deb entries already configured.
 set -eu
 
-PKGS="build-essential dpkg-dev cmake ninja-build pkg-config protobuf-c-compiler libprotobuf-c-dev
+PKGS="build-essential dpkg-dev cmake ninja-build clang libclang-rt-14-dev pkg-config protobuf-c-compiler libprotobuf-c-dev
 libmbedtls-dev libuv1-dev libinih-dev libfftw3-dev libhdf5-dev libcmocka-dev
 gnuplot-nox libsystemd-dev systemd openssl"
 
