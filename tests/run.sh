@@ -182,7 +182,11 @@ for arg in "$@"; do
 		run_one "$dir/tests/cxx_header" plain "$abs/tests/cxx_header"
 	fi
 	# The short soak (bench/README.md): kills, leaks, lost or wrong results.
-	if [ "$gpu" != 1 ] && [ -x "$abs/bench/soak" ] && wanted soak; then
+	# Not in the ASan build: its allocator's quarantine moves RSS by more
+	# than the soak's 5% leak bound (RSS 327,728 -> 352,792 kB with no
+	# leak reported); LeakSanitizer checks the daemon in the other tests.
+	case "$dir" in *-san) soak_here=0 ;; *) soak_here=1 ;; esac
+	if [ "$gpu" != 1 ] && [ "$soak_here" = 1 ] && [ -x "$abs/bench/soak" ] && wanted soak; then
 		found=$((found + 1))
 		run_one "$dir/bench/soak" plain "$abs/bench/soak" \
 			--requests "${FFTD_SOAK_REQUESTS:-200000}" --kill-every-ms 250
