@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -309,6 +310,12 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static daemon_state d;
+	// Large request and reply buffers (NNG messages of inline payloads,
+	// staging) are mmap'd and go back to the system when freed. glibc's
+	// default raises its mmap threshold after each such free, up to 32 MiB,
+	// so later ones land in the heap and arenas and stay there: RSS then
+	// drifts up with the mix of sizes seen, which hides real leaks.
+	mallopt(M_MMAP_THRESHOLD, 512 * 1024);
 	// Stop and reload signals wait (blocked, pending) until the event loop
 	// handles them: a client may connect, and so a supervisor or test may
 	// signal, as soon as the sockets listen, before the loop exists. The
