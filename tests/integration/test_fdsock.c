@@ -22,6 +22,11 @@
 //     1 saying why or starts and stops with 0 on SIGTERM, never a signal
 //     (libuv aborted when its loop, made after the sockets listened, found
 //     no descriptor);
+//   - then, with 0 to 3 descriptors left, a buffer registration, a stream
+//     channel and a new connection each succeed or fail with a typed
+//     error (a passed descriptor the kernel dropped for want of room is
+//     FFTD_ESYSERR + EMFILE, not FFTD_EPROTO), the daemon stays up, and
+//     with the limit back all three work;
 //   - [limits] max_buffers_per_client and max_buffers_per_user: past
 //     either, fftd_buffer_create is FFTD_ELIMIT naming the key; another
 //     connection of the user gets its share up to the per-user limit, and a
@@ -299,6 +304,63 @@ test_out_of_descriptors(void **state)
 	for (int i = 0; i < 4; i++) {
 		close(waiting[i]);
 	}
+	// Requests that need descriptors in several of the daemon's threads
+	// (the fd socket's accept and the descriptor it receives, the stream
+	// channel's copy, NNG's accept of a new connection) while 0 to 3 are
+	// left: each fails with a typed error or succeeds, and once the
+	// limit is back everything works.
+	fftd_plan_desc pd;
+	int64_t        n = 256;
+	fftd_plan     *p;
+	fftd_client   *quick;
+	assert_int_equal(
+	    fftd_plan_desc_init(&pd, 1, &n, FFTD_C2C, FFTD_F32), 0);
+	ASSERT_OK(fftd_plan_create(c, &pd, &p));
+	ASSERT_OK(fftd_client_open(&quick, D.url, 500));
+	setenv("FFTD_STREAM_CHANNEL", "2", 1);
+	for (int k = 0; k < 4; k++) {
+		at.rlim_cur = (rlim_t) lowest_free_fd(D.pid) + (rlim_t) k;
+		assert_int_equal(prlimit(D.pid, RLIMIT_NOFILE, &at, NULL), 0);
+		// With none free only a new connection is tried: the
+		// hand-over's own 10 s time-out would make the others slow.
+		int          rb = FFTD_ESYSERR, rs = FFTD_ESYSERR;
+		fftd_stream *st = NULL;
+		if (k > 0) {
+			rb = fftd_buffer_create(quick, 4096, &b);
+			rs = fftd_stream_open(p, 1, &st);
+		}
+		fftd_client *c2 = NULL;
+		int          rc = fftd_client_open(&c2, D.url, 500);
+		print_message("%d free: buffer %s, stream %s, connection %s\n",
+		    k, fftd_err_name(rb), fftd_err_name(rs), fftd_err_name(rc));
+		// A descriptor passed while none is free is dropped by the
+		// kernel: the daemon says so, not that the request was bad.
+		assert_int_not_equal(rb, FFTD_EPROTO);
+		assert_int_not_equal(rs, FFTD_EPROTO);
+		if (rb == FFTD_OK) {
+			fftd_buffer_destroy(b);
+		}
+		fftd_stream_close(st);
+		fftd_client_close(c2);
+		assert_int_equal(prlimit(D.pid, RLIMIT_NOFILE, &dl, NULL), 0);
+		assert_int_equal(fftd_test_daemon_alive(&D), 1);
+		ASSERT_OK(fftd_buffer_create(c, 4096, &b));
+		fftd_buffer_destroy(b);
+		ASSERT_OK(fftd_stream_open(p, 1, &st));
+		float in[512], out[512];
+		memset(in, 0, sizeof(in));
+		in[0] = 1;
+		ASSERT_OK(fftd_stream_submit(st, in));
+		ASSERT_OK(fftd_stream_wait(st, out, NULL));
+		assert_true(out[0] == 1.0f && out[510] == 1.0f);
+		fftd_stream_close(st);
+		ASSERT_OK(fftd_client_open(&c2, D.url, TIMEOUT_MS));
+		ASSERT_OK(fftd_ping(c2, NULL));
+		fftd_client_close(c2);
+	}
+	unsetenv("FFTD_STREAM_CHANNEL");
+	fftd_client_close(quick);
+	fftd_plan_destroy(p);
 	fftd_client_close(c);
 	assert_int_equal(fftd_test_daemon_stop(&D), 0);
 }
