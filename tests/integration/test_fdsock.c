@@ -158,6 +158,35 @@ lowest_free_fd(pid_t pid)
 	return i;
 }
 
+// fd_count is how many descriptors process pid has open.
+static int
+fd_count(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+	DIR *dir = opendir(path);
+	assert_non_null(dir);
+	int            n = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		n += e->d_name[0] != '.';
+	}
+	closedir(dir);
+	return n;
+}
+
+// wait_fd_count waits (at most 10 s) until process pid has n descriptors
+// open: the daemon closes a hand-over's connection and descriptor after
+// its reply, so a client that has the reply may look before they close.
+static void
+wait_fd_count(pid_t pid, int n)
+{
+	for (int k = 0; k < 1000 && fd_count(pid) != n; k++) {
+		fftd_test_sleep_ms(10);
+	}
+	assert_int_equal(fd_count(pid), n);
+}
+
 // log_count counts the lines of the daemon's log that contain what.
 static int
 log_count(const fftd_test_daemon *d, const char *what)
@@ -279,8 +308,10 @@ test_out_of_descriptors(void **state)
 	fftd_client *c;
 	fftd_buffer *b;
 	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
+	int nfd = fd_count(D.pid);
 	ASSERT_OK(fftd_buffer_create(c, 4096, &b));
 	fftd_buffer_destroy(b);
+	wait_fd_count(D.pid, nfd);
 	// No descriptor number below the limit is free: accept() fails.
 	struct rlimit at = dl;
 	at.rlim_cur      = (rlim_t) lowest_free_fd(D.pid);
