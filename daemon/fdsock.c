@@ -110,6 +110,14 @@ conn_finish(fftd__fdsock *f, int i, bool timed_out)
 	socklen_t    plen = sizeof(peer);
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0) {
 		snprintf(msg, sizeof(msg), "no peer credentials");
+	} else if (c->got == sizeof(c->buf) && c->ctrunc && c->nfds == 0) {
+		// The kernel drops a passed descriptor it cannot install
+		// (EMFILE) and says so only by MSG_CTRUNC: not the client's
+		// fault.
+		status = FFTD_ESYSERR + EMFILE;
+		snprintf(msg, sizeof(msg),
+		    "the daemon has no descriptor free to take the buffer's "
+		    "(RLIMIT_NOFILE); try again later");
 	} else if (c->got != sizeof(c->buf) || c->ctrunc) {
 		snprintf(msg, sizeof(msg),
 		    "expected a %d-byte request and one fd%s", FFTD__FDSOCK_REQ,

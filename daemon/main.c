@@ -5,6 +5,7 @@
 // that owns signals (SIGTERM/SIGINT: drain and exit 0; SIGHUP: reload).
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <inttypes.h>
@@ -296,6 +297,62 @@ on_sighup(uv_signal_t *h, int signum)
 	fftd__config_free(&fresh);
 }
 
+#define LOOP_FDS 8 // descriptors the event loop needs, with margin
+
+// loop_open makes the event loop and its signal and timer handles. It runs
+// before anything listens: libuv needs descriptors of its own (epoll,
+// pipes, eventfd), and once a client can reach the daemon it may take the
+// last ones (or an operator lower the limit) before the loop exists; libuv
+// aborts on a loop whose setup failed. Returns 0, or a libuv error with
+// nothing left open.
+static int
+loop_open(daemon_state *d)
+{
+	// libuv aborts, instead of failing, when some of its descriptors
+	// cannot be made (the process-wide signal pipe): it gets its
+	// LOOP_FDS only when they are free. The daemon has no other thread
+	// yet, so the ones seen free here are still free below.
+	int fds[LOOP_FDS], n = 0;
+	for (; n < LOOP_FDS; n++) {
+		fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			break;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		close(fds[i]);
+	}
+	if (n < LOOP_FDS) {
+		return UV_EMFILE;
+	}
+	int rv = uv_loop_init(&d->loop);
+	if (rv != 0) {
+		return rv;
+	}
+	uv_signal_t *sigs[3] = { &d->sigterm, &d->sigint, &d->sighup };
+	int          nsig    = 0;
+	while (nsig < 3 && (rv = uv_signal_init(&d->loop, sigs[nsig])) == 0) {
+		sigs[nsig++]->data = d;
+	}
+	if (rv == 0
+	    && (rv = uv_signal_start(&d->sigterm, on_stop_signal, SIGTERM)) == 0
+	    && (rv = uv_signal_start(&d->sigint, on_stop_signal, SIGINT))
+	        == 0) {
+		rv = uv_signal_start(&d->sighup, on_sighup, SIGHUP);
+	}
+	if (rv == 0) {
+		uv_timer_init(&d->loop, &d->notify_timer);
+		d->notify_timer.data = d;
+		return 0;
+	}
+	for (int i = 0; i < nsig; i++) {
+		uv_close((uv_handle_t *) sigs[i], NULL);
+	}
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	uv_loop_close(&d->loop);
+	return rv;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -448,6 +505,15 @@ main(int argc, char **argv)
 	uint64_t rt_cache = (uint64_t) ((double) d.cfg.cache_budget * rt_share);
 	int      status   = 1;
 	bool     have_loop = false;
+	// The loop first (see loop_open): the signals it takes stay blocked
+	// until it runs.
+	int uvrv = loop_open(&d);
+	if (uvrv != 0) {
+		fftd__log(FFTD_LOG_ERROR, "cannot make the event loop: %s",
+		    uv_strerror(uvrv));
+		goto out;
+	}
+	have_loop = true;
 	for (int i = 0; i < nords; i++) {
 		if (fftd__worker_start(&d.workers[d.nworkers], be, ords[i], i,
 		        &bc, d.cfg.cache_budget - rt_cache, err, sizeof(err))
@@ -498,15 +564,6 @@ main(int argc, char **argv)
 			    d.cfg.slice_us, strerror(-n));
 		}
 	}
-	uv_loop_init(&d.loop);
-	have_loop = true;
-	uv_signal_init(&d.loop, &d.sigterm);
-	uv_signal_init(&d.loop, &d.sigint);
-	uv_signal_init(&d.loop, &d.sighup);
-	d.sigterm.data = d.sigint.data = d.sighup.data = &d;
-	uv_signal_start(&d.sigterm, on_stop_signal, SIGTERM);
-	uv_signal_start(&d.sigint, on_stop_signal, SIGINT);
-	uv_signal_start(&d.sighup, on_sighup, SIGHUP);
 	pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	fftd__log(FFTD_LOG_INFO, "fftd %s ready: backend %s, %d device(s)",
@@ -526,8 +583,6 @@ main(int argc, char **argv)
 	if (wd_usec != 0 && wd_usec / 2000 < every_ms) {
 		every_ms = wd_usec / 2000 ? wd_usec / 2000 : 1;
 	}
-	uv_timer_init(&d.loop, &d.notify_timer);
-	d.notify_timer.data = &d;
 	uv_timer_start(
 	    &d.notify_timer, on_notify_timer, wd_usec ? 0 : every_ms, every_ms);
 

@@ -17,6 +17,16 @@
 //     on the fd socket, its CPU time (/proc/PID/stat) grows by less than
 //     0.3 s over 1.5 s (it used to spin at 100%), it logs the condition
 //     once, and once the limit is back a client registers a buffer;
+//   - start-up short of descriptors: run with soft and hard limits of n
+//     for every n from 4 up to three that start, the daemon either exits
+//     1 saying why or starts and stops with 0 on SIGTERM, never a signal
+//     (libuv aborted when its loop, made after the sockets listened, found
+//     no descriptor);
+//   - then, with 0 to 3 descriptors left, a buffer registration, a stream
+//     channel and a new connection each succeed or fail with a typed
+//     error (a passed descriptor the kernel dropped for want of room is
+//     FFTD_ESYSERR + EMFILE, not FFTD_EPROTO), the daemon stays up, and
+//     with the limit back all three work;
 //   - [limits] max_buffers_per_client and max_buffers_per_user: past
 //     either, fftd_buffer_create is FFTD_ELIMIT naming the key; another
 //     connection of the user gets its share up to the per-user limit, and a
@@ -24,6 +34,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +42,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +51,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../util/check.h"
@@ -143,6 +156,35 @@ lowest_free_fd(pid_t pid)
 		i++;
 	}
 	return i;
+}
+
+// fd_count is how many descriptors process pid has open.
+static int
+fd_count(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+	DIR *dir = opendir(path);
+	assert_non_null(dir);
+	int            n = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		n += e->d_name[0] != '.';
+	}
+	closedir(dir);
+	return n;
+}
+
+// wait_fd_count waits (at most 10 s) until process pid has n descriptors
+// open: the daemon closes a hand-over's connection and descriptor after
+// its reply, so a client that has the reply may look before they close.
+static void
+wait_fd_count(pid_t pid, int n)
+{
+	for (int k = 0; k < 1000 && fd_count(pid) != n; k++) {
+		fftd_test_sleep_ms(10);
+	}
+	assert_int_equal(fd_count(pid), n);
 }
 
 // log_count counts the lines of the daemon's log that contain what.
@@ -266,8 +308,10 @@ test_out_of_descriptors(void **state)
 	fftd_client *c;
 	fftd_buffer *b;
 	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
+	int nfd = fd_count(D.pid);
 	ASSERT_OK(fftd_buffer_create(c, 4096, &b));
 	fftd_buffer_destroy(b);
+	wait_fd_count(D.pid, nfd);
 	// No descriptor number below the limit is free: accept() fails.
 	struct rlimit at = dl;
 	at.rlim_cur      = (rlim_t) lowest_free_fd(D.pid);
@@ -291,8 +335,173 @@ test_out_of_descriptors(void **state)
 	for (int i = 0; i < 4; i++) {
 		close(waiting[i]);
 	}
+	// Requests that need descriptors in several of the daemon's threads
+	// (the fd socket's accept and the descriptor it receives, the stream
+	// channel's copy, NNG's accept of a new connection) while 0 to 3 are
+	// left: each fails with a typed error or succeeds, and once the
+	// limit is back everything works.
+	fftd_plan_desc pd;
+	int64_t        n = 256;
+	fftd_plan     *p;
+	fftd_client   *quick;
+	assert_int_equal(
+	    fftd_plan_desc_init(&pd, 1, &n, FFTD_C2C, FFTD_F32), 0);
+	ASSERT_OK(fftd_plan_create(c, &pd, &p));
+	ASSERT_OK(fftd_client_open(&quick, D.url, 500));
+	setenv("FFTD_STREAM_CHANNEL", "2", 1);
+	for (int k = 0; k < 4; k++) {
+		at.rlim_cur = (rlim_t) lowest_free_fd(D.pid) + (rlim_t) k;
+		assert_int_equal(prlimit(D.pid, RLIMIT_NOFILE, &at, NULL), 0);
+		// With none free only a new connection is tried: the
+		// hand-over's own 10 s time-out would make the others slow.
+		int          rb = FFTD_ESYSERR, rs = FFTD_ESYSERR;
+		fftd_stream *st = NULL;
+		if (k > 0) {
+			rb = fftd_buffer_create(quick, 4096, &b);
+			rs = fftd_stream_open(p, 1, &st);
+		}
+		fftd_client *c2 = NULL;
+		int          rc = fftd_client_open(&c2, D.url, 500);
+		print_message("%d free: buffer %s, stream %s, connection %s\n",
+		    k, fftd_err_name(rb), fftd_err_name(rs), fftd_err_name(rc));
+		// A descriptor passed while none is free is dropped by the
+		// kernel: the daemon says so, not that the request was bad.
+		assert_int_not_equal(rb, FFTD_EPROTO);
+		assert_int_not_equal(rs, FFTD_EPROTO);
+		if (rb == FFTD_OK) {
+			fftd_buffer_destroy(b);
+		}
+		fftd_stream_close(st);
+		fftd_client_close(c2);
+		assert_int_equal(prlimit(D.pid, RLIMIT_NOFILE, &dl, NULL), 0);
+		assert_int_equal(fftd_test_daemon_alive(&D), 1);
+		ASSERT_OK(fftd_buffer_create(c, 4096, &b));
+		fftd_buffer_destroy(b);
+		ASSERT_OK(fftd_stream_open(p, 1, &st));
+		float in[512], out[512];
+		memset(in, 0, sizeof(in));
+		in[0] = 1;
+		ASSERT_OK(fftd_stream_submit(st, in));
+		ASSERT_OK(fftd_stream_wait(st, out, NULL));
+		assert_true(out[0] == 1.0f && out[510] == 1.0f);
+		fftd_stream_close(st);
+		ASSERT_OK(fftd_client_open(&c2, D.url, TIMEOUT_MS));
+		ASSERT_OK(fftd_ping(c2, NULL));
+		fftd_client_close(c2);
+	}
+	unsetenv("FFTD_STREAM_CHANNEL");
+	fftd_client_close(quick);
+	fftd_plan_destroy(p);
 	fftd_client_close(c);
 	assert_int_equal(fftd_test_daemon_stop(&D), 0);
+}
+
+// --- start-up short of descriptors -------------------------------------------
+
+// start_with_fds runs the daemon with its soft and hard descriptor limits
+// both n (so that it cannot raise them) and returns how it ended: the exit
+// code when it refused to start by itself; when it started ("ready" in its
+// log), 1000 + the exit code after SIGTERM; -1 if it neither started nor
+// exited within FFTD_TEST_START_MS, or did not stop within 10 s (killed);
+// 128 + signal when a signal ended it.
+static int
+start_with_fds(int n)
+{
+	char dir[64], url[128], log[96], sock[96], fdsock[96];
+	snprintf(dir, sizeof(dir), "/tmp/fftd-fds-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(sock, sizeof(sock), "%s/s", dir);
+	snprintf(fdsock, sizeof(fdsock), "%s/s.fd", dir);
+	snprintf(url, sizeof(url), "ipc://%s", sock);
+	snprintf(log, sizeof(log), "%s/log", dir);
+	const char *bin    = fftd_test_daemon_bin();
+	const char *argv[] = { bin, "--listen", url, "--backend", "fftw",
+		"--log-level", "info", NULL };
+	int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int nul   = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(logfd >= 0 && nul >= 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t parent = getpid();
+	pid_t pid    = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		// Only async-signal-safe calls between fork and exec.
+		fftd_test_die_with_parent(parent);
+		dup2(nul, 0);
+		dup2(logfd, 1);
+		dup2(logfd, 2);
+		struct rlimit rl = { (rlim_t) n, (rlim_t) n };
+		setrlimit(RLIMIT_NOFILE, &rl);
+		execv(bin, (char *const *) argv);
+		_exit(127);
+	}
+	close(logfd);
+	close(nul);
+	int       st = 0, code = -1;
+	long long end = fftd_test_now_ms() + FFTD_TEST_START_MS;
+	for (;;) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			code = WIFEXITED(st) ? WEXITSTATUS(st)
+			                     : 128 + WTERMSIG(st);
+			break;
+		}
+		char  line[1024];
+		bool  ready = false;
+		FILE *f     = fopen(log, "r");
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+			ready = ready || strstr(line, " ready: ") != NULL;
+		}
+		if (f != NULL) {
+			fclose(f);
+		}
+		if (ready || fftd_test_now_ms() > end) {
+			if (ready) {
+				kill(pid, SIGTERM);
+			}
+			int codes[1];
+			fftd_test_wait_pids(&pid, 1, ready ? 10000 : 0, codes);
+			code = codes[0] < 0 ? -1 : ready ? 1000 + codes[0] : -1;
+			break;
+		}
+		fftd_test_sleep_ms(10);
+	}
+	if (code != 1 && code != 1000) {
+		print_message("descriptor limit %d: daemon ended with %d; "
+		              "its log:\n",
+		    n, code);
+		FILE *f = fopen(log, "r");
+		char  line[1024];
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+			print_message("  %s", line);
+		}
+		if (f != NULL) {
+			fclose(f);
+		}
+	}
+	unlink(log);
+	unlink(sock);
+	unlink(fdsock);
+	rmdir(dir);
+	return code;
+}
+
+static void
+test_startup_short_of_descriptors(void **state)
+{
+	(void) state;
+	// Every limit from "not even the listening sockets" up to "all of
+	// it": the daemon either refuses to start (exit 1, saying why) or
+	// starts and stops cleanly on SIGTERM; never a crash. Its event loop
+	// used to be made after the sockets listened, and libuv aborted
+	// (SIGABRT) when no descriptor was left for it.
+	int started = 0;
+	for (int n = 4; n < 64 && started < 3; n++) {
+		int code = start_with_fds(n);
+		assert_true(code == 1 || code == 1000);
+		started = code == 1000 ? started + 1 : 0;
+	}
+	assert_int_equal(started, 3);
 }
 
 // --- number of buffers ------------------------------------------------------
@@ -350,6 +559,7 @@ main(void)
 		cmocka_unit_test_teardown(
 		    test_out_of_descriptors, local_teardown),
 		cmocka_unit_test_teardown(test_buffer_count, local_teardown),
+		cmocka_unit_test(test_startup_short_of_descriptors),
 	};
 	const char *filter = getenv("FFTD_TEST_FILTER");
 	if (filter != NULL) {

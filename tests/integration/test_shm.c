@@ -835,6 +835,28 @@ seqpacket_fds(int *fds, int max)
 	return n;
 }
 
+// wait_stopped waits until process pid is stopped (state T in
+// /proc/PID/stat): kill(SIGSTOP) returns before the stop takes effect.
+static void
+wait_stopped(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	for (int k = 0; k < 10000; k++) {
+		char  line[512] = "";
+		FILE *f         = fopen(path, "r");
+		assert_non_null(f);
+		char       *ok = fgets(line, sizeof(line), f);
+		const char *p  = strrchr(line, ')');
+		fclose(f);
+		if (ok != NULL && p != NULL && p[1] == ' ' && p[2] == 'T') {
+			return;
+		}
+		usleep(1000);
+	}
+	fail_msg("process %d did not stop", (int) pid);
+}
+
 // chan_answer_of sends pkt (len bytes) on a stream channel and returns
 // the status of the answer, which must carry tag.
 static int
@@ -943,8 +965,15 @@ test_stream_channel(void **state)
 	assert_int_equal(after.stream_channels, before.stream_channels + 1);
 	// The client side hangs up with an execution in flight: the wait
 	// ends with FFTD_ECLOSED, the daemon drops the channel and serves.
+	// The daemon is stopped (SIGSTOP) from the submission to the hang-up:
+	// else it may run the execution and answer first (a loaded machine
+	// leaves it time to), and the wait then rightly returns FFTD_OK. It
+	// sees the submission and the hang-up together when it resumes.
+	assert_int_equal(fftd_test_daemon_signal(&D, SIGSTOP), 0);
+	wait_stopped(D.pid);
 	ASSERT_OK(fftd_stream_submit(st, in));
 	assert_int_equal(shutdown(fd, SHUT_RDWR), 0);
+	assert_int_equal(fftd_test_daemon_signal(&D, SIGCONT), 0);
 	assert_int_equal(fftd_stream_wait(st, out, NULL), FFTD_ECLOSED);
 	assert_int_equal(fftd_stream_submit(st, in), FFTD_ECLOSED);
 	fftd_stream_close(st);
