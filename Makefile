@@ -211,7 +211,7 @@ $(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(CLIENT_OBJ)
 
 # bench/soak: the soak test (issue 14; bench/README.md), on the load engine's
 # request generator.
-BENCH_SOAK_OBJ := $(BUILD)/bench/soak.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+BENCH_SOAK_OBJ := $(BUILD)/bench/soak.o $(BUILD)/bench/soak_client.o $(BUILD)/bench/soak_probe.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
 
 $(BUILD)/bench/soak: $(BENCH_SOAK_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_SOAK_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm

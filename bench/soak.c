@@ -6,7 +6,7 @@
 //
 //   soak [--spawn FFTD_BIN] [--clients N] [--requests N] [--kill-every-ms M]
 //        [--depth D] [--large-every L] [--warmup-frac F] [--timeout S]
-//        [--json FILE] [--verbose]
+//        [--stall-s S] [--json FILE] [--verbose]
 //
 // --clients processes (default 16) each keep --depth (4) requests in
 // flight: f32 C2C of n = 64, 256, 1000, 1024 (batch 1), and every L-th
@@ -32,16 +32,28 @@
 // reported against the 2 ms target (not part of the exit status: two
 // shared cores may not hold it).
 //
+// The soak never waits without a bound: no request answered for --stall-s
+// (default 120) seconds, a client that does not submit --stall-s (default
+// 60) seconds after it was started, clients that do not stop within 60 s,
+// a killed client not gone within 10 s, and --timeout (3600) seconds for
+// the whole run each end it with every client named (index, pid, what it
+// was doing and since when, its process state). A client that ends before
+// it is told to stop ends the run at once (it is not started again). A
+// progress line (requests, rate, kills) comes every 10 s; --verbose adds
+// the daemon's level every second. The client processes are in
+// soak_client.c.
+//
 // Exit status 1 if a result was wrong or lost (answered with an error, a
-// refused submit, a client that failed on its own), the level did not come
-// back, or the daemon did not stop cleanly. The daemon is $FFTD_BIN (or
-// build/fftd), on a fresh ipc socket.
+// refused submit, a client that failed on its own), a bound above was
+// passed, the level did not come back, or the daemon did not stop cleanly.
+// The daemon is $FFTD_BIN (or build/fftd), on a fresh ipc socket.
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,404 +62,35 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 
 #include "../tests/util/daemon.h"
 #include "fftd.h"
 #include "json.h"
-#include "../tests/util/load.h"
+#include "soak.h"
 
-#define MAX_CLIENTS 64
-#define MAX_DEPTH 12 // < 13: a slot's reuse changes c_k
-#define NSMALL 4
-#define NLARGE 3
-#define PING_MS 10
 #define PING_TARGET_US 2000.0
 #define LEVEL_TOL 0.05
 #define QUIESCE_MS 20000 // sessions closed after the clients left
 #define STOP_MS 60000    // clients finishing what they have in flight
 
-static const int64_t SMALL_N[NSMALL] = { 64, 256, 1000, 1024 };
-static const struct {
-	fftd_kind kind;
-	int64_t   n, batch;
-} LARGE[NLARGE] = {
-	{ FFTD_C2C, 4096, 32 }, // 1 MiB
-	{ FFTD_R2C, 65536, 8 }, // 2 MiB
-	{ FFTD_C2C, 65536, 8 }, // 4 MiB
-};
-enum { M_INLINE, M_NNG, M_SHM, M_STREAM, NMODES };
-
-// --- what the parent and the clients share (a file both map) ---------------
-
-typedef struct cslot {
-	// counted across the client's incarnations
-	_Atomic uint64_t ok, wrong, failed, refused;
-	_Atomic int      running; // set by the child once it submits
-	char             why[200];
-} cslot;
-
-typedef struct shared {
-	char        url[512];
-	int         nclients, depth, large_every, timeout_ms;
-	_Atomic int stop;
-	cslot       c[MAX_CLIENTS];
-} shared;
-
-// --- the client
-// ---------------------------------------------------------------
-
-typedef struct req_slot {
-	fftd_request        *req;
-	const fftd_load_gen *g;
-	uint64_t             k;
-	float               *in, *out; // shm: inside the buffer
-} req_slot;
-
-// note_bad records a client's first failure and counts it.
-static void
-note_bad(cslot *s, _Atomic uint64_t *ctr, const char *fmt, const char *a,
-    double x, double y)
-{
-	if (atomic_fetch_add(ctr, 1) == 0 && s->why[0] == '\0') {
-		snprintf(s->why, sizeof(s->why), fmt, a, x, y);
-	}
-}
-
-// check counts request k's answer st with output out.
-static void
-check(cslot *s, const fftd_load_gen *g, int st, const float *out, uint64_t k)
-{
-	if (st != FFTD_OK) {
-		note_bad(s, &s->failed, "answered %s (%.0f, %.0f)",
-		    fftd_err_name(st), (double) k, 0);
-		return;
-	}
-	double e = fftd_load_gen_error(g, out, k);
-	if (e <= fftd_load_gen_bound(g)) {
-		atomic_fetch_add(&s->ok, 1);
-	} else {
-		note_bad(s, &s->wrong, "%s: relative error %.3g > %.3g",
-		    "wrong result", e, fftd_load_gen_bound(g));
-	}
-}
-
-// soak_client runs client INDEX: its requests until the parent says stop,
-// then it completes what it has in flight and exits 0.
-static int
-soak_client(int argc, char **argv)
-{
-	if (argc < 3) {
-		return 2;
-	}
-	int fd = open(argv[0], O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		return 2;
-	}
-	shared *sh = mmap(
-	    NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	int me = atoi(argv[1]), inc = atoi(argv[2]);
-	if (sh == MAP_FAILED || me < 0 || me >= sh->nclients) {
-		return 2;
-	}
-	cslot *s    = &sh->c[me];
-	int    mode = me % NMODES, li = (me / NMODES + inc) % NLARGE;
-	if (mode == M_NNG) {
-		setenv(
-		    "FFTD_INLINE_STAGING", "0", 1); // before the client opens
-	}
-	fftd_client   *c          = NULL;
-	fftd_plan     *ps[NSMALL] = { 0 }, *pl = NULL;
-	fftd_load_gen *gs[NSMALL] = { 0 }, *gl = NULL;
-	fftd_buffer   *buf = NULL;
-	fftd_stream   *st  = NULL;
-	req_slot       rs[MAX_DEPTH];
-	float         *sout = NULL; // the stream's results
-	int            D = sh->depth, rv, rc = 1;
-	memset(rs, 0, sizeof(rs));
-#define FAIL(what, code)                                                       \
-	do {                                                                   \
-		snprintf(s->why, sizeof(s->why), "%s: %s", what,               \
-		    fftd_err_name(code));                                      \
-		goto out;                                                      \
-	} while (0)
-	if ((rv = fftd_client_open(&c, sh->url, sh->timeout_ms)) != FFTD_OK) {
-		FAIL("fftd_client_open", rv);
-	}
-	for (int i = 0; i < NSMALL; i++) {
-		fftd_plan_desc d;
-		fftd_plan_desc_init(&d, 1, &SMALL_N[i], FFTD_C2C, FFTD_F32);
-		gs[i] = fftd_load_gen_new(FFTD_C2C, SMALL_N[i], 1,
-		    (uint64_t) me * 100 + (uint64_t) i + 1);
-		if (gs[i] == NULL) {
-			FAIL("generator", FFTD_ENOMEM);
-		}
-		if ((rv = fftd_plan_create(c, &d, &ps[i])) != FFTD_OK) {
-			FAIL("fftd_plan_create", rv);
-		}
-	}
-	fftd_plan_desc d;
-	fftd_plan_desc_init(&d, 1, &LARGE[li].n, LARGE[li].kind, FFTD_F32);
-	d.batch = LARGE[li].batch;
-	gl = fftd_load_gen_new(LARGE[li].kind, LARGE[li].n, LARGE[li].batch,
-	    (uint64_t) me * 100 + 50 + (uint64_t) li);
-	if (gl == NULL) {
-		FAIL("generator", FFTD_ENOMEM);
-	}
-	if ((rv = fftd_plan_create(c, &d, &pl)) != FFTD_OK) {
-		FAIL("fftd_plan_create (large)", rv);
-	}
-	size_t in_max  = fftd_load_gen_in_bytes(gl),
-	       out_max = fftd_load_gen_out_bytes(gl);
-	size_t span
-	    = ((in_max + 63) & ~(size_t) 63) + ((out_max + 63) & ~(size_t) 63);
-	if (mode == M_SHM) {
-		rv = fftd_buffer_create(c, (size_t) D * span, &buf);
-		if (rv != FFTD_OK) {
-			FAIL("fftd_buffer_create", rv);
-		}
-	}
-	if (mode == M_STREAM
-	    && (rv = fftd_stream_open(pl, 1, &st)) != FFTD_OK) {
-		FAIL("fftd_stream_open", rv);
-	}
-	for (int i = 0; i < D; i++) {
-		if (buf != NULL) {
-			rs[i].in  = (float *) ((char *) fftd_buffer_data(buf)
-                            + (size_t) i * span);
-			rs[i].out = (float *) ((char *) rs[i].in
-			    + ((in_max + 63) & ~(size_t) 63));
-		} else if ((rs[i].out = malloc(out_max)) == NULL) {
-			FAIL("malloc", FFTD_ENOMEM);
-		}
-	}
-	sout = mode == M_STREAM ? malloc(out_max) : NULL;
-	if (mode == M_STREAM && sout == NULL) {
-		FAIL("malloc", FFTD_ENOMEM);
-	}
-	atomic_store(&s->running, 1);
-	uint64_t k = 0, oldest = 0;
-	int      stop = 0;
-	for (;;) {
-		while (!stop && k - oldest < (uint64_t) D) {
-			if (atomic_load(&sh->stop)) {
-				stop = 1;
-				break;
-			}
-			int large = k % (uint64_t) sh->large_every
-			    == (uint64_t) sh->large_every - 1;
-			if (large && st != NULL) {
-				// The stream's own request, one at a time.
-				rv = fftd_stream_submit(
-				    st, fftd_load_gen_input(gl, k));
-				if (rv == FFTD_OK) {
-					rv = fftd_stream_wait(st, sout, NULL);
-				}
-				check(s, gl, rv, sout, k);
-				k++; // its ring slot stays empty
-				continue;
-			}
-			req_slot            *r  = &rs[k % (uint64_t) D];
-			const fftd_load_gen *g  = large ? gl : gs[k % NSMALL];
-			const fftd_plan     *p  = large ? pl : ps[k % NSMALL];
-			const float         *in = fftd_load_gen_input(g, k);
-			if (buf != NULL) {
-				memcpy(r->in, in, fftd_load_gen_in_bytes(g));
-				in = r->in;
-			}
-			r->g = g;
-			r->k = k;
-			rv   = fftd_execute_async(
-			      p, in, r->out, NULL, NULL, &r->req);
-			if (rv != FFTD_OK) {
-				r->req = NULL;
-				note_bad(s, &s->refused,
-				    "submit refused: %s (%.0f%.0f)",
-				    fftd_err_name(rv), 0, 0);
-				stop = 1;
-				break;
-			}
-			k++;
-		}
-		// Skip slots the stream path left empty.
-		while (oldest < k && rs[oldest % (uint64_t) D].req == NULL) {
-			oldest++;
-		}
-		if (oldest == k) {
-			if (stop) {
-				break;
-			}
-			continue;
-		}
-		req_slot *r = &rs[oldest % (uint64_t) D];
-		int       w = fftd_request_wait(r->req);
-		r->req      = NULL;
-		check(s, r->g, w, r->out, r->k);
-		oldest++;
-	}
-	rc = 0;
-out:
-	for (int i = 0; i < D; i++) {
-		if (rs[i].req != NULL) {
-			(void) fftd_request_wait(rs[i].req);
-		}
-		if (buf == NULL) {
-			free(rs[i].out);
-		}
-	}
-	free(sout);
-	fftd_stream_close(st);
-	fftd_buffer_destroy(buf);
-	fftd_plan_destroy(pl);
-	for (int i = 0; i < NSMALL; i++) {
-		fftd_plan_destroy(ps[i]);
-		fftd_load_gen_free(gs[i]);
-	}
-	fftd_load_gen_free(gl);
-	if (c != NULL) {
-		fftd_client_close(c);
-	}
-	munmap(sh, sizeof(shared));
-	return rc;
-#undef FAIL
-}
-
-// --- the daemon's level
-// -------------------------------------------------------
-
-typedef struct level {
-	double   t; // seconds since the start
-	long     rss_kb, fds, maps;
-	int64_t  plans, sessions, channels, dev_used; // -1: unknown
-	uint64_t requests; // answered so far, all clients
-} level;
-
-// count_lines counts the lines of a /proc file (-1 if unreadable).
-static long
-count_lines(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		return -1;
-	}
-	long n = 0;
-	int  ch;
-	while ((ch = getc(f)) != EOF) {
-		n += ch == '\n';
-	}
-	fclose(f);
-	return n;
-}
-
-// take_level reads the daemon's RSS, fds and mappings from /proc and its
-// plans, sessions, channels and device memory from its statistics.
-static void
-take_level(pid_t pid, fftd_client *ctl, level *L)
-{
-	char path[64], line[256];
-	L->rss_kb = L->fds = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-	FILE *f = fopen(path, "r");
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, "VmRSS:", 6) == 0) {
-			L->rss_kb = atol(line + 6);
-		}
-	}
-	if (f != NULL) {
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-	DIR *d = opendir(path);
-	if (d != NULL) {
-		L->fds = 0;
-		for (struct dirent *e; (e = readdir(d)) != NULL;) {
-			L->fds += e->d_name[0] != '.';
-		}
-		closedir(d);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
-	L->maps = count_lines(path);
-	fftd_stats s;
-	L->plans = L->sessions = L->channels = L->dev_used = -1;
-	if (fftd_get_stats(ctl, &s) == FFTD_OK) {
-		L->plans    = (int64_t) s.plans;
-		L->sessions = (int64_t) s.sessions;
-		L->channels = (int64_t) s.stream_channels;
-	}
-	fftd_device_stats ds[FFTD_MAX_DEVICES];
-	int               n = 0;
-	if (fftd_get_device_stats(ctl, ds, FFTD_MAX_DEVICES, &n) == FFTD_OK) {
-		int64_t used = 0, any = 0;
-		for (int i = 0; i < n && i < FFTD_MAX_DEVICES; i++) {
-			any |= ds[i].memory_bytes > 0; // 0: the CPU
-			used += (int64_t) ds[i].memory_used_bytes;
-		}
-		L->dev_used = any ? used : -1;
-	}
-}
-
-// --- the well-behaved client: a ping every PING_MS ----------------------
-
-typedef struct pinger {
-	fftd_client *c;
-	pthread_t    th;
-	_Atomic int  stop;
-	float       *us;
-	size_t       n, cap;
-	uint64_t     failed;
-	double       t0;
-} pinger;
-
-static void *
-ping_main(void *arg)
-{
-	pinger *pg = arg;
-	while (!atomic_load(&pg->stop)) {
-		double    rtt = 0;
-		long long t0  = fftd_test_now_ms();
-		int       rv  = fftd_ping(pg->c, &rtt);
-		if (rv != FFTD_OK) {
-			pg->failed++;
-		} else if (pg->n < pg->cap) {
-			pg->us[pg->n++] = (float) rtt;
-		}
-		long long left = PING_MS - (fftd_test_now_ms() - t0);
-		if (left > 0) {
-			fftd_test_sleep_ms((int) left);
-		}
-	}
-	return NULL;
-}
-
-static int
-cmp_float(const void *a, const void *b)
-{
-	float x = *(const float *) a, y = *(const float *) b;
-	return (x > y) - (x < y);
-}
-
-// pct is the p-quantile of v[0..n) (sorted in place); NAN when empty.
-static double
-pct(float *v, size_t n, double p)
-{
-	if (n == 0) {
-		return NAN;
-	}
-	qsort(v, n, sizeof(*v), cmp_float);
-	size_t i = (size_t) ceil(p * (double) n);
-	return v[i == 0 ? 0 : i - 1];
-}
-
 // --- the parent
 // ---------------------------------------------------------------
+
+// Every wait of the parent has a bound; past it the parent names the
+// clients that did not move (index, pid, what they were doing, their
+// process state) and fails. --stall-s S sets the first two.
+#define STALL_MS_DEFAULT 120000 // no request answered by any client
+#define START_MS_DEFAULT 60000  // a started client not yet submitting
+#define KILL_WAIT_MS 10000      // a SIGKILLed client not yet gone
+#define PROGRESS_S 10.0         // a progress line, also without --verbose
 
 typedef struct run {
 	shared          *sh;
 	char             path[256];
 	pid_t            pid[MAX_CLIENTS];
 	int              inc[MAX_CLIENTS];
+	long long        started_ms[MAX_CLIENTS];
 	uint64_t         kills, restarts, child_failures;
 	char             child_why[300];
 	level           *samples;
@@ -455,7 +98,8 @@ typedef struct run {
 	fftd_test_daemon d;
 	fftd_client     *ctl;
 	double           t0;
-	int              verbose;
+	int              verbose, stall_ms, start_ms;
+	const char      *phase; // "warm-up" or "run"
 } run;
 
 static double
@@ -475,7 +119,136 @@ answered(const shared *sh)
 	return n;
 }
 
+// child_failed records a failure of client i (-1: of none in particular;
+// the first one's words are kept for the summary) and prints it at once,
+// so that the log shows it where it happened.
+static void child_failed(run *r, int i, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static void
+child_failed(run *r, int i, const char *fmt, ...)
+{
+	char    msg[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	char who[32] = "";
+	if (i >= 0) {
+		snprintf(who, sizeof(who), "client %d: ", i);
+	}
+	if (r->child_failures++ == 0) {
+		snprintf(r->child_why, sizeof(r->child_why), "%s%s", who, msg);
+	}
+	fprintf(stderr, "soak: t=%.0fs %s: FAILURE: %s%s\n", now_s() - r->t0,
+	    r->phase, who, msg);
+}
+
+// status_words says how a child ended (wait status st) in words.
+static void
+status_words(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st)) {
+		int c = WEXITSTATUS(st);
+		snprintf(buf, len, "exit %d%s", c,
+		    c == 127       ? ": it could not exec"
+		        : c == 126 ? ": its parent was gone"
+		        : c == 2   ? ": bad arguments or shared file"
+		                   : "");
+	} else if (WIFSIGNALED(st)) {
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(st));
+	} else {
+		snprintf(buf, len, "wait status 0x%x", st);
+	}
+}
+
+// proc_state reads a process's state letter and kernel wait channel from
+// /proc ("?" when gone).
+static void
+proc_state(pid_t pid, char *st, size_t stlen, char *wchan, size_t wlen)
+{
+	char path[64], buf[512];
+	snprintf(st, stlen, "?");
+	snprintf(wchan, wlen, "?");
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+	FILE *f = fopen(path, "r");
+	if (f != NULL) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[n]   = '\0';
+		char *p  = strrchr(buf, ')'); // the name may hold spaces
+		if (p != NULL && p[1] == ' ' && p[2] != '\0') {
+			snprintf(st, stlen, "%c", p[2]);
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int) pid);
+	f = fopen(path, "r");
+	if (f != NULL) {
+		size_t n = fread(wchan, 1, wlen - 1, f);
+		wchan[n] = '\0';
+		if (n == 0) {
+			snprintf(wchan, wlen, "-");
+		}
+		fclose(f);
+	}
+}
+
+// report_clients prints, for each client process still there, its index,
+// pid and incarnation, what it says it is doing and for how long, and its
+// process state: what a stuck run needs to be debugged.
+static void
+report_clients(run *r, const char *why)
+{
+	long long now = fftd_test_now_ms();
+	fprintf(stderr, "soak: t=%.0fs %s: %s; the clients:\n", now_s() - r->t0,
+	    r->phase, why);
+	for (int i = 0; i < r->sh->nclients; i++) {
+		const cslot *s = &r->sh->c[i];
+		if (r->pid[i] <= 0) {
+			fprintf(stderr, "soak:   client %2d: no process\n", i);
+			continue;
+		}
+		char st[8], wchan[64];
+		proc_state(r->pid[i], st, sizeof(st), wchan, sizeof(wchan));
+		int       state = atomic_load(&s->state);
+		long long since = atomic_load(&s->state_ms);
+		if (state == CS_SPAWNED) {
+			since = r->started_ms[i];
+		}
+		fprintf(stderr,
+		    "soak:   client %2d (pid %d, incarnation %d, mode %d): %s "
+		    "for %.1f s; process state %s, waiting in %s; answered "
+		    "%" PRIu64 "%s%s\n",
+		    i, (int) r->pid[i], r->inc[i] - 1, i % NMODES,
+		    soak_state_name(state), (double) (now - since) * 1e-3, st,
+		    wchan,
+		    atomic_load(&s->ok) + atomic_load(&s->wrong)
+		        + atomic_load(&s->failed),
+		    s->why[0] ? "; first error: " : "", s->why);
+	}
+}
+
+// wait_gone waits at most ms for child pid (SIGKILLed) to end and reaps
+// it. Returns 0, or -1 when it is still there.
+static int
+wait_gone(pid_t pid, int ms)
+{
+	long long until = fftd_test_now_ms() + ms;
+	for (;;) {
+		pid_t w = waitpid(pid, NULL, WNOHANG);
+		if (w == pid || (w < 0 && errno == ECHILD)) {
+			return 0;
+		}
+		if (fftd_test_now_ms() > until) {
+			return -1;
+		}
+		fftd_test_sleep_ms(5);
+	}
+}
+
+// start_client starts client i's next incarnation. Returns 0, or -1 after
+// recording why.
+static int
 start_client(run *r, int i)
 {
 	char idx[16], inc[16];
@@ -483,32 +256,52 @@ start_client(run *r, int i)
 	snprintf(inc, sizeof(inc), "%d", r->inc[i]++);
 	const char *args[] = { r->path, idx, inc, NULL };
 	atomic_store(&r->sh->c[i].running, 0);
-	r->pid[i] = fftd_test_spawn("soak-client", args);
+	atomic_store(&r->sh->c[i].state, CS_SPAWNED);
+	r->started_ms[i] = fftd_test_now_ms();
+	r->pid[i]        = fftd_test_spawn("soak-client", args);
+	if (r->pid[i] <= 0) {
+		r->pid[i] = 0;
+		child_failed(r, i, "could not be started: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
-// reap notes children that ended: killed by us (counted at the kill) or
-// on their own, where anything but exit 0 after a stop is a failure.
-static void
-reap(run *r, int restart)
+// reap notes children that ended. Before stop every client should run:
+// one that ended on its own (killed ones are reaped at the kill) is a
+// failure, and it is not started again (a client that cannot start would
+// be restarted for ever, the run going nowhere). After stop, anything but
+// exit 0 is a failure. Returns how many ended on their own before stop.
+static int
+reap(run *r)
 {
+	int early = 0;
 	for (int i = 0; i < r->sh->nclients; i++) {
 		int st;
 		if (r->pid[i] <= 0
 		    || waitpid(r->pid[i], &st, WNOHANG) != r->pid[i]) {
 			continue;
 		}
+		pid_t       pid = r->pid[i];
+		const char *why = r->sh->c[i].why;
+		char        how[64];
 		r->pid[i] = 0;
-		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-			if (r->child_failures++ == 0) {
-				snprintf(r->child_why, sizeof(r->child_why),
-				    "client %d exited with status 0x%x: %.200s",
-				    i, st, r->sh->c[i].why);
-			}
-		}
-		if (restart && !atomic_load(&r->sh->stop)) {
-			start_client(r, i);
+		status_words(st, how, sizeof(how));
+		int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		if (!atomic_load(&r->sh->stop)) {
+			early++;
+			child_failed(r, i,
+			    "pid %d ended before it was told to stop (%s; it "
+			    "was %s)%s%.150s",
+			    (int) pid, how,
+			    soak_state_name(atomic_load(&r->sh->c[i].state)),
+			    why[0] ? ": " : "", why);
+		} else if (!ok) {
+			child_failed(r, i, "pid %d ended (%s)%s%.150s",
+			    (int) pid, how, why[0] ? ": " : "", why);
 		}
 	}
+	return early;
 }
 
 static void
@@ -524,7 +317,7 @@ sample(run *r)
 		r->capsamples = cap;
 	}
 	level *L = &r->samples[r->nsamples++];
-	take_level(r->d.pid, r->ctl, L);
+	soak_take_level(r->d.pid, r->ctl, L);
 	L->t        = now_s() - r->t0;
 	L->requests = answered(r->sh);
 	if (r->verbose) {
@@ -538,66 +331,197 @@ sample(run *r)
 	}
 }
 
-// phase runs the clients until `until` requests are answered (killing one
-// at random every kill_ms), then stops them and waits for them to exit.
-// Returns 0, or -1 when the deadline passed.
-static int
-phase(run *r, uint64_t until, int kill_ms, double deadline)
+// progress prints where the run is: requests answered, the rate since the
+// last line, kills, clients running.
+static void
+progress(run *r, uint64_t until, uint64_t *last_n, double *last_t)
 {
+	double   t       = now_s();
+	uint64_t n       = answered(r->sh);
+	int      running = 0;
+	for (int i = 0; i < r->sh->nclients; i++) {
+		running += r->pid[i] > 0 && atomic_load(&r->sh->c[i].running);
+	}
+	printf("soak: t=%.0fs %s: requests %" PRIu64 " of %" PRIu64
+	       " (%.0f/s), kills %" PRIu64 ", clients running %d of %d\n",
+	    t - r->t0, r->phase, n, until,
+	    t > *last_t ? (double) (n - *last_n) / (t - *last_t) : 0.0,
+	    r->kills, running, r->sh->nclients);
+	*last_n = n;
+	*last_t = t;
+}
+
+// stuck_client returns a client that was started more than start_ms ago
+// and does not submit yet, or -1.
+static int
+stuck_client(const run *r)
+{
+	long long now = fftd_test_now_ms();
+	for (int i = 0; i < r->sh->nclients; i++) {
+		if (r->pid[i] > 0 && !atomic_load(&r->sh->c[i].running)
+		    && now - r->started_ms[i] > r->start_ms) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+// stop_clients tells the clients to stop and waits (at most STOP_MS) for
+// them to finish what they have in flight and exit; those still there
+// then are named, SIGKILLed and count as a failure.
+static void
+stop_clients(run *r)
+{
+	atomic_store(&r->sh->stop, 1);
+	double stop_by = now_s() + STOP_MS * 1e-3;
+	for (;;) {
+		reap(r);
+		int left = 0;
+		for (int i = 0; i < r->sh->nclients; i++) {
+			left += r->pid[i] > 0;
+		}
+		if (left == 0) {
+			return;
+		}
+		if (now_s() > stop_by) {
+			char why[80];
+			snprintf(why, sizeof(why),
+			    "%d clients did not stop within %d s", left,
+			    STOP_MS / 1000);
+			report_clients(r, why);
+			child_failed(r, -1, "%s", why);
+			for (int i = 0; i < r->sh->nclients; i++) {
+				if (r->pid[i] <= 0) {
+					continue;
+				}
+				kill(r->pid[i], SIGKILL);
+				if (wait_gone(r->pid[i], KILL_WAIT_MS) != 0) {
+					fprintf(stderr,
+					    "soak: client %d (pid %d) still "
+					    "there %d ms after SIGKILL\n",
+					    i, (int) r->pid[i], KILL_WAIT_MS);
+				}
+				r->pid[i] = 0;
+			}
+			return;
+		}
+		fftd_test_sleep_ms(20);
+	}
+}
+
+// phase runs the clients until `until` requests are answered (killing one
+// at random every kill_ms and starting it again), then stops them and
+// waits for them to exit. Returns 0, or -1 (the clients stopped, the
+// reason printed and recorded) when a client failed on its own or did not
+// start, no request was answered for stall_ms, the deadline passed or the
+// daemon went away.
+static int
+phase(run *r, const char *name, uint64_t until, int kill_ms, double deadline)
+{
+	r->phase = name;
 	atomic_store(&r->sh->stop, 0);
 	for (int i = 0; i < r->sh->nclients; i++) {
-		start_client(r, i);
+		if (r->pid[i] > 0) { // cannot happen: stop_clients reaps all
+			child_failed(
+			    r, i, "pid %d left from before", r->pid[i]);
+			stop_clients(r);
+			return -1;
+		}
+		if (start_client(r, i) != 0) {
+			stop_clients(r);
+			return -1;
+		}
 	}
-	double next_sample = now_s(), next_kill = now_s() + kill_ms * 1e-3;
+	double    next_sample = now_s(), next_kill = now_s() + kill_ms * 1e-3;
+	double    next_progress = now_s() + PROGRESS_S, last_t = now_s();
+	uint64_t  last_n = answered(r->sh), seen = last_n;
+	long long moved = fftd_test_now_ms();
+	int       rv    = 0;
+	char      why[160];
 	while (answered(r->sh) < until) {
-		if (now_s() > deadline || !fftd_test_daemon_alive(&r->d)) {
+		uint64_t n = answered(r->sh);
+		if (n != seen) {
+			seen  = n;
+			moved = fftd_test_now_ms();
+		}
+		if (now_s() > deadline) {
+			snprintf(why, sizeof(why),
+			    "the deadline (--timeout) passed at %" PRIu64
+			    " of %" PRIu64 " requests",
+			    n, until);
+			report_clients(r, why);
+			rv = -1;
+			break;
+		}
+		if (!fftd_test_daemon_alive(&r->d)) {
+			fprintf(stderr,
+			    "soak: t=%.0fs %s: the daemon is gone\n",
+			    now_s() - r->t0, r->phase);
+			rv = -1;
+			break;
+		}
+		if (fftd_test_now_ms() - moved > r->stall_ms) {
+			snprintf(why, sizeof(why),
+			    "STALLED: no request answered for %d s (%" PRIu64
+			    " of %" PRIu64 ")",
+			    r->stall_ms / 1000, n, until);
+			report_clients(r, why);
+			child_failed(r, -1, "%s", why);
+			rv = -1;
+			break;
+		}
+		int i = stuck_client(r);
+		if (i >= 0) {
+			snprintf(why, sizeof(why),
+			    "client %d (pid %d) does not submit %d s after it "
+			    "was started",
+			    i, (int) r->pid[i], r->start_ms / 1000);
+			report_clients(r, why);
+			child_failed(r, i, "%s", why);
+			rv = -1;
 			break;
 		}
 		if (now_s() >= next_sample) {
 			sample(r);
 			next_sample += 1.0;
 		}
+		if (now_s() >= next_progress) {
+			progress(r, until, &last_n, &last_t);
+			next_progress += PROGRESS_S;
+		}
 		if (kill_ms > 0 && now_s() >= next_kill) {
-			int i = rand() % r->sh->nclients;
+			i = rand() % r->sh->nclients;
 			if (r->pid[i] > 0
 			    && atomic_load(&r->sh->c[i].running)) {
-				kill(r->pid[i], SIGKILL);
-				waitpid(r->pid[i], NULL, 0);
+				pid_t pid = r->pid[i];
+				kill(pid, SIGKILL);
+				r->pid[i] = 0;
 				r->kills++;
+				if (wait_gone(pid, KILL_WAIT_MS) != 0) {
+					child_failed(r, i,
+					    "pid %d still there %d ms after "
+					    "SIGKILL",
+					    (int) pid, KILL_WAIT_MS);
+					rv = -1;
+					break;
+				}
 				r->restarts++;
-				start_client(r, i);
+				if (start_client(r, i) != 0) {
+					rv = -1;
+					break;
+				}
 			}
 			next_kill += kill_ms * 1e-3;
 		}
-		reap(r, 1);
+		if (reap(r) > 0) {
+			rv = -1;
+			break;
+		}
 		fftd_test_sleep_ms(10);
 	}
-	atomic_store(&r->sh->stop, 1);
-	double stop_by = now_s() + STOP_MS * 1e-3;
-	for (;;) {
-		reap(r, 0);
-		int left = 0;
-		for (int i = 0; i < r->sh->nclients; i++) {
-			left += r->pid[i] > 0;
-		}
-		if (left == 0) {
-			break;
-		}
-		if (now_s() > stop_by) {
-			for (int i = 0; i < r->sh->nclients; i++) {
-				if (r->pid[i] > 0) {
-					kill(r->pid[i], SIGKILL);
-				}
-			}
-			reap(r, 0);
-			snprintf(r->child_why, sizeof(r->child_why),
-			    "clients did not stop within %d s", STOP_MS / 1000);
-			r->child_failures++;
-			break;
-		}
-		fftd_test_sleep_ms(20);
-	}
-	return answered(r->sh) >= until ? 0 : -1;
+	stop_clients(r);
+	progress(r, until, &last_n, &last_t);
+	return rv == 0 && answered(r->sh) >= until ? 0 : -1;
 }
 
 // quiesce waits until the daemon has closed every client session but the
@@ -610,7 +534,7 @@ quiesce(run *r, level *L)
 	double until = now_s() + QUIESCE_MS * 1e-3;
 	int    rv    = -1;
 	while (now_s() < until) {
-		take_level(r->d.pid, r->ctl, L);
+		soak_take_level(r->d.pid, r->ctl, L);
 		if (L->sessions == 2 && L->channels == 0 && L->plans == 0) {
 			rv = 0;
 			break;
@@ -618,7 +542,7 @@ quiesce(run *r, level *L)
 		fftd_test_sleep_ms(100);
 	}
 	fftd_test_sleep_ms(1000); // let freed memory settle
-	take_level(r->d.pid, r->ctl, L);
+	soak_take_level(r->d.pid, r->ctl, L);
 	L->t        = now_s() - r->t0;
 	L->requests = answered(r->sh);
 	return rv;
@@ -672,8 +596,8 @@ usage(void)
 	fprintf(stderr,
 	    "usage: soak [--spawn FFTD_BIN] [--clients N] [--requests N]\n"
 	    "            [--kill-every-ms M] [--depth D] [--large-every L]\n"
-	    "            [--warmup-frac F] [--timeout S] [--json FILE] "
-	    "[--verbose]\n");
+	    "            [--warmup-frac F] [--timeout S] [--stall-s S]\n"
+	    "            [--json FILE] [--verbose]\n");
 	exit(2);
 }
 
@@ -688,7 +612,7 @@ main(int argc, char **argv)
 	fftd_test_child_dispatch(argc, argv, ROLES);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	int         nclients = 16, kill_ms = 500, depth = 4, large_every = 32;
-	int         timeout_s = 3600, verbose = 0;
+	int         timeout_s = 3600, verbose = 0, stall_s = 0;
 	long long   requests  = 200000;
 	double      warm_frac = 0.25;
 	const char *json      = NULL;
@@ -713,6 +637,8 @@ main(int argc, char **argv)
 			timeout_s = atoi(argv[++i]);
 		} else if (strcmp(a, "--json") == 0 && val) {
 			json = argv[++i];
+		} else if (strcmp(a, "--stall-s") == 0 && val) {
+			stall_s = atoi(argv[++i]);
 		} else if (strcmp(a, "--verbose") == 0) {
 			verbose = 1;
 		} else {
@@ -721,11 +647,15 @@ main(int argc, char **argv)
 	}
 	if (nclients < 1 || nclients > MAX_CLIENTS || requests < 1
 	    || kill_ms < 0 || depth < 1 || depth > MAX_DEPTH || large_every < 1
-	    || !(warm_frac > 0 && warm_frac < 1) || timeout_s < 1) {
+	    || !(warm_frac > 0 && warm_frac < 1) || timeout_s < 1
+	    || stall_s < 0) {
 		usage();
 	}
 
-	run r = { .verbose = verbose };
+	run r = { .verbose = verbose,
+		.stall_ms  = stall_s > 0 ? stall_s * 1000 : STALL_MS_DEFAULT,
+		.start_ms  = stall_s > 0 ? stall_s * 1000 : START_MS_DEFAULT,
+		.phase     = "start" };
 	snprintf(r.path, sizeof(r.path), "%s/fftd-soak.XXXXXX",
 	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	int fd = mkstemp(r.path);
@@ -755,7 +685,7 @@ main(int argc, char **argv)
 	pg.us     = malloc(pg.cap * sizeof(float));
 	if (pg.us == NULL || fftd_client_open(&r.ctl, r.d.url, 30000) != FFTD_OK
 	    || fftd_client_open(&pg.c, r.d.url, 30000) != FFTD_OK
-	    || pthread_create(&pg.th, NULL, ping_main, &pg) != 0) {
+	    || pthread_create(&pg.th, NULL, soak_ping_main, &pg) != 0) {
 		fprintf(
 		    stderr, "soak: control clients: %s\n", fftd_last_error());
 		fftd_test_daemon_stop(&r.d);
@@ -778,8 +708,9 @@ main(int argc, char **argv)
 	printf("soak: %d clients, %lld requests (warm-up %" PRIu64
 	       "), depth %d, every %d-th large, a kill every %d ms\n",
 	    nclients, requests, warm, depth, large_every, kill_ms);
-	if (phase(&r, warm, kill_ms, deadline) != 0) {
-		FAILED("warm-up did not complete (timeout or daemon gone)");
+	if (phase(&r, "warm-up", warm, kill_ms, deadline) != 0) {
+		FAILED("warm-up did not complete: %s",
+		    r.child_failures ? r.child_why : "timeout or daemon gone");
 	}
 	if (quiesce(&r, &base) != 0) {
 		FAILED("after warm-up: %" PRId64 " sessions, %" PRId64
@@ -789,8 +720,9 @@ main(int argc, char **argv)
 	size_t   ping_warm  = pg.n;
 	uint64_t kills_warm = r.kills;
 	if (fails == 0
-	    && phase(&r, (uint64_t) requests, kill_ms, deadline) != 0) {
-		FAILED("the run did not complete (timeout or daemon gone)");
+	    && phase(&r, "run", (uint64_t) requests, kill_ms, deadline) != 0) {
+		FAILED("the run did not complete: %s",
+		    r.child_failures ? r.child_why : "timeout or daemon gone");
 	}
 	int q = quiesce(&r, &end);
 	if (q != 0) {
@@ -849,7 +781,7 @@ main(int argc, char **argv)
 	float *tmp   = malloc(win * sizeof(float));
 	for (size_t o = 0; tmp != NULL && o + win <= pg.n; o += win) {
 		memcpy(tmp, pg.us + o, win * sizeof(float));
-		worst = fmax(worst, pct(tmp, win, 0.99));
+		worst = fmax(worst, soak_pct(tmp, win, 0.99));
 	}
 	free(tmp);
 	size_t npost = pg.n - ping_warm;
@@ -857,9 +789,10 @@ main(int argc, char **argv)
 	if (post != NULL) {
 		memcpy(post, pg.us + ping_warm, npost * sizeof(float));
 	}
-	double p99_post = post ? pct(post, npost, 0.99) : NAN;
+	double p99_post = post ? soak_pct(post, npost, 0.99) : NAN;
 	free(post);
-	double p50 = pct(pg.us, pg.n, 0.5), p99 = pct(pg.us, pg.n, 0.99),
+	double p50  = soak_pct(pg.us, pg.n, 0.5),
+	       p99  = soak_pct(pg.us, pg.n, 0.99),
 	       pmax = pg.n ? pg.us[pg.n - 1] : NAN;
 
 	int dst = fftd_test_daemon_stop(&r.d);

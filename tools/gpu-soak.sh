@@ -12,7 +12,10 @@
 # in a session of its own (setsid) writing to /tmp/fftd-soak; `collect`, in a
 # later call on the same machine, waits for it and copies the log, the JSON
 # and the daemon's log to $OUT. SOAK_REQUESTS (default 10^7),
-# SOAK_KILL_MS (500), WAIT_S (540).
+# SOAK_KILL_MS (500), WAIT_S (540). A later call that carries build-gpu
+# again replaces the soak's binary under it: the soak re-execs its clients
+# through /proc/self/exe, so that no longer matters (the first long soak
+# stalled on it), but `collect` needs no carry.
 set -u
 B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}

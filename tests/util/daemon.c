@@ -340,11 +340,13 @@ fftd_test_child_dispatch(int argc, char **argv, const fftd_test_role *roles)
 	exit(127);
 }
 
-// spawn runs head[0] with the arguments head[0..nhead) then args (NULL-
-// terminated, or NULL), as a child that dies with this process; with outfd
-// >= 0 its stdin is /dev/null and its stdout and stderr go to outfd.
+// spawn runs the program exe (head[0] when NULL) with the arguments
+// head[0..nhead) then args (NULL-terminated, or NULL), as a child that dies
+// with this process; with outfd >= 0 its stdin is /dev/null and its stdout
+// and stderr go to outfd.
 static pid_t
-spawn(const char *const *head, int nhead, const char *const *args, int outfd)
+spawn(const char *exe, const char *const *head, int nhead,
+    const char *const *args, int outfd)
 {
 	const char *argv[64];
 	int         argc = 0;
@@ -367,12 +369,18 @@ spawn(const char *const *head, int nhead, const char *const *args, int outfd)
 			dup2(outfd, 1);
 			dup2(outfd, 2);
 		}
-		execv(argv[0], (char *const *) argv);
+		execv(exe != NULL ? exe : argv[0], (char *const *) argv);
 		_exit(127);
 	}
 	return pid;
 }
 
+// fftd_test_spawn execs /proc/self/exe, not the path it names: a program
+// that runs for long (bench/soak, for hours) may see its file replaced or
+// removed under it (a rebuild, a new copy of the build folder), and that
+// path then reads "PATH (deleted)" and no longer execs, whereas
+// /proc/self/exe still opens the very file this process runs. The path is
+// only argv[0], for ps.
 pid_t
 fftd_test_spawn(const char *role, const char *const *args)
 {
@@ -383,7 +391,7 @@ fftd_test_spawn(const char *role, const char *const *args)
 	}
 	self[n]                  = '\0';
 	const char *const head[] = { self, CHILD_FLAG, role };
-	return spawn(head, 3, args, -1);
+	return spawn("/proc/self/exe", head, 3, args, -1);
 }
 
 int
@@ -480,7 +488,7 @@ fftd_test_daemon_run(
 		return -1;
 	}
 	const char *const head[] = { fftd_test_daemon_bin() };
-	pid_t             pid    = spawn(head, 1, args, fd);
+	pid_t             pid    = spawn(NULL, head, 1, args, fd);
 	int               code   = -1;
 	if (pid > 0) {
 		fftd_test_wait_pids(&pid, 1, timeout_ms, &code);

@@ -89,6 +89,8 @@ void fftd_test_child_dispatch(
 
 // fftd_test_spawn starts this program again as a child in the named role
 // with the NULL-terminated arguments args. Returns the child's pid or -1.
+// It execs the very file this process runs (/proc/self/exe), also after
+// that file was removed or replaced on disk.
 pid_t fftd_test_spawn(const char *role, const char *const *args);
 
 // fftd_test_wait_pids waits at most timeout_ms for the n children, kills

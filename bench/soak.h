@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+//
+// soak.h — PRIVATE to bench/soak. What the soak's parent (soak.c) and its
+// client processes (soak_client.c) share: the layout of the file both map,
+// the request mix, and the states a client reports, so that the parent can
+// say what a client that does not move was doing.
+
+#ifndef FFTD_BENCH_SOAK_H
+#define FFTD_BENCH_SOAK_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fftd.h"
+
+#define MAX_CLIENTS 64
+#define MAX_DEPTH 12 // < 13: a slot's reuse changes c_k
+
+enum { M_INLINE, M_NNG, M_SHM, M_STREAM, NMODES };
+
+// What a client is doing (cslot.state), in the order it goes through them.
+enum {
+	CS_SPAWNED, // started by the parent, not yet running its role
+	CS_CONNECT, // in fftd_client_open
+	CS_PLAN,    // planning, registering its buffer or stream
+	CS_RUN,     // submitting and waiting for its requests
+	CS_DRAIN,   // saw stop: waiting for what it has in flight
+	CS_CLOSE,   // releasing its objects and closing its client
+	CS_EXIT,    // returned from its role
+	NSTATES
+};
+
+// cslot is one client's slot, counted across its incarnations.
+typedef struct cslot {
+	_Atomic uint64_t ok, wrong, failed, refused;
+	_Atomic int      running;  // set by the child once it submits
+	_Atomic int      state;    // CS_*, set by the child
+	_Atomic int64_t  state_ms; // when it entered it (CLOCK_MONOTONIC)
+	char             why[200];
+} cslot;
+
+// shared is the file the parent creates and every client maps.
+typedef struct shared {
+	char        url[512];
+	int         nclients, depth, large_every, timeout_ms;
+	_Atomic int stop;
+	cslot       c[MAX_CLIENTS];
+} shared;
+
+#define PING_MS 10
+
+// level is the daemon's level at one time.
+typedef struct level {
+	double   t; // seconds since the start
+	long     rss_kb, fds, maps;
+	int64_t  plans, sessions, channels, dev_used; // -1: unknown
+	uint64_t requests; // answered so far, all clients
+} level;
+
+// soak_take_level reads the daemon's (pid) RSS, fds and mappings from
+// /proc and its plans, sessions, channels and device memory from its
+// statistics through ctl.
+void soak_take_level(pid_t pid, fftd_client *ctl, level *L);
+
+// pinger is the well-behaved client: its own connection, a thread that
+// pings every PING_MS until stop, and the round trips (us, at most cap).
+typedef struct pinger {
+	fftd_client *c;
+	pthread_t    th;
+	_Atomic int  stop;
+	float       *us;
+	size_t       n, cap;
+	uint64_t     failed;
+	double       t0;
+} pinger;
+
+// soak_ping_main is the pinger's thread (arg: the pinger).
+void *soak_ping_main(void *arg);
+
+// soak_pct is the p-quantile of v[0..n) (sorted in place); NAN when empty.
+double soak_pct(float *v, size_t n, double p);
+
+// soak_client runs one client (argv: the shared file, its index, its
+// incarnation): its requests until the parent says stop, then it
+// completes what it has in flight and returns 0.
+int soak_client(int argc, char **argv);
+
+// soak_state_name names a CS_* state.
+const char *soak_state_name(int state);
+
+#endif // FFTD_BENCH_SOAK_H
