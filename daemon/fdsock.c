@@ -35,14 +35,10 @@
 
 // A connection being served: its request so far and its descriptors.
 typedef struct fdconn {
-	int     fd;
-	uid_t   uid;
-	int64_t deadline_ms;
-	size_t  got;
-	uint8_t buf[FFTD__FDSOCK_REQ];
-	int     fds[4];
-	int     nfds;
-	bool    ctrunc;
+	int              fd;
+	uid_t            uid;
+	int64_t          deadline_ms;
+	fftd__fdsock_req req;
 } fdconn;
 
 struct fftd__fdsock {
@@ -96,93 +92,141 @@ send_reply(int cfd, int status, uint64_t id, const char *msg)
 	}
 }
 
+bool
+fftd__fdsock_take(fftd__fdsock_req *r, struct msghdr *mh, ssize_t n, int err)
+{
+	if (n < 0) {
+		// Nothing was received: the control buffer holds whatever was
+		// there before (an earlier receive's descriptor numbers, now
+		// perhaps another's), never descriptors of ours.
+		return err != EAGAIN && err != EWOULDBLOCK && err != EINTR;
+	}
+	for (struct cmsghdr *m = CMSG_FIRSTHDR(mh); m != NULL;
+	     m                 = CMSG_NXTHDR(mh, m)) {
+		if (m->cmsg_level != SOL_SOCKET || m->cmsg_type != SCM_RIGHTS) {
+			continue;
+		}
+		// The kernel's lengths fit the control buffer; bound them to it
+		// all the same, so that a bad one cannot make us read past it.
+		const uint8_t *data = CMSG_DATA(m);
+		size_t room = (size_t) ((const uint8_t *) mh->msg_control
+		    + mh->msg_controllen - data);
+		size_t len  = m->cmsg_len > CMSG_LEN(0)
+		     ? (size_t) m->cmsg_len - CMSG_LEN(0)
+		     : 0;
+		if (len > room) {
+			len = room;
+		}
+		for (size_t j = 0; j < len / sizeof(int); j++) {
+			int fd;
+			memcpy(&fd, data + j * sizeof(int), sizeof(int));
+			if (r->nfds < FFTD__FDSOCK_MAX_FDS) {
+				r->fds[r->nfds++] = fd;
+			} else {
+				close(fd);
+				r->nfds++; // counted, and refused
+			}
+		}
+	}
+	if (mh->msg_flags & MSG_CTRUNC) {
+		r->ctrunc = true;
+	}
+	r->got += (size_t) n;
+	return n == 0 || r->got == sizeof(r->buf);
+}
+
+bool
+fftd__fdsock_read(fftd__fdsock_req *r, int cfd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(FFTD__FDSOCK_MAX_FDS * sizeof(int))];
+	} ctl;
+	struct iovec  iov = { r->buf + r->got, sizeof(r->buf) - r->got };
+	struct msghdr mh  = { 0 };
+	mh.msg_iov        = &iov;
+	mh.msg_iovlen     = 1;
+	mh.msg_control    = ctl.b;
+	mh.msg_controllen = sizeof(ctl.b);
+	ssize_t n         = recvmsg(cfd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	return fftd__fdsock_take(r, &mh, n, n < 0 ? errno : 0);
+}
+
+int
+fftd__fdsock_check(const fftd__fdsock_req *r, bool timed_out, uint64_t *bytes,
+    char *msg, size_t msglen)
+{
+	if (r->got == sizeof(r->buf) && r->ctrunc && r->nfds == 0) {
+		// The kernel drops a passed descriptor it cannot install
+		// (EMFILE) and says so only by MSG_CTRUNC: not the client's
+		// fault.
+		snprintf(msg, msglen,
+		    "the daemon has no descriptor free to take the buffer's "
+		    "(RLIMIT_NOFILE); try again later");
+		return FFTD_ESYSERR + EMFILE;
+	}
+	if (r->got != sizeof(r->buf) || r->ctrunc) {
+		snprintf(msg, msglen, "expected a %d-byte request and one fd%s",
+		    FFTD__FDSOCK_REQ, timed_out ? " within 2 s" : "");
+		return FFTD_EPROTO;
+	}
+	if (r->nfds != 1) {
+		snprintf(
+		    msg, msglen, "expected exactly one fd, got %d", r->nfds);
+		return FFTD_EPROTO;
+	}
+	uint64_t v = 0;
+	for (int k = 7; k >= 0; k--) {
+		v = (v << 8) | r->buf[FFTD__FDSOCK_TOKEN + k];
+	}
+	*bytes = v;
+	return FFTD_OK;
+}
+
+void
+fftd__fdsock_release(fftd__fdsock_req *r)
+{
+	for (int k = 0; k < r->nfds && k < FFTD__FDSOCK_MAX_FDS; k++) {
+		close(r->fds[k]);
+	}
+	r->nfds = 0;
+}
+
+int
+fftd__fdsock_finish(
+    fftd__fdsock_req *r, int cfd, bool timed_out, fftd__fdsock_cb cb, void *arg)
+{
+	char         msg[240] = "";
+	uint64_t     id = 0, bytes = 0;
+	int          status;
+	struct ucred peer;
+	socklen_t    plen = sizeof(peer);
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0) {
+		status = FFTD_EPROTO;
+		snprintf(msg, sizeof(msg), "no peer credentials");
+	} else {
+		status = fftd__fdsock_check(
+		    r, timed_out, &bytes, msg, sizeof(msg));
+		if (status == FFTD_OK) {
+			status = cb(arg, r->buf, bytes, r->fds[0], &peer, &id,
+			    msg, sizeof(msg));
+		}
+	}
+	fftd__fdsock_release(r);
+	send_reply(cfd, status, id, msg);
+	return status;
+}
+
 // conn_finish answers connection i (its request is complete, or it hung
 // up, or its time ran out), closes it and its descriptors, and takes it
 // out of the table.
 static void
 conn_finish(fftd__fdsock *f, int i, bool timed_out)
 {
-	fdconn      *c        = &f->conns[i];
-	char         msg[240] = "";
-	uint64_t     id       = 0;
-	int          status   = FFTD_EPROTO;
-	struct ucred peer;
-	socklen_t    plen = sizeof(peer);
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0) {
-		snprintf(msg, sizeof(msg), "no peer credentials");
-	} else if (c->got == sizeof(c->buf) && c->ctrunc && c->nfds == 0) {
-		// The kernel drops a passed descriptor it cannot install
-		// (EMFILE) and says so only by MSG_CTRUNC: not the client's
-		// fault.
-		status = FFTD_ESYSERR + EMFILE;
-		snprintf(msg, sizeof(msg),
-		    "the daemon has no descriptor free to take the buffer's "
-		    "(RLIMIT_NOFILE); try again later");
-	} else if (c->got != sizeof(c->buf) || c->ctrunc) {
-		snprintf(msg, sizeof(msg),
-		    "expected a %d-byte request and one fd%s", FFTD__FDSOCK_REQ,
-		    timed_out ? " within 2 s" : "");
-	} else if (c->nfds != 1) {
-		snprintf(msg, sizeof(msg), "expected exactly one fd, got %d",
-		    c->nfds);
-	} else {
-		uint64_t bytes = 0;
-		for (int k = 7; k >= 0; k--) {
-			bytes = (bytes << 8) | c->buf[FFTD__FDSOCK_TOKEN + k];
-		}
-		status = f->cb(f->arg, c->buf, bytes, c->fds[0], &peer, &id,
-		    msg, sizeof(msg));
-	}
-	for (int k = 0; k < c->nfds && k < 4; k++) {
-		close(c->fds[k]);
-	}
-	send_reply(c->fd, status, id, msg);
+	fdconn *c = &f->conns[i];
+	fftd__fdsock_finish(&c->req, c->fd, timed_out, f->cb, f->arg);
 	close(c->fd);
 	f->conns[i] = f->conns[--f->nconns];
-}
-
-// conn_read takes what connection i has sent (non-blocking). Returns true
-// when the connection is done: request complete, peer gone, or an error.
-static bool
-conn_read(fdconn *c)
-{
-	union {
-		struct cmsghdr h;
-		char           b[CMSG_SPACE(4 * sizeof(int))];
-	} ctl;
-	struct iovec  iov = { c->buf + c->got, sizeof(c->buf) - c->got };
-	struct msghdr mh  = { 0 };
-	mh.msg_iov        = &iov;
-	mh.msg_iovlen     = 1;
-	mh.msg_control    = ctl.b;
-	mh.msg_controllen = sizeof(ctl.b);
-	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	if (n < 0) {
-		return errno != EAGAIN && errno != EWOULDBLOCK
-		    && errno != EINTR;
-	}
-	for (struct cmsghdr *m = CMSG_FIRSTHDR(&mh); m != NULL;
-	     m                 = CMSG_NXTHDR(&mh, m)) {
-		if (m->cmsg_level == SOL_SOCKET && m->cmsg_type == SCM_RIGHTS) {
-			size_t k = (m->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t j = 0; j < k; j++) {
-				int fd;
-				memcpy(&fd, CMSG_DATA(m) + j * sizeof(int),
-				    sizeof(int));
-				if (c->nfds < 4) {
-					c->fds[c->nfds++] = fd;
-				} else {
-					close(fd);
-					c->nfds++; // counted, and refused
-				}
-			}
-		}
-	}
-	if (mh.msg_flags & MSG_CTRUNC) {
-		c->ctrunc = true;
-	}
-	c->got += (size_t) n;
-	return n == 0 || c->got == sizeof(c->buf);
 }
 
 // accept_one accepts a connection, refusing it at once (FFTD_ELIMIT) when
@@ -285,7 +329,8 @@ fdsock_main(void *arg)
 		now = now_ms();
 		for (int i = n - 1; i >= 0; i--) {
 			fdconn *c = &f->conns[i];
-			if (p[2 + i].revents && conn_read(c)) {
+			if (p[2 + i].revents
+			    && fftd__fdsock_read(&c->req, c->fd)) {
 				conn_finish(f, i, false);
 			} else if (now >= c->deadline_ms) {
 				conn_finish(f, i, true);
@@ -301,9 +346,7 @@ fdsock_main(void *arg)
 		}
 	}
 	for (int i = f->nconns - 1; i >= 0; i--) {
-		for (int k = 0; k < f->conns[i].nfds && k < 4; k++) {
-			close(f->conns[i].fds[k]);
-		}
+		fftd__fdsock_release(&f->conns[i].req);
 		close(f->conns[i].fd);
 	}
 	f->nconns = 0;
