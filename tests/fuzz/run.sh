@@ -5,7 +5,7 @@
 #
 #   sh tests/fuzz/run.sh SECONDS [NAME...]
 #
-# Each target (all, or the NAMEs given: request, chan, npy, config)
+# Each target (all, or the NAMEs given: request, chan, fdsock, npy, config)
 # runs for SECONDS (libFuzzer's -max_total_time) on its corpus,
 # build-fuzz/corpus/NAME/ (seeds from make fuzz, plus what earlier runs
 # added), with its dictionary tests/fuzz/NAME.dict when there is one. With
@@ -70,6 +70,7 @@ for name in "$@"; do
 	# repeat it and slow every run down.
 	case $name in
 	chan) maxlen=256 ;;   # a depth and a few packets
+	fdsock) maxlen=256 ;; # a mode and 7 chunks of at most 2 + 32 bytes
 	npy) maxlen=1024 ;;   # a header and a small array
 	request) maxlen=2048 ;; # frames of small requests and replies
 	*) maxlen=4096 ;;

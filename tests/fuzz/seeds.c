@@ -5,7 +5,8 @@
 // blob is committed: frames of every request and of the replies the client
 // reads, built with fftd__msg_build and fftd__desc_to_wire as libfftd
 // builds them; stream channel submissions as libfftd sends them; hand-over
-// requests (token, byte count) as libfftd sends them; .npy files written
+// requests (token, byte count, a descriptor) as libfftd sends them, and
+// the ways a peer gets them wrong; .npy files written
 // by fftd__npy_fwrite; config files, deploy/fftd.conf among them.
 //
 //   fuzz-seeds OUT_DIR [FFTD_CONF]   writes OUT_DIR/NAME/seed-NNN
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fdsock.h"
 #include "fftd.h"
 #include "npy.h"
 #include "wire.h"
@@ -282,6 +284,71 @@ chan_seeds(void)
 	put("chan", buf, 4 + 1 + sizeof(sub));
 }
 
+// fdsock_put writes one fuzz-fdsock input (see its opening comment): the
+// mode, then chunks of req, each its flags (descriptors, credentials, a
+// read after it) and its length, lens[i] bytes (a 0 ends the list).
+static void
+fdsock_put(
+    uint8_t mode, const uint8_t *req, const uint8_t *flags, const size_t *lens)
+{
+	uint8_t buf[256];
+	size_t  len = 0, at = 0;
+	int     n = 0;
+	for (; lens[n] > 0; n++) {
+		buf[1 + len]     = flags[n];
+		buf[1 + len + 1] = (uint8_t) (lens[n] - 1); // 1 + byte % 32
+		memcpy(buf + 1 + len + 2, req + at, lens[n]);
+		len += 2 + lens[n];
+		at += lens[n];
+	}
+	buf[0] = (uint8_t) (mode | n << 5);
+	put("fdsock", buf, 1 + len);
+}
+
+// Descriptor hand-overs: the request libfftd sends (token, u64 LE byte
+// count, one descriptor, in one sendmsg; the client then waits for the
+// reply), in pieces, and the ways a peer gets it wrong.
+static void
+fdsock_seeds(void)
+{
+	enum {
+		CLOSE     = 0,
+		HALF      = 1,
+		STAY      = 2,
+		PEER_PASS = 4,
+		OWN_PASS  = 8,
+		REFUSE    = 16
+	};
+	enum { FD1 = 1, FD2 = 2, FD5 = 5, FD6 = 6, CREDS = 8, READ = 16 };
+	uint8_t req[FFTD__FDSOCK_REQ + 8];
+	for (int i = 0; i < FFTD__FDSOCK_TOKEN; i++) {
+		req[i] = (uint8_t) (0xa5 ^ (i * 37)); // a token
+	}
+	uint64_t bytes = 1 << 20;
+	for (int i = 0; i < 8; i++) {
+		req[FFTD__FDSOCK_TOKEN + i] = (uint8_t) (bytes >> (8 * i));
+	}
+	memset(req + FFTD__FDSOCK_REQ, 0x5a, 8); // more than a request
+	const size_t whole[] = { 24, 0 }, three[] = { 5, 10, 9, 0 },
+	             short10[] = { 10, 0 }, over[] = { 24, 8, 0 },
+	             none[] = { 0 };
+	fdsock_put(STAY, req, (const uint8_t[]) { FD1 }, whole);
+	fdsock_put(STAY | REFUSE, req, (const uint8_t[]) { FD1 }, whole);
+	fdsock_put(HALF, req, (const uint8_t[]) { FD1 | CREDS }, whole);
+	fdsock_put(STAY | PEER_PASS, req, (const uint8_t[]) { FD1 }, whole);
+	fdsock_put(STAY | OWN_PASS, req, (const uint8_t[]) { FD1 }, whole);
+	fdsock_put(STAY, req, (const uint8_t[]) { READ, FD1 | READ, 0 }, three);
+	fdsock_put(STAY, req, (const uint8_t[]) { FD1, FD1 }, over);
+	fdsock_put(STAY, req, (const uint8_t[]) { 0 }, whole);
+	fdsock_put(STAY, req, (const uint8_t[]) { FD2 }, whole);
+	fdsock_put(STAY, req, (const uint8_t[]) { FD5 }, whole);
+	fdsock_put(STAY, req, (const uint8_t[]) { FD1, FD6, FD1 }, three);
+	fdsock_put(CLOSE, req, (const uint8_t[]) { FD1 }, short10);
+	fdsock_put(STAY, req, (const uint8_t[]) { FD1 | READ }, short10);
+	fdsock_put(CLOSE, req, NULL, none); // connects, says nothing, closes
+	fdsock_put(STAY, req, NULL, none);  // says nothing until the time-out
+}
+
 // .npy files: every dtype, ranks 0 to 4.
 static void
 npy_seeds(void)
@@ -365,6 +432,7 @@ main(int argc, char **argv)
 	request_seeds();
 	reply_seeds();
 	chan_seeds();
+	fdsock_seeds();
 	npy_seeds();
 	config_seeds(argc > 2 ? argv[2] : NULL);
 	return 0;
