@@ -34,6 +34,7 @@
 // descriptors sent make it (the first 24 bytes, the descriptors of the
 // chunks that begin inside them, at most 4 a receive, more is MSG_CTRUNC):
 // FFTD_OK or the callback's answer only for 24 bytes and one descriptor,
+// FFTD_ESYSERR + EMFILE for 24 bytes whose descriptors were all cut,
 // else FFTD_EPROTO with the documented message, and the same status in
 // the reply when the peer reads it; the callback gets the token and byte
 // count as sent, a descriptor of the file sent that was not open before
@@ -299,7 +300,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(timed_out == (ending >= 2 && total < sizeof(req)));
 	char want_msg[240];
 	int  want = FFTD_EPROTO;
-	if (got != sizeof(req) || ctrunc) {
+	if (got == sizeof(req) && ctrunc && expfds == 0) {
+		want = FFTD_ESYSERR + EMFILE; // as if the kernel had no room
+		snprintf(want_msg, sizeof(want_msg),
+		    "the daemon has no descriptor free to take the buffer's "
+		    "(RLIMIT_NOFILE); try again later");
+	} else if (got != sizeof(req) || ctrunc) {
 		snprintf(want_msg, sizeof(want_msg),
 		    "expected a %d-byte request and one fd%s", FFTD__FDSOCK_REQ,
 		    timed_out ? " within 2 s" : "");
