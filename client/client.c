@@ -39,6 +39,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "clock.h"
 #include "dial.h"
 #include "fftd.pb-c.h"
 #include "layout.h"
@@ -2125,14 +2126,6 @@ struct fftd_stream {
 	bool              have_last;
 };
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 // stream_chan_setting reads FFTD_STREAM_CHANNEL: 0 never, 2 required
 // (fftd_stream_open fails instead of using NNG; for tests), else 1: when
 // the daemon offers it.
@@ -2284,7 +2277,7 @@ fftd_stream_submit(fftd_stream *st, const void *in)
 		sub.slot              = (uint32_t) st->head;
 		sub.tag = atomic_fetch_add(&st->plan->client->next_tag, 1) + 1;
 		sub.deadline_us                  = (uint64_t) st->deadline_us;
-		st->times[st->head].submitted_ns = mono_ns();
+		st->times[st->head].submitted_ns = (int64_t) fftd__mono_ns();
 		ssize_t n = send(st->chan, &sub, sizeof(sub), MSG_NOSIGNAL);
 		if (n != (ssize_t) sizeof(sub)) {
 			return set_error(FFTD_ECLOSED, "stream channel: %s",
@@ -2315,11 +2308,11 @@ chan_wait(fftd_stream *st, int i)
 	int     timeout  = st->plan->client->timeout == NNG_DURATION_INFINITE
 	         ? -1
 	         : (int) st->plan->client->timeout;
-	int64_t spin_end = st->spin_ns > 0 ? mono_ns() + st->spin_ns : 0;
+	int64_t spin_end = st->spin_ns > 0 ? (int64_t) fftd__mono_ns() + st->spin_ns : 0;
 	while (!st->answered[i] && !st->broken) {
 		fftd__chan_reply r;
 		ssize_t          k;
-		if (spin_end != 0 && mono_ns() < spin_end) {
+		if (spin_end != 0 && (int64_t) fftd__mono_ns() < spin_end) {
 			k = recv(st->chan, &r, sizeof(r), MSG_DONTWAIT);
 			if (k < 0
 			    && (errno == EAGAIN || errno == EWOULDBLOCK
@@ -2349,7 +2342,7 @@ chan_wait(fftd_stream *st, int i)
 		if (r.slot < (uint32_t) st->depth && !st->answered[r.slot]
 		    && st->tag[r.slot] == r.tag) {
 			fftd_stream_times *t = &st->times[r.slot];
-			t->answered_ns       = mono_ns();
+			t->answered_ns       = (int64_t) fftd__mono_ns();
 			t->received_ns       = (int64_t) r.received_ns;
 			t->started_ns        = (int64_t) r.started_ns;
 			t->finished_ns       = (int64_t) r.finished_ns;

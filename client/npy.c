@@ -13,9 +13,10 @@
 
 #include "npy.h"
 
+#include "errmsg.h"
+
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +32,6 @@ static const char magic[6] = { '\x93', 'N', 'U', 'M', 'P', 'Y' };
 
 // Writers align the data to this many bytes, as numpy >= 1.14 does.
 #define NPY_ALIGN 64
-
-static int
-npy_err(int code, char *msg, size_t msglen, const char *fmt, ...)
-{
-	if (msg != NULL && msglen > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, msglen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 const char *
 fftd__npy_strerror(int err)
@@ -311,7 +300,7 @@ parse_header(const char *buf, size_t len, header *h, char *msg, size_t msglen)
 	memset(h, 0, sizeof(*h));
 
 	if (!accept(&ps, '{')) {
-		return npy_err(FFTD__NPY_EHEADER, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
 		    "header is not a dict literal");
 	}
 	if (!accept(&ps, '}')) {
@@ -319,7 +308,7 @@ parse_header(const char *buf, size_t len, header *h, char *msg, size_t msglen)
 			char key[24];
 			long klen = parse_string(&ps, key, sizeof(key));
 			if (klen < 0 || !accept(&ps, ':')) {
-				return npy_err(FFTD__NPY_EHEADER, msg, msglen,
+				return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
 				    "header: expected 'key': value at byte %zu",
 				    (size_t) (ps.p - buf));
 			}
@@ -343,15 +332,15 @@ parse_header(const char *buf, size_t len, header *h, char *msg, size_t msglen)
 				bit = 4;
 				rv  = parse_shape(&ps, h);
 			} else {
-				return npy_err(FFTD__NPY_EHEADER, msg, msglen,
+				return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
 				    "header: unexpected key '%s'", key);
 			}
 			if (rv != FFTD__NPY_OK) {
-				return npy_err(rv, msg, msglen,
+				return fftd__errmsg(rv, msg, msglen,
 				    "header: malformed value of '%s'", key);
 			}
 			if (h->seen & bit) {
-				return npy_err(FFTD__NPY_EHEADER, msg, msglen,
+				return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
 				    "header: key '%s' given twice", key);
 			}
 			h->seen |= bit;
@@ -359,7 +348,7 @@ parse_header(const char *buf, size_t len, header *h, char *msg, size_t msglen)
 				break;
 			}
 			if (!accept(&ps, ',')) {
-				return npy_err(FFTD__NPY_EHEADER, msg, msglen,
+				return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
 				    "header: expected ',' or '}' at byte %zu",
 				    (size_t) (ps.p - buf));
 			}
@@ -370,11 +359,11 @@ parse_header(const char *buf, size_t len, header *h, char *msg, size_t msglen)
 	}
 	skip_ws(&ps);
 	if (ps.p != ps.end) {
-		return npy_err(FFTD__NPY_EHEADER, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
 		    "header: unexpected bytes after the dict");
 	}
 	if (h->seen != 7) {
-		return npy_err(FFTD__NPY_EHEADER, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
 		    "header: missing key '%s'",
 		    !(h->seen & 1)       ? "descr"
 		        : !(h->seen & 2) ? "fortran_order"
@@ -384,32 +373,32 @@ parse_header(const char *buf, size_t len, header *h, char *msg, size_t msglen)
 	case FFTD__NPY_OK:
 		break;
 	case FFTD__NPY_EBYTEORDER:
-		return npy_err(h->dtype_err, msg, msglen,
+		return fftd__errmsg(h->dtype_err, msg, msglen,
 		    "dtype '%s' is big-endian; convert with "
 		    "a.astype(a.dtype.newbyteorder('<'))",
 		    h->descr);
 	case FFTD__NPY_EOBJECT:
-		return npy_err(h->dtype_err, msg, msglen,
+		return fftd__errmsg(h->dtype_err, msg, msglen,
 		    "dtype '%s' holds Python objects; only numeric arrays "
 		    "are supported",
 		    h->descr);
 	default:
-		return npy_err(h->dtype_err, msg, msglen,
+		return fftd__errmsg(h->dtype_err, msg, msglen,
 		    "dtype '%s' is not supported (use <f8, <f4, <f2, <c16 "
 		    "or <c8)",
 		    h->descr);
 	}
 	if (h->fortran) {
-		return npy_err(FFTD__NPY_EFORTRAN, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_EFORTRAN, msg, msglen,
 		    "array is in Fortran order; save np.ascontiguousarray(a)");
 	}
 	if (h->ndim > FFTD__NPY_MAX_NDIM) {
-		return npy_err(FFTD__NPY_ERANK, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_ERANK, msg, msglen,
 		    "array has %d dimensions, at most %d are supported",
 		    h->ndim, FFTD__NPY_MAX_NDIM);
 	}
 	if (h->dim_overflow) {
-		return npy_err(FFTD__NPY_EOVERFLOW, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_EOVERFLOW, msg, msglen,
 		    "a dimension does not fit in 64 bits");
 	}
 	return FFTD__NPY_OK;
@@ -444,17 +433,17 @@ static int
 read_err(FILE *f, int code, const char *what, char *msg, size_t msglen)
 {
 	if (ferror(f)) {
-		return npy_err(FFTD__NPY_EIO, msg, msglen, "reading %s: %s",
+		return fftd__errmsg(FFTD__NPY_EIO, msg, msglen, "reading %s: %s",
 		    what, strerror(errno));
 	}
-	return npy_err(code, msg, msglen, "file ends inside the %s", what);
+	return fftd__errmsg(code, msg, msglen, "file ends inside the %s", what);
 }
 
 int
 fftd__npy_fread(FILE *f, fftd__npy *arr, char *msg, size_t msglen)
 {
 	if (f == NULL || arr == NULL) {
-		return npy_err(FFTD__NPY_EINVAL, msg, msglen, "NULL argument");
+		return fftd__errmsg(FFTD__NPY_EINVAL, msg, msglen, "NULL argument");
 	}
 	memset(arr, 0, sizeof(*arr));
 
@@ -464,7 +453,7 @@ fftd__npy_fread(FILE *f, fftd__npy *arr, char *msg, size_t msglen)
 		if (ferror(f)) {
 			return read_err(f, 0, "magic", msg, msglen);
 		}
-		return npy_err(FFTD__NPY_EMAGIC, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_EMAGIC, msg, msglen,
 		    "no \\x93NUMPY magic string: not a .npy file");
 	}
 	unsigned major = pre[6], minor = pre[7];
@@ -474,7 +463,7 @@ fftd__npy_fread(FILE *f, fftd__npy *arr, char *msg, size_t msglen)
 	} else if ((major == 2 || major == 3) && minor == 0) {
 		lenbytes = 4;
 	} else {
-		return npy_err(FFTD__NPY_EVERSION, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_EVERSION, msg, msglen,
 		    "format version %u.%u (supported: 1.0, 2.0, 3.0)", major,
 		    minor);
 	}
@@ -487,13 +476,13 @@ fftd__npy_fread(FILE *f, fftd__npy *arr, char *msg, size_t msglen)
 		hlen |= (uint32_t) pre[10] << 16 | (uint32_t) pre[11] << 24;
 	}
 	if (hlen == 0 || hlen > FFTD__NPY_MAX_HEADER) {
-		return npy_err(FFTD__NPY_EHEADER, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
 		    "header length %u is out of range (1..%u)", hlen,
 		    FFTD__NPY_MAX_HEADER);
 	}
 	char *hbuf = malloc(hlen);
 	if (hbuf == NULL) {
-		return npy_err(FFTD__NPY_ENOMEM, msg, msglen, "out of memory");
+		return fftd__errmsg(FFTD__NPY_ENOMEM, msg, msglen, "out of memory");
 	}
 	if (fread(hbuf, 1, hlen, f) != hlen) {
 		free(hbuf);
@@ -509,7 +498,7 @@ fftd__npy_fread(FILE *f, fftd__npy *arr, char *msg, size_t msglen)
 	size_t nelems, nbytes;
 	if (array_bytes(h.dtype, h.ndim, h.shape, &nelems, &nbytes)
 	    != FFTD__NPY_OK) {
-		return npy_err(
+		return fftd__errmsg(
 		    FFTD__NPY_EOVERFLOW, msg, msglen, "array size overflows");
 	}
 	// A lying header must not make us allocate what the file lacks.
@@ -517,13 +506,13 @@ fftd__npy_fread(FILE *f, fftd__npy *arr, char *msg, size_t msglen)
 	long        pos = ftell(f);
 	if (pos >= 0 && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)
 	    && (st.st_size < pos || (uint64_t) (st.st_size - pos) < nbytes)) {
-		return npy_err(FFTD__NPY_ETRUNC, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_ETRUNC, msg, msglen,
 		    "header says %zu data bytes, the file holds %lld", nbytes,
 		    (long long) (st.st_size > pos ? st.st_size - pos : 0));
 	}
 	void *data = malloc(nbytes > 0 ? nbytes : 1);
 	if (data == NULL) {
-		return npy_err(FFTD__NPY_ENOMEM, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_ENOMEM, msg, msglen,
 		    "out of memory for %zu bytes", nbytes);
 	}
 	if (fread(data, 1, nbytes, f) != nbytes) {
@@ -545,12 +534,12 @@ int
 fftd__npy_load(const char *path, fftd__npy *arr, char *msg, size_t msglen)
 {
 	if (path == NULL || arr == NULL) {
-		return npy_err(FFTD__NPY_EINVAL, msg, msglen, "NULL argument");
+		return fftd__errmsg(FFTD__NPY_EINVAL, msg, msglen, "NULL argument");
 	}
 	memset(arr, 0, sizeof(*arr));
 	FILE *f = fopen(path, "rb");
 	if (f == NULL) {
-		return npy_err(
+		return fftd__errmsg(
 		    FFTD__NPY_EIO, msg, msglen, "%s", strerror(errno));
 	}
 	int rv = fftd__npy_fread(f, arr, msg, msglen);
@@ -566,28 +555,28 @@ fftd__npy_fwrite(FILE *f, fftd__npy_dtype dtype, int ndim, const int64_t *shape,
 {
 	if (f == NULL || (ndim > 0 && shape == NULL)
 	    || fftd__npy_dtype_size(dtype) == 0) {
-		return npy_err(
+		return fftd__errmsg(
 		    FFTD__NPY_EINVAL, msg, msglen, "invalid argument");
 	}
 	if (ndim < 0 || ndim > FFTD__NPY_MAX_NDIM) {
-		return npy_err(FFTD__NPY_ERANK, msg, msglen,
+		return fftd__errmsg(FFTD__NPY_ERANK, msg, msglen,
 		    "%d dimensions, at most %d are supported", ndim,
 		    FFTD__NPY_MAX_NDIM);
 	}
 	for (int k = 0; k < ndim; k++) {
 		if (shape[k] < 0) {
-			return npy_err(FFTD__NPY_EINVAL, msg, msglen,
+			return fftd__errmsg(FFTD__NPY_EINVAL, msg, msglen,
 			    "shape[%d] = %lld is negative", k,
 			    (long long) shape[k]);
 		}
 	}
 	size_t nelems, nbytes;
 	if (array_bytes(dtype, ndim, shape, &nelems, &nbytes) != FFTD__NPY_OK) {
-		return npy_err(
+		return fftd__errmsg(
 		    FFTD__NPY_EOVERFLOW, msg, msglen, "array size overflows");
 	}
 	if (data == NULL && nbytes > 0) {
-		return npy_err(FFTD__NPY_EINVAL, msg, msglen, "NULL data");
+		return fftd__errmsg(FFTD__NPY_EINVAL, msg, msglen, "NULL data");
 	}
 
 	// The dict exactly as numpy writes it: shape is a Python tuple,
@@ -631,7 +620,7 @@ fftd__npy_fwrite(FILE *f, fftd__npy_dtype dtype, int ndim, const int64_t *shape,
 	ok = ok && fputc('\n', f) != EOF;
 	ok = ok && (nbytes == 0 || fwrite(data, 1, nbytes, f) == nbytes);
 	if (!ok) {
-		return npy_err(
+		return fftd__errmsg(
 		    FFTD__NPY_EIO, msg, msglen, "write: %s", strerror(errno));
 	}
 	return FFTD__NPY_OK;
@@ -642,17 +631,17 @@ fftd__npy_save(const char *path, fftd__npy_dtype dtype, int ndim,
     const int64_t *shape, const void *data, char *msg, size_t msglen)
 {
 	if (path == NULL) {
-		return npy_err(FFTD__NPY_EINVAL, msg, msglen, "NULL path");
+		return fftd__errmsg(FFTD__NPY_EINVAL, msg, msglen, "NULL path");
 	}
 	FILE *f = fopen(path, "wb");
 	if (f == NULL) {
-		return npy_err(
+		return fftd__errmsg(
 		    FFTD__NPY_EIO, msg, msglen, "%s", strerror(errno));
 	}
 	int rv = fftd__npy_fwrite(f, dtype, ndim, shape, data, msg, msglen);
 	// A full disk often shows only when the buffer is flushed.
 	if (fclose(f) != 0 && rv == FFTD__NPY_OK) {
-		rv = npy_err(FFTD__NPY_EIO, msg, msglen, "%s", strerror(errno));
+		rv = fftd__errmsg(FFTD__NPY_EIO, msg, msglen, "%s", strerror(errno));
 	}
 	return rv;
 }

@@ -5,21 +5,10 @@
 
 #include "layout.h"
 
-#include <stdarg.h>
+#include "errmsg.h"
+
 #include <stdio.h>
 #include <string.h>
-
-static int
-fail(int code, char *msg, size_t msglen, const char *fmt, ...)
-{
-	if (msg != NULL && msglen > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, msglen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 size_t
 fftd__elem_size(fftd_precision p, bool complex)
@@ -49,7 +38,7 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 	bool any_embed = false;
 	for (int k = 0; k < rank; k++) {
 		if (embed[k] < 0) {
-			return fail(FFTD_EINVAL, msg, msglen,
+			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 			    "%snembed[%d] = %lld: must not be negative", name,
 			    k, (long long) embed[k]);
 		}
@@ -59,7 +48,7 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 		sd->embed[k] = any_embed ? embed[k] : sd->n[k];
 		// embed[0] only bounds the array; the others set the pitch.
 		if (sd->embed[k] < sd->n[k]) {
-			return fail(FFTD_EINVAL, msg, msglen,
+			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 			    "%snembed[%d] = %lld is smaller than the size %lld "
 			    "on that side",
 			    name, k, (long long) sd->embed[k],
@@ -67,7 +56,7 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 		}
 	}
 	if (stride < 0 || dist < 0) {
-		return fail(FFTD_EINVAL, msg, msglen,
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "%sstride and %sdist must not be negative", name, name);
 	}
 	sd->stride = stride ? stride : 1;
@@ -80,14 +69,14 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 		    || __builtin_add_overflow(span, t, &span)
 		    || __builtin_mul_overflow(pitch, sd->embed[k], &pitch)
 		    || __builtin_mul_overflow(vol, sd->embed[k], &vol)) {
-			return fail(FFTD_EOVERFLOW, msg, msglen,
+			return fftd__errmsg(FFTD_EOVERFLOW, msg, msglen,
 			    "%sput layout size overflows", name);
 		}
 	}
 	int64_t one;
 	if (__builtin_mul_overflow(span, sd->stride, &one)
 	    || __builtin_mul_overflow(vol, sd->stride, &vol)) {
-		return fail(FFTD_EOVERFLOW, msg, msglen,
+		return fftd__errmsg(FFTD_EOVERFLOW, msg, msglen,
 		    "%sput layout size overflows", name);
 	}
 	sd->dist = dist ? dist : vol;
@@ -95,17 +84,17 @@ resolve_side(fftd__side *sd, const char *name, int rank, const int64_t *embed,
 	if (__builtin_mul_overflow(batch - 1, sd->dist, &last)
 	    || __builtin_add_overflow(last, one, &sd->elems)
 	    || __builtin_add_overflow(sd->elems, 1, &sd->elems)) {
-		return fail(FFTD_EOVERFLOW, msg, msglen,
+		return fftd__errmsg(FFTD_EOVERFLOW, msg, msglen,
 		    "%sput layout size overflows", name);
 	}
 	if (__builtin_mul_overflow(
 	        (uint64_t) sd->elems, (uint64_t) sd->elem_size, &sd->bytes)) {
-		return fail(FFTD_EOVERFLOW, msg, msglen,
+		return fftd__errmsg(FFTD_EOVERFLOW, msg, msglen,
 		    "%sput byte count overflows", name);
 	}
 	if (lim != NULL && lim->max_request_bytes
 	    && sd->bytes > lim->max_request_bytes) {
-		return fail(FFTD_ELIMIT, msg, msglen,
+		return fftd__errmsg(FFTD_ELIMIT, msg, msglen,
 		    "%sput is %llu bytes, over the limit of %llu", name,
 		    (unsigned long long) sd->bytes,
 		    (unsigned long long) lim->max_request_bytes);
@@ -129,51 +118,51 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 		msg[0] = '\0';
 	}
 	if (d == NULL || s == NULL) {
-		return fail(FFTD_EINVAL, msg, msglen, "no plan description");
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen, "no plan description");
 	}
 	memset(s, 0, sizeof(*s));
 	if (d->rank < 1 || d->rank > FFTD_MAX_RANK) {
-		return fail(FFTD_EINVAL, msg, msglen,
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "rank = %d: must be 1, 2 or 3", d->rank);
 	}
 	if (lim != NULL && lim->max_rank
 	    && (uint32_t) d->rank > lim->max_rank) {
-		return fail(FFTD_ELIMIT, msg, msglen,
+		return fftd__errmsg(FFTD_ELIMIT, msg, msglen,
 		    "rank = %d: over the limit of %u", d->rank, lim->max_rank);
 	}
 	if (d->kind != FFTD_C2C && d->kind != FFTD_R2C && d->kind != FFTD_C2R) {
-		return fail(FFTD_EINVAL, msg, msglen, "kind = %d: unknown",
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen, "kind = %d: unknown",
 		    (int) d->kind);
 	}
 	if (fftd__elem_size(d->precision, false) == 0) {
-		return fail(FFTD_EINVAL, msg, msglen, "precision = %d: unknown",
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen, "precision = %d: unknown",
 		    (int) d->precision);
 	}
 	if (d->direction != FFTD_FORWARD && d->direction != FFTD_INVERSE) {
-		return fail(FFTD_EINVAL, msg, msglen,
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "direction = %d: must be -1 (forward) or +1 (inverse)",
 		    (int) d->direction);
 	}
 	if (d->kind == FFTD_R2C && d->direction != FFTD_FORWARD) {
-		return fail(FFTD_EINVAL, msg, msglen,
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "R2C transforms are forward only");
 	}
 	if (d->kind == FFTD_C2R && d->direction != FFTD_INVERSE) {
-		return fail(FFTD_EINVAL, msg, msglen,
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "C2R transforms are inverse only");
 	}
 	if (d->norm != FFTD_NORM_NONE && d->norm != FFTD_NORM_BY_N
 	    && d->norm != FFTD_NORM_ORTHO) {
-		return fail(FFTD_EINVAL, msg, msglen, "norm = %d: unknown",
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen, "norm = %d: unknown",
 		    (int) d->norm);
 	}
 	if (d->batch < 1) {
-		return fail(FFTD_EINVAL, msg, msglen,
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "batch = %lld: must be at least 1", (long long) d->batch);
 	}
 	if (lim != NULL && lim->max_batch
 	    && (uint64_t) d->batch > lim->max_batch) {
-		return fail(FFTD_ELIMIT, msg, msglen,
+		return fftd__errmsg(FFTD_ELIMIT, msg, msglen,
 		    "batch = %lld: over the limit of %llu",
 		    (long long) d->batch, (unsigned long long) lim->max_batch);
 	}
@@ -186,13 +175,13 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 	s->total     = 1;
 	for (int k = 0; k < d->rank; k++) {
 		if (d->n[k] < 1) {
-			return fail(FFTD_EINVAL, msg, msglen,
+			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 			    "n[%d] = %lld: sizes must be positive", k,
 			    (long long) d->n[k]);
 		}
 		s->n[k] = d->n[k];
 		if (__builtin_mul_overflow(s->total, d->n[k], &s->total)) {
-			return fail(FFTD_EOVERFLOW, msg, msglen,
+			return fftd__errmsg(FFTD_EOVERFLOW, msg, msglen,
 			    "product of the sizes overflows");
 		}
 	}

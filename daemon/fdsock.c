@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fftd.h"
 #include "log.h"
 
@@ -54,15 +55,6 @@ struct fftd__fdsock {
 	int64_t         backoff_until_ms; // 0: accepting
 	bool            starved;          // in an EMFILE episode (logged)
 };
-
-// now_ms is CLOCK_MONOTONIC in milliseconds.
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 put_le(uint8_t *p, uint64_t v, int n)
@@ -243,7 +235,7 @@ accept_one(fftd__fdsock *f)
 		// ENOMEM above all) would fail again at once: back off.
 		if (e != EAGAIN && e != EWOULDBLOCK && e != EINTR
 		    && e != ECONNABORTED) {
-			f->backoff_until_ms = now_ms() + BACKOFF_MS;
+			f->backoff_until_ms = fftd__mono_ms() + BACKOFF_MS;
 			if (!f->starved) {
 				f->starved = true;
 				fftd__log(FFTD_LOG_WARN,
@@ -283,7 +275,7 @@ accept_one(fftd__fdsock *f)
 	memset(c, 0, sizeof(*c));
 	c->fd          = cfd;
 	c->uid         = peer.uid;
-	c->deadline_ms = now_ms() + CONN_TIMEOUT_MS;
+	c->deadline_ms = fftd__mono_ms() + CONN_TIMEOUT_MS;
 	return true;
 }
 
@@ -295,7 +287,7 @@ fdsock_main(void *arg)
 	fftd__fdsock *f = arg;
 	struct pollfd p[2 + MAX_CONNS];
 	for (;;) {
-		int64_t now    = now_ms();
+		int64_t now    = fftd__mono_ms();
 		int     listen = f->nconns < MAX_CONNS
 		    && (f->backoff_until_ms == 0 || now >= f->backoff_until_ms);
 		int64_t wait = -1;
@@ -326,7 +318,7 @@ fdsock_main(void *arg)
 		}
 		// Connections first, from the end: conn_finish moves the last
 		// entry into the slot it frees.
-		now = now_ms();
+		now = fftd__mono_ms();
 		for (int i = n - 1; i >= 0; i--) {
 			fdconn *c = &f->conns[i];
 			if (p[2 + i].revents

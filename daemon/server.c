@@ -950,7 +950,7 @@ exec_job_drop(fftd__worker *w, fftd__job *job, int status)
 	fftd__server *s      = ej->srv;
 	uint64_t      tag    = job->tag;
 	uint32_t      slot   = ej->slot;
-	uint64_t      waited = (fftd__now_ns() - job->enqueue_ns) / 1000;
+	uint64_t      waited = (fftd__mono_ns() - job->enqueue_ns) / 1000;
 	exec_settle(s, ej, status, 0, 0);
 	if (ej->req != NULL) {
 		nng_msg_free(ej->req);
@@ -1031,7 +1031,7 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	void    *out      = NULL;
 	char     msg[512] = "";
 	int      rv       = FFTD_OK;
-	uint64_t t_start = fftd__now_ns(), t_exec = 0;
+	uint64_t t_start = fftd__mono_ns(), t_exec = 0;
 	int      wi = dev->index; // its place in s->workers
 
 	pthread_mutex_lock(&s->mtx);
@@ -1126,10 +1126,10 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		    sh->out.bytes);
 		goto done;
 	}
-	uint64_t t0 = fftd__now_ns();
+	uint64_t t0 = fftd__mono_ns();
 	rv          = dev->backend->execute((fftd__device *) dev,
 	             fftd__cache_plan(entry), sh, in, out, msg, sizeof(msg));
-	t_exec      = fftd__now_ns() - t0; // the transform's own, for est_ns
+	t_exec      = fftd__mono_ns() - t0; // the transform's own, for est_ns
 	if (rv == FFTD_OK && tmp_out != NULL) {
 		fftd__side_copy(dst, tmp_out, &sh->out, sh->rank, sh->batch);
 	}
@@ -1150,7 +1150,7 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 done:
 	// Device time is the worker's time on this request, staging and reply
 	// included: what the scheduler charges is what the statistics say.
-	uint64_t t_end = fftd__now_ns();
+	uint64_t t_end = fftd__mono_ns();
 	t_exec         = t_end - t_start;
 	fftd__worker_charge(w, t_exec);
 	exec_settle(s, ej, rv, t_start - job->enqueue_ns, t_exec);
@@ -1258,7 +1258,7 @@ exec_job_init(exec_job *ej, fftd__server *s, fftd__handle *h, uint32_t pipe,
 	ej->job.tag         = tag;
 	ej->job.cost_ns     = exec_cost_guess(h);
 	ej->job.deadline_ns = deadline_us == 0 ? 0
-	                                       : fftd__now_ns()
+	                                       : fftd__mono_ns()
 	        + (deadline_us > UINT64_MAX / 4000 ? UINT64_MAX / 4
 	                                           : deadline_us * 1000);
 	ej->srv             = s;
@@ -1706,7 +1706,7 @@ chan_packet(void *arg, void *chan, const void *pkt, size_t len)
 {
 	fftd__server     *s   = arg;
 	stream_chan      *ch  = chan;
-	uint64_t          now = fftd__now_ns();
+	uint64_t          now = fftd__mono_ns();
 	fftd__chan_submit sub;
 	char              why[160];
 	int               prv = fftd__chan_submit_parse(
@@ -2586,7 +2586,7 @@ fftd__server_snapshot(fftd__server *s, fftd_stats *st,
 	if (dv == NULL) {
 		return FFTD_ENOMEM;
 	}
-	uint64_t now = fftd__now_ns();
+	uint64_t now = fftd__mono_ns();
 	pthread_mutex_lock(&s->mtx);
 	for (int i = 0; i < s->nworkers; i++) {
 		const fftd__device *d = fftd__worker_device(s->workers[i]);
@@ -2612,7 +2612,7 @@ fftd__server_snapshot(fftd__server *s, fftd_stats *st,
 		x->cache_budget_bytes = cs.budget;
 		// Busy share over a window of 1 to 10 s ending now.
 		if (s->mark_ns[i] == 0) {
-			s->mark_ns[i]   = fftd__now_ns() - 1;
+			s->mark_ns[i]   = fftd__mono_ns() - 1;
 			s->mark_busy[i] = 0;
 		}
 		uint64_t span = now - s->mark_ns[i];

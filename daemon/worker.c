@@ -55,14 +55,6 @@ struct fftd__worker {
 	char open_msg[256];
 };
 
-uint64_t
-fftd__now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 static double
 job_weight(const fftd__job *job)
 {
@@ -156,7 +148,7 @@ worker_main(void *arg)
 		uint32_t id     = job->flow;
 		int      rt     = job->realtime != 0;
 		double   weight = job_weight(job);
-		uint64_t t0     = fftd__now_ns();
+		uint64_t t0     = fftd__mono_ns();
 		bool     ran = job->deadline_ns == 0 || t0 <= job->deadline_ns;
 		w->charged   = false;
 		w->handed    = false;
@@ -166,7 +158,7 @@ worker_main(void *arg)
 		} else {
 			job->drop(w, job, FFTD_EDEADLINE);
 		}
-		uint64_t dt = ran ? fftd__now_ns() - t0 : 0;
+		uint64_t dt = ran ? fftd__mono_ns() - t0 : 0;
 		atomic_fetch_add(&w->busy_ns, dt);
 		atomic_store(&w->running, NULL);
 		atomic_fetch_add(&w->executes, ran && !w->handed);
@@ -265,7 +257,7 @@ void
 fftd__worker_post(fftd__worker *w, fftd__job *job)
 {
 	job->next       = NULL;
-	job->enqueue_ns = fftd__now_ns();
+	job->enqueue_ns = fftd__mono_ns();
 	atomic_fetch_add(&w->load, 1);
 	pthread_mutex_lock(&w->mtx);
 	if (job->flow == 0) {

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "plan_cache.h"
 
 typedef struct fftd__worker fftd__worker;
@@ -57,8 +58,6 @@ struct fftd__job {
 	uint64_t          cost_ns;     // expected device time (placement)
 };
 
-// fftd__now_ns is CLOCK_MONOTONIC in nanoseconds.
-uint64_t fftd__now_ns(void);
 
 // fftd__worker_start starts the worker of device `local` of backend be,
 // known to clients as device `index`, and waits until the device is open.

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "backend_util.h"
+#include "errmsg.h"
 #include "fftd_kernels.h"
 #include "log.h"
 #include "tc.h"
@@ -140,21 +141,6 @@ struct cuda_plan {
 	unit    tail;
 };
 
-static int fail(int code, char *msg, size_t msglen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int
-fail(int code, char *msg, size_t msglen, const char *fmt, ...)
-{
-	if (msg != NULL && msglen > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, msglen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 // cuda_fail maps a CUDA error of call to an fftd code, with a message.
 static int
 cuda_fail(cudaError_t e, const char *call, char *msg, size_t msglen)
@@ -163,7 +149,7 @@ cuda_fail(cudaError_t e, const char *call, char *msg, size_t msglen)
 	int code = e == cudaErrorMemoryAllocation
 	    ? FFTD_EDEVMEM
 	    : FFTD_ECUDAERR + ((int) e & FFTD_ERR_CODE_MASK);
-	return fail(code, msg, msglen, "%s: %s (%s)", call, cudaGetErrorName(e),
+	return fftd__errmsg(code, msg, msglen, "%s: %s (%s)", call, cudaGetErrorName(e),
 	    cudaGetErrorString(e));
 }
 
@@ -211,7 +197,7 @@ cufft_fail(cufftResult r, const char *call, char *msg, size_t msglen)
 	int code = r == CUFFT_ALLOC_FAILED
 	    ? FFTD_EDEVMEM
 	    : FFTD_ECUFFTERR + ((int) r & FFTD_ERR_CODE_MASK);
-	return fail(
+	return fftd__errmsg(
 	    code, msg, msglen, "%s: %s (%d)", call, cufft_name(r), (int) r);
 }
 
@@ -227,7 +213,7 @@ tc_fail(int rc, const char *call, char *msg, size_t msglen)
 		int code = e == cudaErrorMemoryAllocation
 		    ? FFTD_EDEVMEM
 		    : FFTD_ECUDAERR + (ce & FFTD_ERR_CODE_MASK);
-		return fail(code, msg, msglen, "%s: %s: %s (%s)", call,
+		return fftd__errmsg(code, msg, msglen, "%s: %s: %s (%s)", call,
 		    fftd_tc_strerror(rc), cudaGetErrorName(e),
 		    cudaGetErrorString(e));
 	}
@@ -248,7 +234,7 @@ tc_fail(int rc, const char *call, char *msg, size_t msglen)
 		code = FFTD_EBACKEND;
 		break;
 	}
-	return fail(code, msg, msglen, "%s: %s (tc code %d)", call,
+	return fftd__errmsg(code, msg, msglen, "%s: %s (tc code %d)", call,
 	    fftd_tc_strerror(rc), rc);
 }
 
@@ -305,7 +291,7 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 	}
 	cuda_state *st = calloc(1, sizeof(*st));
 	if (st == NULL) {
-		return fail(FFTD_ENOMEM, msg, msglen,
+		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
 		    "no memory for the cuda device state");
 	}
 	st->ordinal    = dev->local;
@@ -401,7 +387,7 @@ grow_dev(cuda_state *st, buf *b, const buf *other, size_t need,
 	}
 	uint64_t held = st->plan_bytes + other->cap;
 	if (held > st->budget || need > st->budget - held) {
-		return fail(FFTD_EDEVMEM, msg, msglen,
+		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
 		    "%s needs %.1f MiB of device memory; budget %.1f MiB, "
 		    "%.1f MiB held by plans and the other buffer",
 		    what, mib(need), mib(st->budget), mib(held));
@@ -433,7 +419,7 @@ grow_host(buf *b, size_t need, char *msg, size_t msglen)
 		b->p = NULL;
 		(void) cudaGetLastError();
 		// Pinned host memory, not device memory: ENOMEM.
-		return fail(FFTD_ENOMEM, msg, msglen,
+		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
 		    "cudaHostAlloc of %.1f MiB of staging: %s", mib(want),
 		    cudaGetErrorString(e));
 	}
@@ -535,7 +521,7 @@ reserve_plan_bytes(
 	}
 	uint64_t held = st->plan_bytes + st->pipe_bytes;
 	if (held > st->budget || need > st->budget - held) {
-		return fail(FFTD_EDEVMEM, msg, msglen,
+		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
 		    "plan needs %.1f MiB of %s; device budget %.1f MiB, "
 		    "%.1f MiB held by other plans and buffers",
 		    mib(need), what, mib(st->budget), mib(held));
@@ -597,7 +583,7 @@ make_cufft_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
 		(void) cufftDestroy(u->handle);
 		if (r == CUFFT_INVALID_SIZE || r == CUFFT_NOT_SUPPORTED
 		    || r == CUFFT_NOT_IMPLEMENTED) {
-			return fail(FFTD_EUNSUPPORTED, msg, msglen,
+			return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 			    "%s: %s: cuFFT does not support this shape", call,
 			    cufft_name(r));
 		}
@@ -831,7 +817,7 @@ tc_check(cuda_algo a, const fftd__shape *s, char *msg, size_t msglen)
 			    (long long) s->batch);
 		}
 	}
-	return fail(FFTD_EUNSUPPORTED, msg, msglen,
+	return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 	    "%s serves %s C2C of power-of-two sizes the tc kernels plan, rank "
 	    "1 (%d .. %lld points) or rank 2 (each side %d .. %d), in dense "
 	    "contiguous batches; this plan %s",
@@ -854,7 +840,7 @@ cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 		}
 	}
 	if (a < 0) {
-		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "algorithm \"%s\" is not served by the cuda backend",
 		    algorithm ? algorithm : "(null)");
 	}
@@ -866,18 +852,18 @@ cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	} else if (s->precision == FFTD_F16) {
 		for (int k = 0; k < s->rank; k++) {
 			if (!is_pow2(s->n[k])) {
-				return fail(FFTD_EUNSUPPORTED, msg, msglen,
+				return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 				    "cuFFT does f16 only for power-of-two "
 				    "sizes: n[%d] = %lld",
 				    k, (long long) s->n[k]);
 			}
 		}
 	} else if (s->precision != FFTD_F64 && s->precision != FFTD_F32) {
-		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "unknown precision %d", (int) s->precision);
 	}
 	if (s->kind != FFTD_C2C && s->kind != FFTD_R2C && s->kind != FFTD_C2R) {
-		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "unknown transform kind %d", (int) s->kind);
 	}
 	if ((e = cudaSetDevice(st->ordinal)) != cudaSuccess) {
@@ -886,7 +872,7 @@ cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 
 	cuda_plan *p = calloc(1, sizeof(*p));
 	if (p == NULL) {
-		return fail(FFTD_ENOMEM, msg, msglen, "no memory for a plan");
+		return fftd__errmsg(FFTD_ENOMEM, msg, msglen, "no memory for a plan");
 	}
 	p->algo      = (cuda_algo) a;
 	p->prec      = s->precision;
@@ -1095,7 +1081,7 @@ grow_pipe(cuda_state *st, pipe_stream *ps, size_t nin, size_t nout,
 			held = st->plan_bytes + st->pipe_bytes;
 		}
 		if (held > st->budget || need[i] > st->budget - held) {
-			return fail(FFTD_EDEVMEM, msg, msglen,
+			return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
 			    "pipeline chunk needs %.1f MiB of device memory; "
 			    "budget %.1f MiB, %.1f MiB held",
 			    mib(need[i]), mib(st->budget), mib(held));
@@ -1347,7 +1333,7 @@ cuda_host_register(
 	}
 	if (e != cudaSuccess) {
 		(void) cudaGetLastError();
-		return fail(FFTD_EBACKEND, msg, msglen,
+		return fftd__errmsg(FFTD_EBACKEND, msg, msglen,
 		    "cudaHostRegister of %.1f MiB: %s (is LimitMEMLOCK high "
 		    "enough?)",
 		    mib(len), cudaGetErrorString(e));

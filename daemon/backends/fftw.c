@@ -17,13 +17,13 @@
 #include <fftw3.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend_util.h"
+#include "errmsg.h"
 
 // FFTW's planner (wisdom, twiddle cache, plan_with_nthreads) is global to
 // each precision's library: planning and destroying must not run on two
@@ -71,21 +71,6 @@ struct cpu_plan {
 	any_plan       unaligned; // FFTW_UNALIGNED, made on first need
 };
 
-static int fail(int code, char *msg, size_t msglen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int
-fail(int code, char *msg, size_t msglen, const char *fmt, ...)
-{
-	if (msg != NULL && msglen > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, msglen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 static void
 init_threads(void)
 {
@@ -106,12 +91,12 @@ cpu_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 {
 	pthread_once(&threads_once, init_threads);
 	if (!threads_ok) {
-		return fail(
+		return fftd__errmsg(
 		    FFTD_EBACKEND, msg, msglen, "fftw_init_threads failed");
 	}
 	cpu_state *st = calloc(1, sizeof(*st));
 	if (st == NULL) {
-		return fail(FFTD_ENOMEM, msg, msglen,
+		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
 		    "no memory for the fftw device state");
 	}
 	st->nthreads = cfg->fftw_threads >= 1 ? cfg->fftw_threads : 1;
@@ -201,7 +186,7 @@ make_plan(cpu_state *st, cpu_plan *p, unsigned extra, any_plan *ap, char *msg,
 	if (in == NULL || out == NULL) {
 		free(in);
 		free(out);
-		return fail(FFTD_ENOMEM, msg, msglen,
+		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
 		    "fftw: no memory for %zu + %zu bytes of planning arrays",
 		    p->in_bytes, p->out_bytes);
 	}
@@ -267,7 +252,7 @@ make_plan(cpu_state *st, cpu_plan *p, unsigned extra, any_plan *ap, char *msg,
 	free(in);
 	free(out);
 	if (!ok) {
-		return fail(FFTD_EBACKEND, msg, msglen,
+		return fftd__errmsg(FFTD_EBACKEND, msg, msglen,
 		    "%s_plan_many_dft%s returned no plan",
 		    p->prec == FFTD_F64 ? "fftw" : "fftwf",
 		    p->kind == FFTD_C2C       ? ""
@@ -316,27 +301,27 @@ cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	cpu_state *st = dev->state;
 
 	if (algorithm != NULL && strcmp(algorithm, "fftw") != 0) {
-		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "algorithm \"%s\" is not served by the fftw backend",
 		    algorithm);
 	}
 	if (s->precision == FFTD_F16) {
-		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "f16 needs a GPU backend (cuda); the fftw backend does "
 		    "f64 and f32");
 	}
 	if (s->precision != FFTD_F64 && s->precision != FFTD_F32) {
-		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "unknown precision %d", (int) s->precision);
 	}
 	if (s->kind != FFTD_C2C && s->kind != FFTD_R2C && s->kind != FFTD_C2R) {
-		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "unknown transform kind %d", (int) s->kind);
 	}
 
 	cpu_plan *p = calloc(1, sizeof(*p));
 	if (p == NULL) {
-		return fail(FFTD_ENOMEM, msg, msglen, "no memory for a plan");
+		return fftd__errmsg(FFTD_ENOMEM, msg, msglen, "no memory for a plan");
 	}
 	p->prec = s->precision;
 	p->kind = s->kind;
@@ -368,7 +353,7 @@ cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	}
 	if (bad != NULL) {
 		free(p);
-		return fail(FFTD_EUNSUPPORTED, msg, msglen,
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "%s = %lld does not fit FFTW's int interface (at most %d)",
 		    bad, (long long) badv, INT_MAX);
 	}
@@ -425,11 +410,11 @@ cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 
 	if (in == out) {
 		// Plans are out-of-place; FFTW's new-array rule forbids mixing.
-		return fail(FFTD_EINTERNAL, msg, msglen,
+		return fftd__errmsg(FFTD_EINTERNAL, msg, msglen,
 		    "fftw: in-place execution is not supported");
 	}
 	if ((uintptr_t) in % real != 0 || (uintptr_t) out % real != 0) {
-		return fail(FFTD_EINTERNAL, msg, msglen,
+		return fftd__errmsg(FFTD_EINTERNAL, msg, msglen,
 		    "fftw: buffers not aligned to their %zu-byte reals", real);
 	}
 	bool same;
