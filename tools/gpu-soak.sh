@@ -7,6 +7,9 @@
 #
 #   sh tools/gpu-soak.sh start    # GPU tests, then the soak in the background
 #   sh tools/gpu-soak.sh collect  # wait for the soak (at most WAIT_S), copy its log
+#   sh tools/gpu-soak.sh ping     # short soaks (SOAK_REQUESTS, default 10^6)
+#                                 # with and without kills and large requests,
+#                                 # to see what the ping's p99 depends on
 #
 # The soak outlives one device call (10 minutes at most), so `start` runs it
 # in a session of its own (setsid) writing to /tmp/fftd-soak; `collect`, in a
@@ -49,8 +52,26 @@ collect)
 	cp "$S"/soak.log "$S"/soak.json "$OUT/" 2>/dev/null
 	tail -n 40 "$S/soak.log"
 	;;
+ping)
+	# CPU busy share of the host over each run, from /proc/stat.
+	busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat; }
+	for v in "default:" "no-kills:--kill-every-ms 0" \
+	    "no-large:--large-every 1000000000" \
+	    "neither:--kill-every-ms 0 --large-every 1000000000"; do
+		name=${v%%:*}
+		b0=$(busy)
+		# shellcheck disable=SC2086
+		"$B/bench/soak" --clients 16 --requests "${SOAK_REQUESTS:-1000000}" \
+		    ${v#*:} --json "$OUT/ping-$name.json" >"$OUT/ping-$name.log" 2>&1
+		rc=$?
+		b1=$(busy)
+		echo "$b0 $b1" | awk -v n="$name" -v rc="$rc" \
+		    '{printf "%-9s rc=%d cpu busy %.0f%% ", n, rc, 100*($3-$1)/($4-$2)}'
+		grep '^ping' "$OUT/ping-$name.log"
+	done
+	;;
 *)
-	echo "usage: sh tools/gpu-soak.sh start|collect" >&2
+	echo "usage: sh tools/gpu-soak.sh start|collect|ping" >&2
 	exit 2
 	;;
 esac
