@@ -134,7 +134,7 @@ BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 
 include bench/kernels.mk
 
-.PHONY: all deps test test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
+.PHONY: all deps test check test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
@@ -153,9 +153,12 @@ $(BUILD)/gen/fftd.pb-c.o: $(GEN_C)
 	$(CC) $(filter-out -Wshadow -Wstrict-prototypes,$(CFLAGS_ALL)) -Wno-unused-parameter -c $< -o $@
 
 # --- objects -------------------------------------------------------------------
-$(BUILD)/%.o: %.c $(GEN_H) $(wildcard client/*.h common/*.h daemon/*.h kernels/*.h tests/util/*.h) | $(NNG_LIB)
+# Header dependencies come from the compiler (-MMD -MP: one .d file beside
+# each object, read back below); the generated protocol header and NNG's
+# must exist before the first compile, hence order-only.
+$(BUILD)/%.o: %.c | $(GEN_H) $(NNG_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 	@mkdir -p $(dir $@)
@@ -257,9 +260,9 @@ $(FUZZ_BUILD)/gen/fftd.pb-c.c $(FUZZ_BUILD)/gen/fftd.pb-c.h &: proto/fftd.proto
 $(FUZZ_BUILD)/gen/fftd.pb-c.o: $(FUZZ_BUILD)/gen/fftd.pb-c.c
 	$(FUZZ_CC) $(filter-out -Wshadow -Wstrict-prototypes,$(FUZZ_CFLAGS)) -Wno-unused-parameter -c $< -o $@
 
-$(FUZZ_BUILD)/%.o: %.c $(FUZZ_BUILD)/gen/fftd.pb-c.h $(wildcard client/*.h common/*.h daemon/*.h) | $(NNG_LIB)
+$(FUZZ_BUILD)/%.o: %.c | $(FUZZ_BUILD)/gen/fftd.pb-c.h $(NNG_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz-%: $(FUZZ_BUILD)/tests/fuzz/fuzz-%.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) $(FUZZ_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
@@ -276,6 +279,9 @@ $(FUZZ_BUILD)/corpus/.stamp: $(FUZZ_BUILD)/fuzz-seeds deploy/fftd.conf
 deps:
 	@sh tools/install-deps.sh
 
+# The compiler's header dependencies (see the object rule).
+-include $(shell find $(BUILD) $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
+
 # TSan in CI: the unit tests and the integration tests that fit its ~8
 # minutes on 2 cores and hold no timing assertions TSan's 5-15x slowdown
 # breaks (test_devices, test_multi, test_scheduler time their work; the
@@ -285,7 +291,12 @@ comma := ,
 TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
 	test_robustness test_shm test_systemd test_transforms cxx_header
 
+# make check builds and runs the suite with what is installed; make test
+# installs what it needs first (tools/install-deps.sh), then checks.
 test: deps
+	$(MAKE) check
+
+check:
 	$(MAKE) all
 	$(MAKE) SAN=1 all
 	$(MAKE) SAN=thread all
