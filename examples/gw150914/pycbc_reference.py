@@ -43,6 +43,13 @@ exp(+2 pi i jk/N)). The peak is the largest rho_k over [valid_start, valid_end);
 its GPS time is gps_start + j/sample_rate, the time at which the template's t = 0
 (its merger) lines up with the data.
 
+Precision: ``--precision double`` (default) runs PyCBC in float64, the templates
+promoted exactly from the bank's complex64. ``single`` runs it in float32 and first
+multiplies data and templates by ``pycbc.DYN_RANGE_FAC`` = 2^69 and the PSD by its
+square, as PyCBC's own pipelines do: in float32 the raw product D conj(h) ~ 1e-42
+falls below the smallest normal number and the run gives NaN. rho and sigma do not
+change under that scaling. A float32 C search needs the same (or an equivalent).
+
 Results (HDF5, ``--out``): ``peak_rho`` [K] float64, ``peak_index`` [K] int64,
 ``peak_gps`` [K] float64, ``peak_snr`` [K] complex128 (z/sigma at the peak),
 ``sigma`` [K] float64 (strain/Hz-normalised sigma_k for a 1 Mpc template), the
@@ -217,6 +224,8 @@ def cmd_filter(args: argparse.Namespace) -> int:
     from pycbc.filter import matched_filter, sigma
     from pycbc.types import FrequencySeries, TimeSeries
 
+    import pycbc
+
     backend = use_fftw()
     inp = load_input(args.input)
     real_t, cplx_t = ((np.float64, np.complex128) if args.precision == "double"
@@ -228,14 +237,19 @@ def cmd_filter(args: argparse.Namespace) -> int:
     v0, v1 = int(inp["valid_start"]), int(inp["valid_end"])
     gps0 = float(inp["gps_start"])
 
-    data = TimeSeries(inp["data"].astype(real_t), delta_t=1.0 / fs, epoch=gps0)
+    # single precision: strain ~1e-21 and S ~1e-46 under- and overflow float32
+    # (D conj(h) ~1e-42 is below its smallest normal number), so data and templates
+    # are multiplied by PyCBC's DYN_RANGE_FAC = 2^69 and the PSD by its square;
+    # rho is unchanged by that (data and sqrt(S) scale alike, the template cancels).
+    scale = float(pycbc.DYN_RANGE_FAC) if args.precision == "single" else 1.0
+    data = TimeSeries((inp["data"] * scale).astype(real_t), delta_t=1.0 / fs, epoch=gps0)
     stilde = data.to_frequencyseries()
     if "data_fft" in inp:
-        ref = inp["data_fft"]
+        ref = inp["data_fft"] * scale
         rel = float(np.linalg.norm(stilde.numpy() - ref) / np.linalg.norm(ref))
     else:
         rel = float("nan")
-    psd = FrequencySeries(inp["psd"].astype(real_t), delta_f=df)
+    psd = FrequencySeries((inp["psd"] * scale ** 2).astype(real_t), delta_f=df)
 
     bf = h5py.File(args.bank, "r")
     bank = bf["templates"]
@@ -253,7 +267,7 @@ def cmd_filter(args: argparse.Namespace) -> int:
     series: dict[int, np.ndarray] = {}
     t_filter = 0.0
     for i in range(k):
-        h = FrequencySeries(bank[i].astype(cplx_t), delta_f=df, epoch=gps0)
+        h = FrequencySeries((bank[i] * np.float32(scale)).astype(cplx_t), delta_f=df, epoch=gps0)
         t = time.perf_counter()
         snr = matched_filter(h, stilde, psd=psd, low_frequency_cutoff=f_lower)
         win = snr.numpy()[v0:v1]
@@ -268,7 +282,7 @@ def cmd_filter(args: argparse.Namespace) -> int:
             series[i] = a.astype(np.float32)
     loud = int(np.argmax(peak_rho))
     if loud not in series:
-        h = FrequencySeries(bank[loud].astype(cplx_t), delta_f=df, epoch=gps0)
+        h = FrequencySeries((bank[loud] * np.float32(scale)).astype(cplx_t), delta_f=df, epoch=gps0)
         series[loud] = np.abs(matched_filter(h, stilde, psd=psd,
                                              low_frequency_cutoff=f_lower).numpy()[v0:v1]
                               ).astype(np.float32)
@@ -279,12 +293,11 @@ def cmd_filter(args: argparse.Namespace) -> int:
 
     peak_gps = gps0 + peak_idx / fs
     rate = k / t_filter if t_filter > 0 else float("nan")
-    import pycbc
     summary = {
         "detector": inp.get("detector", "?"), "input": str(args.input), "bank": str(args.bank),
         "templates": k, "precision": args.precision, "backend": backend,
         "pycbc_version": pycbc.__version__, "f_lower": f_lower,
-        "valid_gps": [gps0 + v0 / fs, gps0 + v1 / fs],
+        "valid_gps": [gps0 + v0 / fs, gps0 + v1 / fs], "dyn_range_scale": scale,
         "stored_data_fft_rel_diff": rel,
         "loudest": {"template": loud, "mass1": float(params["mass1"][loud]),
                     "mass2": float(params["mass2"][loud]),
