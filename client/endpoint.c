@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
-// dial.c — connecting a client socket to one daemon (dial.h). Plain URLs
+// endpoint.c — libfftd's endpoints, one per daemon of the client's URL
+// list: the list itself (fftd_default_url, fftd__parse_urls), each
+// endpoint's socket, its pipe callbacks (the daemon session it is on) and
+// its hello (fftd__ep_open, the daemon's info, merged over several), and
+// dialing one URL (fftd__client_dial). client.c opens and closes the
+// endpoints; plan.c and exec.c read their sessions. Plain URLs
 // go to nng_dial; tls+tcp:// (and wss://) URLs get a dialer with a client
 // TLS configuration built from the environment:
 //
@@ -13,18 +18,20 @@
 //   FFTD_TLS_SERVER_NAME  name to check the daemon's certificate against
 //                         (default: the URL's host)
 
-#include "dial.h"
-
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
 
+#include "client_impl.h"
 #include "fftd.h"
 
 // PEM files larger than this are not certificates or keys.
@@ -304,4 +311,276 @@ fftd__client_dial(nng_socket sock, const char *url, char *msg, size_t msglen)
 		return tls_failure(rv, url, msg, msglen);
 	}
 	return FFTD_OK;
+}
+
+// --- URL lists and endpoints -------------------------------------------------
+
+#define SYSTEM_URL "ipc:///run/fftd/fftd.sock"
+
+// fftd_default_url: see fftd.h ($FFTD_URL, the system socket, the
+// per-user one).
+int
+fftd_default_url(char *buf, size_t len)
+{
+	const char *env = getenv("FFTD_URL");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int         n;
+	if (env != NULL && env[0] != '\0') {
+		n = snprintf(buf, len, "%s", env);
+	} else if (access("/run/fftd/fftd.sock", F_OK) == 0 || xdg == NULL
+	    || xdg[0] == '\0') {
+		n = snprintf(buf, len, "%s", SYSTEM_URL);
+	} else {
+		n = snprintf(buf, len, "ipc://%s/fftd.sock", xdg);
+	}
+	if (n < 0 || (size_t) n >= len) {
+		return fftd__set_error(FFTD_ELIMIT, "default URL does not fit");
+	}
+	return FFTD_OK;
+}
+
+// fftd__copy_str copies src (NULL: "") into dst, cut to len bytes.
+void
+fftd__copy_str(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
+// fill_info fills *info from the daemon's hello.
+static void
+fill_info(fftd_info *info, const Fftd__Wire__HelloReply *h)
+{
+	memset(info, 0, sizeof(*info));
+	info->protocol_version = h->protocol_version;
+	fftd__copy_str(info->server_version, sizeof(info->server_version),
+	    h->server_version);
+	fftd__copy_str(info->backend, sizeof(info->backend), h->backend);
+	for (size_t i = 0; i < h->n_devices && i < FFTD_MAX_DEVICES; i++) {
+		fftd_device_info *d = &info->devices[info->ndevices++];
+		d->index            = (int) h->devices[i]->index;
+		fftd__copy_str(d->name, sizeof(d->name), h->devices[i]->name);
+		fftd__copy_str(
+		    d->backend, sizeof(d->backend), h->devices[i]->backend);
+		d->memory_bytes = h->devices[i]->memory_bytes;
+	}
+	for (size_t i = 0; i < h->n_algorithms && i < FFTD_MAX_ALGORITHMS;
+	     i++) {
+		fftd__copy_str(info->algorithms[info->nalgorithms++], 16,
+		    h->algorithms[i]);
+	}
+	for (size_t i = 0; i < h->n_precisions; i++) {
+		if (h->precisions[i] >= 0 && h->precisions[i] < 32) {
+			info->precisions |= 1u << h->precisions[i];
+		}
+	}
+	if (h->limits != NULL) {
+		info->max_request_bytes    = h->limits->max_request_bytes;
+		info->max_rank             = h->limits->max_rank;
+		info->max_batch            = h->limits->max_batch;
+		info->max_plans_per_client = h->limits->max_plans_per_client;
+		info->max_inflight_per_client
+		    = h->limits->max_inflight_per_client;
+		info->max_queued_bytes_per_client
+		    = h->limits->max_queued_bytes_per_client;
+	}
+}
+
+// min_limit is the smaller of two daemon limits, 0 meaning none.
+static uint64_t
+min_limit(uint64_t a, uint64_t b)
+{
+	return a == 0 ? b : b == 0 ? a : a < b ? a : b;
+}
+
+// fftd__merge_info folds daemon info o into *info, the first daemon's: the
+// smallest limits, and the precisions and algorithms every daemon serves.
+void
+fftd__merge_info(fftd_info *info, const fftd_info *o)
+{
+	info->max_request_bytes
+	    = min_limit(info->max_request_bytes, o->max_request_bytes);
+	info->max_rank  = (uint32_t) min_limit(info->max_rank, o->max_rank);
+	info->max_batch = min_limit(info->max_batch, o->max_batch);
+	info->max_plans_per_client = (uint32_t) min_limit(
+	    info->max_plans_per_client, o->max_plans_per_client);
+	info->max_inflight_per_client = (uint32_t) min_limit(
+	    info->max_inflight_per_client, o->max_inflight_per_client);
+	info->max_queued_bytes_per_client = min_limit(
+	    info->max_queued_bytes_per_client, o->max_queued_bytes_per_client);
+	info->precisions &= o->precisions;
+	int kept = 0;
+	for (int a = 0; a < info->nalgorithms; a++) {
+		bool both = false;
+		for (int b = 0; b < o->nalgorithms && !both; b++) {
+			both = strcmp(info->algorithms[a], o->algorithms[b])
+			    == 0;
+		}
+		if (both) {
+			memmove(info->algorithms[kept++], info->algorithms[a],
+			    sizeof(info->algorithms[a]));
+		}
+	}
+	for (int a = kept; a < info->nalgorithms; a++) {
+		memset(info->algorithms[a], 0, sizeof(info->algorithms[a]));
+	}
+	info->nalgorithms = kept;
+}
+
+// fftd__parse_urls splits list at its commas into at most FFTD_MAX_DAEMONS
+// URLs, each without the blanks around it, malloc'd into urls[0 .. *n - 1].
+int
+fftd__parse_urls(const char *list, char **urls, int *n)
+{
+	int         rv = FFTD_OK;
+	const char *p  = list;
+	*n             = 0;
+	for (int k = 1;; k++) {
+		const char *comma = strchr(p, ',');
+		size_t      len   = comma ? (size_t) (comma - p) : strlen(p);
+		while (len > 0 && isspace((unsigned char) *p)) {
+			p++;
+			len--;
+		}
+		while (len > 0 && isspace((unsigned char) p[len - 1])) {
+			len--;
+		}
+		if (len == 0) {
+			rv = fftd__set_error(FFTD_EINVAL,
+			    "URL %d of \"%s\" is empty (a list of daemons is "
+			    "URLs separated by commas)",
+			    k, list);
+			break;
+		}
+		if (*n == FFTD_MAX_DAEMONS) {
+			rv = fftd__set_error(FFTD_EINVAL,
+			    "more than %d URLs in \"%s\" (FFTD_MAX_DAEMONS)",
+			    FFTD_MAX_DAEMONS, list);
+			break;
+		}
+		if ((urls[*n] = strndup(p, len)) == NULL) {
+			rv = fftd__set_error(FFTD_ENOMEM, "out of memory");
+			break;
+		}
+		(*n)++;
+		if (comma == NULL) {
+			return FFTD_OK;
+		}
+		p = comma + 1;
+	}
+	while (*n > 0) {
+		free(urls[--*n]);
+	}
+	return rv;
+}
+
+// fftd__link_free frees an endpoint's ep_link (NULL is ignored).
+void
+fftd__link_free(ep_link *l)
+{
+	if (l != NULL) {
+		pthread_mutex_destroy(&l->mtx);
+		free(l);
+	}
+}
+
+// ep_dropped fails at once, on a client of several daemons, the executions
+// for endpoint i's session epoch that still wait in NNG's queue for its
+// connection, which just dropped: they were never sent, so nothing runs
+// twice, and NNG would otherwise hold them until the timeout (or send
+// them on the next connection, whose session lacks their plan). What was
+// sent fails by itself (NNG_ECONNRESET). A client of one daemon keeps
+// NNG's way: wait for the connection to come back.
+static void
+ep_dropped(fftd_client *c, int i, uint64_t epoch)
+{
+	if (c->nep == 1) {
+		return;
+	}
+	pthread_mutex_lock(&c->mtx);
+	for (fftd_request *r = c->inflight; r != NULL; r = r->next_inflight) {
+		if (r->ep == i && r->epoch == epoch && !atomic_load(&r->sent)) {
+			nng_aio_cancel(r->aio); // "request not sent"
+		}
+	}
+	pthread_mutex_unlock(&c->mtx);
+}
+
+// on_pipe follows endpoint's connection (NNG pipe callback).
+static void
+on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	ep_link *l  = arg;
+	uint32_t id = (uint32_t) nng_pipe_id(p);
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		atomic_fetch_add(
+		    &l->epoch, 1); // before pipe: see fftd__ep_usable
+		atomic_store(&l->pipe, id);
+		return;
+	}
+	uint64_t epoch = atomic_load(&l->epoch);
+	if (atomic_compare_exchange_strong(&l->pipe, &id, 0)) {
+		pthread_mutex_lock(&l->mtx);
+		if (l->client != NULL) {
+			ep_dropped(l->client, l->index, epoch);
+		}
+		pthread_mutex_unlock(&l->mtx);
+	}
+}
+
+// fftd__ep_open connects endpoint i (its url set) and says hello, filling
+// *info.
+int
+fftd__ep_open(fftd_client *c, int i, fftd_info *info)
+{
+	endpoint *e = &c->ep[i];
+	int       rv;
+	if ((e->link = calloc(1, sizeof(*e->link))) == NULL) {
+		return fftd__set_error(FFTD_ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&e->link->mtx, NULL);
+	e->link->client = c;
+	e->link->index  = i;
+	if ((rv = nng_req0_open(&e->sock)) != 0) {
+		return fftd__set_error(fftd__map_nng(rv),
+		    "cannot open a socket: %s", nng_strerror(rv));
+	}
+	e->open = true;
+	// Never resend: an execute must not run twice unasked.
+	nng_socket_set_ms(
+	    e->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	// Replies carry whole transforms; the daemon bounds their size.
+	nng_socket_set_size(e->sock, NNG_OPT_RECVMAXSZ, 0);
+	// Before dialing: nng_dial returns after the first pipe's ADD_POST.
+	nng_pipe_notify(e->sock, NNG_PIPE_EV_ADD_POST, on_pipe, e->link);
+	nng_pipe_notify(e->sock, NNG_PIPE_EV_REM_POST, on_pipe, e->link);
+	char dmsg[512] = "";
+	if ((rv = fftd__client_dial(e->sock, e->url, dmsg, sizeof(dmsg)))
+	    != 0) {
+		return fftd__set_error(
+		    rv, "cannot connect to %s: %s", e->url, dmsg);
+	}
+	Fftd__Wire__Request req   = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__Hello   hello = FFTD__WIRE__HELLO__INIT;
+	hello.protocol_version    = FFTD_PROTOCOL_VERSION;
+	// The program's name, so that stats and logs say who is who.
+	hello.client_name    = program_invocation_short_name;
+	hello.pid            = (uint32_t) getpid();
+	req.body_case        = FFTD__WIRE__REQUEST__BODY_HELLO;
+	req.hello            = &hello;
+	Fftd__Wire__Reply *r = NULL;
+	rv                   = fftd__rpc_on(c, i, &req, &r);
+	if (rv == FFTD_OK
+	    && (r->body_case != FFTD__WIRE__REPLY__BODY_HELLO
+	        || r->hello == NULL)) {
+		rv = fftd__set_error(
+		    FFTD_EPROTO, "daemon answered hello with no hello");
+	}
+	if (rv == FFTD_OK) {
+		fill_info(info, r->hello);
+		e->limit = info->max_inflight_per_client;
+	}
+	if (r != NULL) {
+		fftd__wire__reply__free_unpacked(r, NULL);
+	}
+	return rv == FFTD_OK ? rv : fftd__url_error(c, i, rv);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // hist.c — the bucket bounds of the daemon's latency histograms, shared by
-// the daemon (which fills them) and libfftd (which reads them).
+// the daemon (which fills them and links this object of the library) and
+// libfftd (which reads them).
 
 #include <math.h>
 
