@@ -98,6 +98,8 @@ fftd__send_fd(const char *path, const uint8_t *token, size_t toklen,
 static int buffer_make(
     fftd_client *client, size_t bytes, bool staging, fftd_buffer **bufp);
 
+// fftd_buffer_create makes a shared buffer for this client (fftd.h); a
+// client of several daemons has none.
 int
 fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp)
 {
@@ -281,6 +283,7 @@ typedef struct copy_part {
 	size_t      n;
 } copy_part;
 
+// copy_part_main copies one part (a thread of fftd__par_memcpy).
 static void *
 copy_part_main(void *arg)
 {
@@ -289,6 +292,8 @@ copy_part_main(void *arg)
 	return NULL;
 }
 
+// fftd__par_memcpy is memcpy, split over up to PAR_COPY_THREADS threads
+// for copies of PAR_COPY_MIN bytes or more.
 void
 fftd__par_memcpy(void *dst, const void *src, size_t n)
 {
@@ -342,12 +347,14 @@ fftd__stage_release(fftd_client *c, fftd_buffer *b)
 	pthread_mutex_unlock(&c->mtx);
 }
 
+// fftd_buffer_data is the buffer's address here.
 void *
 fftd_buffer_data(const fftd_buffer *buf)
 {
 	return buf ? buf->addr : NULL;
 }
 
+// fftd_buffer_size is the buffer's size, whole pages.
 size_t
 fftd_buffer_size(const fftd_buffer *buf)
 {
@@ -376,6 +383,8 @@ fftd__buffer_release(fftd_client *c, fftd_buffer *buf)
 	free(buf);
 }
 
+// fftd_buffer_destroy unlists the buffer, releases it in the daemon and
+// here, and drops its client reference.
 void
 fftd_buffer_destroy(fftd_buffer *buf)
 {

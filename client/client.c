@@ -67,6 +67,8 @@ stage_setting(uint64_t *min)
 	return true;
 }
 
+// fftd_client_open connects to the daemon(s) of url and says hello to
+// each (fftd.h); on failure every socket opened is closed, bounded.
 int
 fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 {
@@ -152,6 +154,7 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	return FFTD_OK;
 }
 
+// fftd__client_unref drops one reference; the last frees the client.
 void
 fftd__client_unref(fftd_client *c)
 {
@@ -160,6 +163,7 @@ fftd__client_unref(fftd_client *c)
 	}
 }
 
+// deadline_after is CLOCK_MONOTONIC now plus ms, for the timed waits.
 static struct timespec
 deadline_after(long ms)
 {
@@ -193,6 +197,7 @@ struct socket_closer {
 	int             refs;
 };
 
+// socket_closer_unref drops one of the closer's two references.
 static void
 socket_closer_unref(socket_closer *sc)
 {
@@ -206,6 +211,7 @@ socket_closer_unref(socket_closer *sc)
 	}
 }
 
+// socket_closer_main closes the socket, frees its link and says so.
 static void *
 socket_closer_main(void *arg)
 {
@@ -252,6 +258,7 @@ closer_start(nng_socket sock, ep_link *link)
 	return sc;
 }
 
+// closer_wait waits for a closer until the deadline (see closer_start).
 static void
 closer_wait(socket_closer *sc, const struct timespec *until)
 {
@@ -266,6 +273,8 @@ closer_wait(socket_closer *sc, const struct timespec *until)
 	socket_closer_unref(sc);
 }
 
+// fftd_client_close drains what is in flight (bounded), cancels the rest,
+// releases the staging pool and closes every socket, each bounded.
 void
 fftd_client_close(fftd_client *client)
 {
@@ -337,6 +346,7 @@ fftd_client_info_sized(
 	return FFTD_OK;
 }
 
+// fftd_ping times one Ping round trip to the first daemon.
 int
 fftd_ping(fftd_client *client, double *rtt_us)
 {

@@ -37,6 +37,7 @@
 // PEM files larger than this are not certificates or keys.
 #define PEM_MAX (1u << 20)
 
+// map_dial_error turns nng_dial's error into an fftd_error code.
 static int
 map_dial_error(int rv)
 {
@@ -46,6 +47,7 @@ map_dial_error(int rv)
 	    : FFTD_ENNGERR + rv;
 }
 
+// is_tls_url says whether url needs a TLS configuration.
 static bool
 is_tls_url(const char *url)
 {
@@ -276,6 +278,7 @@ tls_failure(int rv, const char *url, char *msg, size_t msglen)
 	return FFTD_ENNGERR + rv;
 }
 
+// fftd__client_dial dials url on sock (client_impl.h).
 int
 fftd__client_dial(nng_socket sock, const char *url, char *msg, size_t msglen)
 {

@@ -18,6 +18,7 @@
 
 _Thread_local char fftd__last_error[FFTD__LAST_ERROR_LEN];
 
+// fftd_strerror names any code, tagged ones by their range.
 const char *
 fftd_strerror(int err)
 {
@@ -44,6 +45,7 @@ fftd_strerror(int err)
 	}
 }
 
+// fftd_err_name is the code's symbolic name.
 const char *
 fftd_err_name(int err)
 {

@@ -56,6 +56,7 @@ inflight_add(fftd_client *c, fftd_request *req)
 	pthread_mutex_unlock(&c->mtx);
 }
 
+// inflight_remove unlists a completed request.
 static void
 inflight_remove(fftd_client *c, fftd_request *req)
 {
@@ -84,6 +85,8 @@ inflight_done(fftd_client *c, int ep)
 	pthread_mutex_unlock(&c->mtx);
 }
 
+// request_finish completes a request: runs its callback and frees it, or
+// wakes its waiter; then gives its in-flight slot back.
 static void
 request_finish(fftd_request *req, int status)
 {
@@ -128,6 +131,8 @@ conn_lost(fftd_request *req, int rv)
 	}
 }
 
+// request_cb is the request's NNG callback: the send done, then the reply
+// (checked, its output copied out) or the failure.
 static void
 request_cb(void *arg)
 {
@@ -425,6 +430,7 @@ fftd_execute_async_opts_sized(const fftd_plan *plan, const void *in, void *out,
 	return FFTD_OK;
 }
 
+// fftd_request_cancel asks the request's daemon to drop it (fftd.h).
 int
 fftd_request_cancel(fftd_request *req)
 {
@@ -449,6 +455,7 @@ fftd_request_cancel(fftd_request *req)
 	return rv == FFTD_OK ? rv : fftd__url_error(req->client, req->ep, rv);
 }
 
+// fftd_request_done says whether the request has completed.
 int
 fftd_request_done(fftd_request *req)
 {
@@ -461,6 +468,7 @@ fftd_request_done(fftd_request *req)
 	return done;
 }
 
+// fftd_request_wait waits for the request, frees it, returns its status.
 int
 fftd_request_wait(fftd_request *req)
 {
@@ -480,6 +488,7 @@ fftd_request_wait(fftd_request *req)
 	return status;
 }
 
+// fftd_execute is fftd_execute_async and fftd_request_wait.
 int
 fftd_execute(const fftd_plan *plan, const void *in, void *out)
 {

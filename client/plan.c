@@ -218,6 +218,8 @@ fftd_plan_create_sized(fftd_client *client, const fftd_plan_desc *cdesc,
 	return FFTD_OK;
 }
 
+// fftd_plan_destroy releases the plan on its daemons (unless the client
+// is closed) and drops its client reference.
 void
 fftd_plan_destroy(fftd_plan *plan)
 {
@@ -233,18 +235,21 @@ fftd_plan_destroy(fftd_plan *plan)
 	free(plan);
 }
 
+// fftd_plan_input_bytes is the input array's size in bytes.
 size_t
 fftd_plan_input_bytes(const fftd_plan *plan)
 {
 	return plan ? (size_t) plan->shape.in.bytes : 0;
 }
 
+// fftd_plan_output_bytes is the output array span's size in bytes.
 size_t
 fftd_plan_output_bytes(const fftd_plan *plan)
 {
 	return plan ? (size_t) plan->shape.out.bytes : 0;
 }
 
+// fftd_plan_algorithm names the implementation the daemon chose.
 const char *
 fftd_plan_algorithm(const fftd_plan *plan)
 {

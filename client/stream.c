@@ -110,12 +110,15 @@ stream_chan_open(fftd_stream *st)
 	return FFTD_OK;
 }
 
+// align64 rounds n up to a multiple of 64 bytes (slot arrays).
 static size_t
 align64(size_t n)
 {
 	return (n + 63) & ~(size_t) 63;
 }
 
+// fftd_stream_open makes a stream of depth slots on plan (fftd.h): its
+// shared buffer, and its stream channel when the daemon offers one.
 int
 fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp)
 {
@@ -161,12 +164,14 @@ fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp)
 	return FFTD_OK;
 }
 
+// slot_at is the address of slot i.
 static char *
 slot_at(const fftd_stream *st, int i)
 {
 	return (char *) st->buf->addr + (size_t) i * st->slot;
 }
 
+// fftd_stream_input is the next slot's input array, NULL when full.
 void *
 fftd_stream_input(fftd_stream *st)
 {
@@ -176,6 +181,8 @@ fftd_stream_input(fftd_stream *st)
 	return slot_at(st, st->head);
 }
 
+// fftd_stream_submit starts the next slot's execution, over the stream
+// channel or NNG.
 int
 fftd_stream_submit(fftd_stream *st, const void *in)
 {
@@ -318,6 +325,7 @@ fftd_stream_last_times_sized(
 	return FFTD_OK;
 }
 
+// fftd_stream_wait completes the oldest slot in flight.
 int
 fftd_stream_wait(fftd_stream *st, void *out, const void **outp)
 {
@@ -341,12 +349,14 @@ fftd_stream_wait(fftd_stream *st, void *out, const void **outp)
 	return rv;
 }
 
+// fftd_stream_pending is the number of slots in flight.
 int
 fftd_stream_pending(const fftd_stream *st)
 {
 	return st ? st->pending : 0;
 }
 
+// fftd_stream_close waits for what is in flight and frees the stream.
 void
 fftd_stream_close(fftd_stream *st)
 {
@@ -363,6 +373,7 @@ fftd_stream_close(fftd_stream *st)
 	free(st);
 }
 
+// fftd_stream_set_deadline sets later submissions' deadline.
 void
 fftd_stream_set_deadline(fftd_stream *st, int64_t deadline_us)
 {
@@ -371,6 +382,7 @@ fftd_stream_set_deadline(fftd_stream *st, int64_t deadline_us)
 	}
 }
 
+// fftd_stream_set_spin sets how long waits poll before they sleep.
 int
 fftd_stream_set_spin(fftd_stream *st, uint32_t spin_us)
 {
