@@ -50,8 +50,8 @@ CXX       ?= c++
 OPT       ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread \
-	-Iclient -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I$(NNG_PREFIX)/include -I/usr/include/hdf5/serial
-CXXFLAGS_ALL := -std=c++17 $(OPT) -Wall -Wextra -Werror -Iclient -I$(NNG_PREFIX)/include
+	-Iinclude -Iclient -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I$(NNG_PREFIX)/include -I/usr/include/hdf5/serial
+CXXFLAGS_ALL := -std=c++17 $(OPT) -Wall -Wextra -Werror -Iinclude -Iclient -I$(NNG_PREFIX)/include
 LDFLAGS_ALL := -pthread
 
 ifeq ($(SAN),1)
@@ -98,8 +98,14 @@ GEN_H     := $(BUILD)/gen/fftd.pb-c.h
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(COMMON_SRC)) $(BUILD)/gen/fftd.pb-c.o
 
-CLIENT_OBJ := $(BUILD)/client/client.o $(BUILD)/client/dial.o $(COMMON_OBJ)
-FFTCTL_SRC := $(filter-out client/client.c client/dial.c,$(wildcard client/*.c))
+# libfftd is client/*.c but fftctl's files. Its errors.c and hist.c
+# implement public calls the daemon and the unit tests use too
+# (fftd_strerror, fftd_hist_bound): they link those objects of the library.
+LIBFFTD_SRC := $(filter-out client/fftctl.c client/npy.c,$(wildcard client/*.c))
+LIBFFTD_PUB_OBJ := $(BUILD)/client/errors.o $(BUILD)/client/hist.o
+COMMON_OBJ += $(LIBFFTD_PUB_OBJ)
+CLIENT_OBJ := $(filter-out $(LIBFFTD_PUB_OBJ),$(patsubst %.c,$(BUILD)/%.o,$(LIBFFTD_SRC))) $(COMMON_OBJ)
+FFTCTL_SRC := $(filter-out $(LIBFFTD_SRC),$(wildcard client/*.c))
 FFTCTL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FFTCTL_SRC))
 
 DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda.c),$(wildcard daemon/backends/*.c))
@@ -171,8 +177,13 @@ $(KERNEL_LIB): $(KERNEL_OBJ)
 $(BUILD)/libfftd.a: $(CLIENT_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/libfftd.so: $(CLIENT_OBJ) $(NNG_LIB)
-	$(CC) -shared -Wl,-soname,libfftd.so.0 $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(DEP_LIBS)
+# The library exports only what include/fftd.h marks FFTD_API: its objects
+# build with hidden visibility, and the version script keeps the rest local
+# (tests/symbols.sh checks it).
+$(CLIENT_OBJ): CFLAGS_ALL += -fvisibility=hidden
+
+$(BUILD)/libfftd.so: $(CLIENT_OBJ) $(NNG_LIB) client/libfftd.map
+	$(CC) -shared -Wl,-soname,libfftd.so.0 -Wl,--version-script=client/libfftd.map $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(DEP_LIBS)
 
 $(BUILD)/fftd: $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(NNG_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) -lsystemd -lstdc++ -lm
@@ -195,7 +206,7 @@ $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(
 $(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
 
-$(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
+$(CXX_TEST_BIN): tests/cxx_header.cc include/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libfftd.a $(DEP_LIBS)
 
@@ -238,11 +249,11 @@ FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 30
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer $(WARN) -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
-	-Iclient -Icommon -Idaemon -I$(FUZZ_BUILD)/gen -I$(NNG_PREFIX)/include
+	-Iinclude -Iclient -Icommon -Idaemon -I$(FUZZ_BUILD)/gen -I$(NNG_PREFIX)/include
 FUZZ_LDFLAGS := -pthread -fsanitize=address,undefined
 FUZZ_LIBS    := $(NNG_LIB) -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -linih -lsystemd -lm
 # What the targets exercise, compiled with the fuzz flags.
-FUZZ_LIB_SRC := common/errors.c common/errmsg.c common/layout.c common/wire.c common/hist.c \
+FUZZ_LIB_SRC := client/errors.c common/errmsg.c common/layout.c common/wire.c client/hist.c \
 	daemon/chan.c daemon/fdsock.c daemon/config.c daemon/log.c daemon/remote.c client/npy.c
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRC)) $(FUZZ_BUILD)/gen/fftd.pb-c.o
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
@@ -323,7 +334,7 @@ install: all install-files
 	install -m 0644 $(BUILD)/libfftd.a $(DESTDIR)$(PREFIX)/lib/libfftd.a
 	$(if $(filter 1,$(STATIC_DEPS)),,install -m 0755 $(BUILD)/libfftd.so $(DESTDIR)$(PREFIX)/lib/libfftd.so.0)
 	$(if $(filter 1,$(STATIC_DEPS)),,ln -sf libfftd.so.0 $(DESTDIR)$(PREFIX)/lib/libfftd.so)
-	install -m 0644 client/fftd.h $(DESTDIR)$(PREFIX)/include/fftd.h
+	install -m 0644 include/fftd.h $(DESTDIR)$(PREFIX)/include/fftd.h
 
 # install-files: the service files alone (unit with this PREFIX and
 # SYSCONFDIR, sysusers.d, tmpfiles.d, the default config unless one is

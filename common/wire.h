@@ -56,33 +56,9 @@ int fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f);
 int fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m,
     uint64_t payload_len, void **payload);
 
-// Stream channel packets (StreamOpen in proto/fftd.proto). Both ends run
-// on one host (ipc:// only), so the structs travel in native layout; each
-// is one SOCK_SEQPACKET packet.
-// Client to daemon: run the plan on slot `slot` (deadline_us as Execute's).
-typedef struct fftd__chan_submit {
-	uint32_t slot;
-	uint32_t flags; // 0
-	uint64_t tag;   // echoed in the answer
-	uint64_t deadline_us;
-} fftd__chan_submit;
-
-// Daemon to client: the answer to submission `tag`; msg (NUL-terminated)
-// says why when status is not FFTD_OK. Sent without the unused tail of
-// msg: a packet is at least offsetof(fftd__chan_reply, msg) + 1 bytes.
-typedef struct fftd__chan_reply {
-	int32_t  status;
-	uint32_t slot;
-	uint64_t tag;
-	// CLOCK_MONOTONIC ns (one clock on one host) when the daemon's channel
-	// thread read the submission, and its worker started and finished it
-	// (0 when it did not run): fftd_stream_last_times.
-	uint64_t received_ns, started_ns, finished_ns;
-	char     msg[232];
-} fftd__chan_reply;
-
 // fftd__hist_bucket is the latency histogram bucket of a duration in
-// seconds (the first whose bound, fftd_hist_bound, is not below it).
+// seconds (the first whose bound, fftd_hist_bound, is not below it):
+// client/hist.c, which the daemon links too.
 int fftd__hist_bucket(double seconds);
 
 // Statistics between their public structs and the wire. The _to_wire
@@ -99,8 +75,6 @@ void fftd__device_stats_to_wire(
     Fftd__Wire__DeviceStats *w, fftd_device_stats *x);
 void fftd__device_stats_from_wire(
     fftd_device_stats *x, const Fftd__Wire__DeviceStats *w);
-
-#endif // FFTD_COMMON_WIRE_H
 
 // fftd__wire_desc is the storage behind a packed PlanDesc (its repeated
 // fields point into it), so building one needs no allocation.
@@ -119,3 +93,5 @@ void fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d);
 // repeated fields disagree with the rank or a field is missing.
 int fftd__desc_from_wire(const Fftd__Wire__PlanDesc *pd, fftd_plan_desc *d,
     char *msg, size_t msglen);
+
+#endif // FFTD_COMMON_WIRE_H

@@ -15,8 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "streamchan.h"
+
 typedef struct fftd__chanpoll fftd__chanpoll;
-struct fftd__chan_submit; // wire.h
 
 // The callbacks run on the poller's thread. on_packet gets each packet
 // received on a channel (len bytes, possibly malformed); on_hangup runs

@@ -73,8 +73,9 @@ send_reply(int cfd, int status, uint64_t id, const char *msg)
 	uint8_t reply[FFTD__FDSOCK_REPLY];
 	memset(reply, 0, sizeof(reply));
 	put_le(reply, (uint32_t) status, 4);
-	put_le(reply + 8, id, 8);
-	snprintf((char *) reply + 16, sizeof(reply) - 16, "%s", msg);
+	put_le(reply + FFTD__FDSOCK_REPLY_ID, id, 8);
+	snprintf((char *) reply + FFTD__FDSOCK_REPLY_MSG,
+	    sizeof(reply) - FFTD__FDSOCK_REPLY_MSG, "%s", msg);
 	// A peer that hung up (EPIPE, ECONNRESET) has nobody to tell.
 	if (send(cfd, reply, sizeof(reply), MSG_NOSIGNAL | MSG_DONTWAIT)
 	        != (ssize_t) sizeof(reply)
@@ -188,7 +189,7 @@ int
 fftd__fdsock_finish(
     fftd__fdsock_req *r, int cfd, bool timed_out, fftd__fdsock_cb cb, void *arg)
 {
-	char         msg[240] = "";
+	char         msg[FFTD__FDSOCK_REPLY - FFTD__FDSOCK_REPLY_MSG] = "";
 	uint64_t     id = 0, bytes = 0;
 	int          status;
 	struct ucred peer;

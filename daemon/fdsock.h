@@ -2,14 +2,9 @@
 //
 // fdsock.h — PRIVATE to fftd. The Unix socket over which local clients
 // hand the daemon the file descriptor of a shared-memory buffer or a stream
-// channel's socket (NNG's ipc transport cannot carry descriptors). One short
-// connection per descriptor (a reply of FFTD_ELIMIT may come before the
-// request is read: the client reads the reply even if its send failed):
-//   client → daemon: 16-byte token, u64 LE byte count; SCM_RIGHTS: one fd
-//   daemon → client: i32 LE status, u32 0, u64 LE buffer id, 240-byte
-//                    NUL-terminated message
-// The token, obtained over NNG (BufferRegister), ties the descriptor to one
-// client connection; the sender's SO_PEERCRED must match that connection's.
+// channel's socket (NNG's ipc transport cannot carry descriptors). Its wire
+// contract (request, reply, token) is common/handover.h, which libfftd
+// includes too.
 
 #ifndef FFTD_DAEMON_FDSOCK_H
 #define FFTD_DAEMON_FDSOCK_H
@@ -20,9 +15,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#define FFTD__FDSOCK_TOKEN 16
-#define FFTD__FDSOCK_REQ 24
-#define FFTD__FDSOCK_REPLY 256
+#include "handover.h"
+
 #define FFTD__FDSOCK_MAX_FDS 4 // descriptors one connection holds
 #define FFTD__FDSOCK_MAX_FDS 4 // descriptors taken from one request
 

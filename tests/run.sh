@@ -18,6 +18,9 @@
 # Also bench/soak, the short soak (FFTD_SOAK_REQUESTS requests, default
 # 200000), as one test, where the build folder has it.
 #
+# Also tests/symbols.sh (libfftd.so exports exactly fftd.h's FFTD_API
+# calls), as one test named "symbols", where the build folder has the library.
+#
 # Environment: FFTD_TEST_ONLY (run only these binaries: names such as
 # "test_shm soak", separated by spaces), FFTD_TEST_TIMEOUT (seconds per binary, default 600),
 # FFTD_TEST_SEED (repeat a run's random inputs), FFTD_TEST_VERBOSE=1 (print
@@ -52,7 +55,8 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTION
 # TSan (SAN=thread builds): stop at the first race, show both stacks of a
 # lock-order report; tests/tsan.supp holds reports inside third-party
 # libraries only (each with its reason).
-tsan_supp=$(cd "$(dirname "$0")" && pwd)/tsan.supp
+tests_dir=$(cd "$(dirname "$0")" && pwd)
+tsan_supp=$tests_dir/tsan.supp
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$tsan_supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 # cmocka's plain output is what we parse.
@@ -180,6 +184,12 @@ for arg in "$@"; do
 	if [ "$gpu" != 1 ] && [ -x "$abs/tests/cxx_header" ] && wanted cxx_header; then
 		found=$((found + 1))
 		run_one "$dir/tests/cxx_header" plain "$abs/tests/cxx_header"
+	fi
+	# libfftd.so exports exactly the calls include/fftd.h declares FFTD_API
+	# (tests/symbols.sh).
+	if [ "$gpu" != 1 ] && [ -f "$abs/libfftd.so" ] && wanted symbols; then
+		found=$((found + 1))
+		run_one "$dir/symbols" plain sh "$tests_dir/symbols.sh" "$abs"
 	fi
 	# The short soak (bench/README.md): kills, leaks, lost or wrong results.
 	# Not in the ASan build: its allocator's quarantine moves RSS by more

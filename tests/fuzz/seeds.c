@@ -21,6 +21,7 @@
 #include "fdsock.h"
 #include "fftd.h"
 #include "npy.h"
+#include "streamchan.h"
 #include "wire.h"
 
 static const char *out_dir;

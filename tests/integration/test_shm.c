@@ -87,13 +87,14 @@
 #include "../util/session.h"
 #include "fftd.h"
 #include "layout.h"
+#include "streamchan.h"
 #include "wire.h"
 
 #define TIMEOUT_MS 60000
 #define SETTLE_MS 10000  // how long the daemon may take to let go
 #define BUF_X (4u << 20) // the test's two shared buffers
 #define BUF_Y (2u << 20)
-#define MEMFD_NAME "fftd-buffer" // libfftd's memfd name (client.c)
+#define MEMFD_NAME "fftd-buffer" // libfftd's memfd name (client/buffer.c)
 #define RAW_MEMFD "fftd-test-raw"
 #define FFTD_TEST_FDREPLY 256 // the descriptor socket's answer (fdsock.h)
 

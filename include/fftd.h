@@ -41,6 +41,47 @@
 extern "C" {
 #endif
 
+// FFTD_API marks the calls libfftd exports, as NNG_DECL and UV_EXTERN do:
+// the library is built with -fvisibility=hidden and a linker version script
+// (client/libfftd.map, version node FFTD_0), so that a program sees these
+// calls and nothing else of it; tests/symbols.sh checks that libfftd.so
+// exports exactly the names declared FFTD_API here.
+#if defined(__GNUC__) || defined(__clang__)
+#define FFTD_API __attribute__((visibility("default")))
+#else
+#define FFTD_API
+#endif
+
+// Binary compatibility (ABI). The shared library's soname is libfftd.so.0,
+// and FFTD_VERSION_MAJOR is its number.
+//
+// Structs the caller allocates (fftd_plan_desc, fftd_info,
+// fftd_device_info, fftd_stats, fftd_client_stats, fftd_device_stats,
+// fftd_exec_options, fftd_stream_times) may grow in later versions. The
+// calls that take one are macros that pass the library the sizeof the
+// caller was compiled with (fftd_get_stats(c, s) is
+// fftd_get_stats_sized(c, s, sizeof(fftd_stats)); arrays and the devices
+// inside fftd_info pass their element's sizeof too), so a program built
+// against an older fftd.h keeps working with a newer library and the
+// reverse: the library reads and writes only the bytes the caller's struct
+// has; a field the caller's struct lacks reads as its default (as
+// fftd_plan_desc_init sets it; zero, or none, elsewhere); bytes of a
+// caller's struct that the library does not know are ignored on input and
+// zeroed on output. A size of 0, not a multiple of 4, or over 64 KiB is
+// FFTD_EINVAL. Bindings that call the library directly call the _sized
+// symbols with their structs' sizes.
+//
+// Within libfftd.so.0: calls and enum values are only added; a struct
+// grows only at its end, each new field starting at or after the previous
+// version's sizeof, with a default that keeps the old behaviour. What
+// bumps the soname (libfftd.so.1, FFTD_VERSION_MAJOR 1): removing an
+// exported call or changing its arguments or meaning; removing, moving or
+// retyping a struct's field; changing a constant that sizes an array
+// inside a struct (FFTD_MAX_RANK, FFTD_MAX_DEVICES, FFTD_MAX_ALGORITHMS,
+// FFTD_HIST_BUCKETS, the name lengths); changing the value of an enum
+// constant or error code. The wire protocol (FFTD_PROTOCOL_VERSION) is
+// versioned on its own.
+
 #define FFTD_VERSION_MAJOR 0
 #define FFTD_VERSION_MINOR 1
 #define FFTD_VERSION_PATCH 0
@@ -94,20 +135,20 @@ typedef enum fftd_error {
 
 // fftd_strerror returns a static, human-readable message for any code,
 // tagged codes included. It never returns NULL.
-const char *fftd_strerror(int err);
+FFTD_API const char *fftd_strerror(int err);
 
 // fftd_err_name returns the code's symbolic name ("FFTD_EINVAL"), or
 // "FFTD_ESYSERR" etc. for tagged codes, or "FFTD_EUNKNOWN".
-const char *fftd_err_name(int err);
+FFTD_API const char *fftd_err_name(int err);
 
 // fftd_last_error returns the detailed message that came with the calling
 // thread's last failed fftd_* call (often the daemon's own words, e.g.
 // "n[1] = 0: sizes must be positive"), or "" if there is none. The string is
 // owned by the library and valid until this thread's next fftd_* call.
-const char *fftd_last_error(void);
+FFTD_API const char *fftd_last_error(void);
 
 // fftd_version returns the library version as "MAJOR.MINOR.PATCH".
-const char *fftd_version(void);
+FFTD_API const char *fftd_version(void);
 
 // fftd_kind is the transform kind.
 typedef enum fftd_kind {
@@ -214,8 +255,11 @@ typedef struct fftd_plan_desc {
 // the layout fields zero (defaults), algorithm "auto", device -1 and
 // priority FFTD_PRIORITY_BATCH. n must hold rank
 // sizes. Returns FFTD_EINVAL if rank is outside 1..FFTD_MAX_RANK.
-int fftd_plan_desc_init(fftd_plan_desc *desc, int rank, const int64_t *n,
-    fftd_kind kind, fftd_precision precision);
+FFTD_API int fftd_plan_desc_init_sized(fftd_plan_desc *desc, size_t size,
+    int rank, const int64_t *n, fftd_kind kind, fftd_precision precision);
+#define fftd_plan_desc_init(desc, rank, n, kind, precision)                    \
+	fftd_plan_desc_init_sized(                                             \
+	    (desc), sizeof(fftd_plan_desc), (rank), (n), (kind), (precision))
 
 // fftd_client is a connection to one daemon, or to several
 // (fftd_client_open with a list of URLs).
@@ -230,7 +274,7 @@ typedef struct fftd_request fftd_request;
 // system service's socket ipc:///run/fftd/fftd.sock if it exists; else the
 // per-user daemon's ipc://$XDG_RUNTIME_DIR/fftd.sock if that variable is set;
 // else the system socket. Returns FFTD_ELIMIT if it does not fit in len bytes.
-int fftd_default_url(char *buf, size_t len);
+FFTD_API int fftd_default_url(char *buf, size_t len);
 
 // FFTD_MAX_DAEMONS is the most URLs fftd_client_open takes in one list.
 #define FFTD_MAX_DAEMONS 16
@@ -302,7 +346,8 @@ int fftd_default_url(char *buf, size_t len);
 // A single URL is a list of one: everything above holds but the handling
 // of a lost connection, where a call waits (up to the timeout) for the
 // connection to come back, and the shared-memory paths, which work.
-int fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms);
+FFTD_API int fftd_client_open(
+    fftd_client **clientp, const char *url, int timeout_ms);
 
 // fftd_client_close closes the connection (to every daemon of a list). The
 // daemon then frees every plan of this client; plans still held must not be
@@ -312,7 +357,7 @@ int fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms);
 // timeout, at most 10 s; those still unanswered then complete with
 // FFTD_ECLOSED. Their callbacks have all returned when this function returns.
 // Must not run concurrently with other calls on the same client.
-void fftd_client_close(fftd_client *client);
+FFTD_API void fftd_client_close(fftd_client *client);
 
 // fftd_device_info describes one device the daemon serves.
 typedef struct fftd_device_info {
@@ -355,11 +400,15 @@ typedef struct fftd_info {
 // fftd_client_info copies the daemon's capabilities, as reported at
 // handshake, into *info (see ndaemons for a client of several daemons).
 // Never fails on an open client.
-int fftd_client_info(fftd_client *client, fftd_info *info);
+FFTD_API int fftd_client_info_sized(
+    fftd_client *client, fftd_info *info, size_t size, size_t device_size);
+#define fftd_client_info(client, info)                                         \
+	fftd_client_info_sized(                                                \
+	    (client), (info), sizeof(fftd_info), sizeof(fftd_device_info))
 
 // fftd_ping sends a ping and stores the round trip in microseconds in
 // *rtt_us (may be NULL).
-int fftd_ping(fftd_client *client, double *rtt_us);
+FFTD_API int fftd_ping(fftd_client *client, double *rtt_us);
 
 // fftd_stats is a snapshot of the daemon's counters (fftd_get_stats).
 typedef struct fftd_stats {
@@ -383,7 +432,10 @@ typedef struct fftd_stats {
 } fftd_stats;
 
 // fftd_get_stats fetches the daemon's counters into *stats.
-int fftd_get_stats(fftd_client *client, fftd_stats *stats);
+FFTD_API int fftd_get_stats_sized(
+    fftd_client *client, fftd_stats *stats, size_t size);
+#define fftd_get_stats(client, stats)                                          \
+	fftd_get_stats_sized((client), (stats), sizeof(fftd_stats))
 
 // FFTD_HIST_BUCKETS is the number of buckets of the daemon's latency
 // histograms (queue time, device time).
@@ -392,7 +444,7 @@ int fftd_get_stats(fftd_client *client, fftd_stats *stats);
 // fftd_hist_bound returns the upper bound, in seconds, of histogram bucket
 // i: 1e-5, 2.5e-5, 5e-5, 1e-4, ... 5, 10 (1-2.5-5 steps), and +Inf for the
 // last bucket (i = FFTD_HIST_BUCKETS - 1). Prometheus's "le" bounds.
-double fftd_hist_bound(int i);
+FFTD_API double fftd_hist_bound(int i);
 
 // fftd_client_stats is one connected client as the daemon sees it.
 // Histogram arrays hold counts per bucket (not cumulative).
@@ -434,13 +486,19 @@ typedef struct fftd_device_stats {
 // and their number (all of them, possibly more than max) into *n, in
 // order of client id. The daemon answers in pages (a reply has a size
 // limit); this asks for all of them.
-int fftd_get_client_stats(
-    fftd_client *client, fftd_client_stats *out, int max, int *n);
+FFTD_API int fftd_get_client_stats_sized(
+    fftd_client *client, fftd_client_stats *out, size_t size, int max, int *n);
+#define fftd_get_client_stats(client, out, max, n)                             \
+	fftd_get_client_stats_sized(                                           \
+	    (client), (out), sizeof(fftd_client_stats), (max), (n))
 
 // fftd_get_device_stats fetches up to max devices' statistics into out and
 // their number into *n.
-int fftd_get_device_stats(
-    fftd_client *client, fftd_device_stats *out, int max, int *n);
+FFTD_API int fftd_get_device_stats_sized(
+    fftd_client *client, fftd_device_stats *out, size_t size, int max, int *n);
+#define fftd_get_device_stats(client, out, max, n)                             \
+	fftd_get_device_stats_sized(                                           \
+	    (client), (out), sizeof(fftd_device_stats), (max), (n))
 
 // fftd_plan_create asks the daemon for a plan described by *desc and stores
 // a new handle in *planp. The daemon validates the description before it
@@ -450,26 +508,29 @@ int fftd_get_device_stats(
 // FFTD_EUNSUPPORTED (e.g. f16 on the CPU, f16 non-power-of-two on cuFFT,
 // a shape the named algorithm does not serve: see fftd_plan_desc),
 // FFTD_EBACKEND, plus the connection's errors. desc is not retained.
-int fftd_plan_create(
-    fftd_client *client, const fftd_plan_desc *desc, fftd_plan **planp);
+FFTD_API int fftd_plan_create_sized(fftd_client *client,
+    const fftd_plan_desc *desc, size_t size, fftd_plan **planp);
+#define fftd_plan_create(client, desc, planp)                                  \
+	fftd_plan_create_sized(                                                \
+	    (client), (desc), sizeof(fftd_plan_desc), (planp))
 
 // fftd_plan_destroy releases the plan in the daemon and frees the handle.
 // NULL is ignored. Must not run while the plan is being executed.
-void fftd_plan_destroy(fftd_plan *plan);
+FFTD_API void fftd_plan_destroy(fftd_plan *plan);
 
 // fftd_plan_input_bytes is the size in bytes of the input array that
 // fftd_execute reads: (largest input element index + 1) * element size.
-size_t fftd_plan_input_bytes(const fftd_plan *plan);
+FFTD_API size_t fftd_plan_input_bytes(const fftd_plan *plan);
 
 // fftd_plan_output_bytes is the size in bytes of the output array span that
 // fftd_execute writes into; only the elements of the output layout are
 // written, others keep their values.
-size_t fftd_plan_output_bytes(const fftd_plan *plan);
+FFTD_API size_t fftd_plan_output_bytes(const fftd_plan *plan);
 
 // fftd_plan_algorithm names the implementation the daemon chose ("fftw",
 // "cufft", ...; on a client of several daemons, the first that holds the
 // plan). The string lives as long as the plan.
-const char *fftd_plan_algorithm(const fftd_plan *plan);
+FFTD_API const char *fftd_plan_algorithm(const fftd_plan *plan);
 
 // fftd_execute runs the plan on in (fftd_plan_input_bytes bytes, read only)
 // and writes out (only the output layout's elements), blocking until done.
@@ -488,7 +549,7 @@ const char *fftd_plan_algorithm(const fftd_plan *plan);
 // and all over tcp:// or on a client of several daemons, travel inline in
 // the message. FFTD_INLINE_STAGING in the environment: 0 keeps every
 // payload inline, a byte count N stages arrays of N bytes or more.
-int fftd_execute(const fftd_plan *plan, const void *in, void *out);
+FFTD_API int fftd_execute(const fftd_plan *plan, const void *in, void *out);
 
 // fftd_callback is called once when an asynchronous execution completes,
 // with the request and its status (FFTD_OK or an error). It runs on one of
@@ -506,8 +567,8 @@ typedef void (*fftd_callback)(fftd_request *req, int status, void *data);
 //     with fftd_request_wait (and may poll with fftd_request_done).
 // If the call returns an error, the callback never runs and *reqp is not
 // set.
-int fftd_execute_async(const fftd_plan *plan, const void *in, void *out,
-    fftd_callback cb, void *data, fftd_request **reqp);
+FFTD_API int fftd_execute_async(const fftd_plan *plan, const void *in,
+    void *out, fftd_callback cb, void *data, fftd_request **reqp);
 
 // fftd_exec_options are per-execution settings for fftd_execute_async_opts.
 // Zero-initialise and set what you need.
@@ -521,9 +582,12 @@ typedef struct fftd_exec_options {
 
 // fftd_execute_async_opts is fftd_execute_async with options (opts may be
 // NULL: none).
-int fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
-    const fftd_exec_options *opts, fftd_callback cb, void *data,
-    fftd_request **reqp);
+FFTD_API int fftd_execute_async_opts_sized(const fftd_plan *plan,
+    const void *in, void *out, const fftd_exec_options *opts, size_t size,
+    fftd_callback cb, void *data, fftd_request **reqp);
+#define fftd_execute_async_opts(plan, in, out, opts, cb, data, reqp)           \
+	fftd_execute_async_opts_sized((plan), (in), (out), (opts),             \
+	    sizeof(fftd_exec_options), (cb), (data), (reqp))
 
 // fftd_request_cancel asks the daemon to drop the request if it has not
 // started; the request then completes with FFTD_ECANCELED (complete it with
@@ -531,15 +595,15 @@ int fftd_execute_async_opts(const fftd_plan *plan, const void *in, void *out,
 // FFTD_EBUSY if it had started or finished (it completes normally), or the
 // connection's errors. Only for requests obtained through reqp, before
 // fftd_request_wait.
-int fftd_request_cancel(fftd_request *req);
+FFTD_API int fftd_request_cancel(fftd_request *req);
 
 // fftd_request_done returns 1 if the request has completed (wait will not
 // block), else 0.
-int fftd_request_done(fftd_request *req);
+FFTD_API int fftd_request_done(fftd_request *req);
 
 // fftd_request_wait blocks until the request completes, frees it, and
 // returns its status. Only for requests obtained through reqp.
-int fftd_request_wait(fftd_request *req);
+FFTD_API int fftd_request_wait(fftd_request *req);
 
 // --- shared-memory buffers (local daemons)
 // ---------------------------------------
@@ -562,17 +626,18 @@ typedef struct fftd_buffer fftd_buffer;
 // shared memory, or the client talks to several daemons), FFTD_ELIMIT
 // (over the daemon's per-client buffer limit), FFTD_ESYSERR+errno (memfd,
 // mmap), FFTD_EBACKEND (pinning failed).
-int fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp);
+FFTD_API int fftd_buffer_create(
+    fftd_client *client, size_t bytes, fftd_buffer **bufp);
 
 // fftd_buffer_data is the buffer's address in this process (page-aligned).
-void *fftd_buffer_data(const fftd_buffer *buf);
+FFTD_API void *fftd_buffer_data(const fftd_buffer *buf);
 
 // fftd_buffer_size is the buffer's size in bytes (a whole number of pages).
-size_t fftd_buffer_size(const fftd_buffer *buf);
+FFTD_API size_t fftd_buffer_size(const fftd_buffer *buf);
 
 // fftd_buffer_destroy releases the buffer in the daemon and unmaps it here.
 // No execution on it may be in flight. NULL is ignored.
-void fftd_buffer_destroy(fftd_buffer *buf);
+FFTD_API void fftd_buffer_destroy(fftd_buffer *buf);
 
 // --- streaming (one plan, many transforms)
 // -------------------------------------
@@ -602,31 +667,34 @@ typedef struct fftd_stream fftd_stream;
 // wait that times out (the client's timeout) leaves the stream failed:
 // every later call answers FFTD_ETIMEDOUT, as the answer may yet come into
 // a reused slot.
-int fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp);
+FFTD_API int fftd_stream_open(
+    const fftd_plan *plan, int depth, fftd_stream **streamp);
 
 // fftd_stream_input returns the input array of the next slot to submit
 // (fftd_plan_input_bytes bytes), for the caller to fill in place, or NULL
 // if `depth` executions are in flight (wait for one first).
-void *fftd_stream_input(fftd_stream *stream);
+FFTD_API void *fftd_stream_input(fftd_stream *stream);
 
 // fftd_stream_submit starts the next execution. in is copied into the
 // slot's input array first, unless it is NULL or that array itself (filled
 // in place through fftd_stream_input). FFTD_EBUSY if depth are in flight.
-int fftd_stream_submit(fftd_stream *stream, const void *in);
+FFTD_API int fftd_stream_submit(fftd_stream *stream, const void *in);
 
 // fftd_stream_wait waits for the oldest execution in flight and returns its
 // status. If out is not NULL the result is copied there (only the output
 // layout's elements are written); if outp is not NULL it receives the
 // slot's output array, valid until that slot is submitted again.
 // FFTD_EINVAL if nothing is in flight.
-int fftd_stream_wait(fftd_stream *stream, void *out, const void **outp);
+FFTD_API int fftd_stream_wait(
+    fftd_stream *stream, void *out, const void **outp);
 
 // fftd_stream_pending is the number of executions in flight.
-int fftd_stream_pending(const fftd_stream *stream);
+FFTD_API int fftd_stream_pending(const fftd_stream *stream);
 
 // fftd_stream_set_deadline gives each later submission a deadline
 // (fftd_exec_options.deadline_us; 0 turns it off).
-void fftd_stream_set_deadline(fftd_stream *stream, int64_t deadline_us);
+FFTD_API void fftd_stream_set_deadline(
+    fftd_stream *stream, int64_t deadline_us);
 
 // fftd_stream_set_spin makes fftd_stream_wait poll the stream channel
 // without sleeping for up to spin_us microseconds (0, the default: sleep
@@ -638,7 +706,7 @@ void fftd_stream_set_deadline(fftd_stream *stream, int64_t deadline_us);
 // spin_us near the expected execution time (fftd_stream_last_times says
 // it). FFTD_EUNSUPPORTED if the stream has no stream channel (its waits
 // are NNG's), FFTD_EINVAL for a NULL stream or spin_us over 10^6.
-int fftd_stream_set_spin(fftd_stream *stream, uint32_t spin_us);
+FFTD_API int fftd_stream_set_spin(fftd_stream *stream, uint32_t spin_us);
 
 // fftd_stream_times says where the time of one stream execution went, in
 // CLOCK_MONOTONIC nanoseconds (one clock for the client and its local
@@ -656,11 +724,15 @@ typedef struct fftd_stream_times {
 // successful fftd_stream_wait returned. FFTD_EUNSUPPORTED if the stream
 // has no stream channel (over NNG the daemon's times do not travel),
 // FFTD_EINVAL if no wait has succeeded yet or an argument is NULL.
-int fftd_stream_last_times(const fftd_stream *stream, fftd_stream_times *times);
+FFTD_API int fftd_stream_last_times_sized(
+    const fftd_stream *stream, fftd_stream_times *times, size_t size);
+#define fftd_stream_last_times(stream, times)                                  \
+	fftd_stream_last_times_sized(                                          \
+	    (stream), (times), sizeof(fftd_stream_times))
 
 // fftd_stream_close waits for what is in flight and frees the stream and
 // its buffer. NULL is ignored.
-void fftd_stream_close(fftd_stream *stream);
+FFTD_API void fftd_stream_close(fftd_stream *stream);
 
 #ifdef __cplusplus
 }
