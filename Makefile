@@ -50,7 +50,7 @@ CXX       ?= c++
 OPT       ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread \
-	-Iclient -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I$(NNG_PREFIX)/include -I/usr/include/hdf5/serial
+	-Iclient -Ifftctl -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I$(NNG_PREFIX)/include -I/usr/include/hdf5/serial
 CXXFLAGS_ALL := -std=c++17 $(OPT) -Wall -Wextra -Werror -Iclient -I$(NNG_PREFIX)/include
 LDFLAGS_ALL := -pthread
 
@@ -99,8 +99,9 @@ COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(COMMON_SRC)) $(BUILD)/gen/fftd.pb-c.o
 
 CLIENT_OBJ := $(BUILD)/client/client.o $(BUILD)/client/dial.o $(COMMON_OBJ)
-FFTCTL_SRC := $(filter-out client/client.c client/dial.c,$(wildcard client/*.c))
-FFTCTL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FFTCTL_SRC))
+FFTCTL_SRC := $(wildcard fftctl/*.c)
+# fftctl's objects go to fftctl-obj/: $(BUILD)/fftctl is the program.
+FFTCTL_OBJ := $(patsubst fftctl/%.c,$(BUILD)/fftctl-obj/%.o,$(FFTCTL_SRC))
 
 DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda.c),$(wildcard daemon/backends/*.c))
 DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(DAEMON_SRC))
@@ -157,6 +158,10 @@ $(BUILD)/gen/fftd.pb-c.o: $(GEN_C)
 # each object, read back below); the generated protocol header and NNG's
 # must exist before the first compile, hence order-only.
 $(BUILD)/%.o: %.c | $(GEN_H) $(NNG_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/fftctl-obj/%.o: fftctl/%.c | $(GEN_H) $(NNG_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
@@ -238,12 +243,12 @@ FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 30
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer $(WARN) -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
-	-Iclient -Icommon -Idaemon -I$(FUZZ_BUILD)/gen -I$(NNG_PREFIX)/include
+	-Iclient -Ifftctl -Icommon -Idaemon -I$(FUZZ_BUILD)/gen -I$(NNG_PREFIX)/include
 FUZZ_LDFLAGS := -pthread -fsanitize=address,undefined
 FUZZ_LIBS    := $(NNG_LIB) -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -linih -lsystemd -lm
 # What the targets exercise, compiled with the fuzz flags.
 FUZZ_LIB_SRC := common/errors.c common/errmsg.c common/layout.c common/wire.c common/hist.c \
-	daemon/chan.c daemon/fdsock.c daemon/config.c daemon/log.c daemon/remote.c client/npy.c
+	daemon/chan.c daemon/fdsock.c daemon/config.c daemon/log.c daemon/remote.c fftctl/npy.c
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRC)) $(FUZZ_BUILD)/gen/fftd.pb-c.o
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_BINS    := $(patsubst %,$(FUZZ_BUILD)/fuzz-%,$(FUZZ_NAMES))
