@@ -191,14 +191,20 @@ $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 # --- tests -------------------------------------------------------------------------
 # Unit tests link the daemon's internals; integration and GPU tests are real
 # clients of a real daemon (they link libfftd only, plus FFTW references).
+# test_npy and test_tc_daemon test fftctl's .npy reader and writer: they
+# link its object (TEST_EXTRA_OBJ).
+NPY_OBJ := $(BUILD)/fftctl-obj/npy.o
+$(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_daemon: $(NPY_OBJ)
+$(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_daemon: TEST_EXTRA_OBJ := $(NPY_OBJ)
+
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
 $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
 
 $(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)
