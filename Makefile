@@ -50,7 +50,7 @@ CXX       ?= c++
 OPT       ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread \
-	-Iinclude -Iclient -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I$(NNG_PREFIX)/include -I/usr/include/hdf5/serial
+	-Iinclude -Iclient -Ifftctl -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I$(NNG_PREFIX)/include -I/usr/include/hdf5/serial
 CXXFLAGS_ALL := -std=c++17 $(OPT) -Wall -Wextra -Werror -Iinclude -Iclient -I$(NNG_PREFIX)/include
 LDFLAGS_ALL := -pthread
 
@@ -98,15 +98,16 @@ GEN_H     := $(BUILD)/gen/fftd.pb-c.h
 COMMON_SRC := $(wildcard common/*.c)
 COMMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(COMMON_SRC)) $(BUILD)/gen/fftd.pb-c.o
 
-# libfftd is client/*.c but fftctl's files. Its errors.c and hist.c
-# implement public calls the daemon and the unit tests use too
-# (fftd_strerror, fftd_hist_bound): they link those objects of the library.
-LIBFFTD_SRC := $(filter-out client/fftctl.c client/npy.c,$(wildcard client/*.c))
+# libfftd is client/*.c. Its errors.c and hist.c implement public calls
+# the daemon and the unit tests use too (fftd_strerror, fftd_hist_bound):
+# they link those objects of the library.
+LIBFFTD_SRC := $(wildcard client/*.c)
 LIBFFTD_PUB_OBJ := $(BUILD)/client/errors.o $(BUILD)/client/hist.o
 COMMON_OBJ += $(LIBFFTD_PUB_OBJ)
 CLIENT_OBJ := $(filter-out $(LIBFFTD_PUB_OBJ),$(patsubst %.c,$(BUILD)/%.o,$(LIBFFTD_SRC))) $(COMMON_OBJ)
-FFTCTL_SRC := $(filter-out $(LIBFFTD_SRC),$(wildcard client/*.c))
-FFTCTL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FFTCTL_SRC))
+FFTCTL_SRC := $(wildcard fftctl/*.c)
+# fftctl's objects go to fftctl-obj/: $(BUILD)/fftctl is the program.
+FFTCTL_OBJ := $(patsubst fftctl/%.c,$(BUILD)/fftctl-obj/%.o,$(FFTCTL_SRC))
 
 DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda.c),$(wildcard daemon/backends/*.c))
 DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(DAEMON_SRC))
@@ -166,6 +167,10 @@ $(BUILD)/%.o: %.c | $(GEN_H) $(NNG_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
+$(BUILD)/fftctl-obj/%.o: fftctl/%.c | $(GEN_H) $(NNG_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
 $(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
@@ -197,14 +202,20 @@ $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 # --- tests -------------------------------------------------------------------------
 # Unit tests link the daemon's internals; integration and GPU tests are real
 # clients of a real daemon (they link libfftd only, plus FFTW references).
+# test_npy and test_tc_daemon test fftctl's .npy reader and writer: they
+# link its object (TEST_EXTRA_OBJ).
+NPY_OBJ := $(BUILD)/fftctl-obj/npy.o
+$(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_daemon: $(NPY_OBJ)
+$(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_daemon: TEST_EXTRA_OBJ := $(NPY_OBJ)
+
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
 $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
 
 $(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc include/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)
@@ -249,12 +260,12 @@ FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 30
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer $(WARN) -pthread \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
-	-Iinclude -Iclient -Icommon -Idaemon -I$(FUZZ_BUILD)/gen -I$(NNG_PREFIX)/include
+	-Iinclude -Iclient -Ifftctl -Icommon -Idaemon -I$(FUZZ_BUILD)/gen -I$(NNG_PREFIX)/include
 FUZZ_LDFLAGS := -pthread -fsanitize=address,undefined
 FUZZ_LIBS    := $(NNG_LIB) -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -linih -lsystemd -lm
 # What the targets exercise, compiled with the fuzz flags.
 FUZZ_LIB_SRC := client/errors.c common/errmsg.c common/layout.c common/wire.c client/hist.c \
-	daemon/chan.c daemon/fdsock.c daemon/config.c daemon/log.c daemon/remote.c client/npy.c
+	daemon/chan.c daemon/fdsock.c daemon/config.c daemon/log.c daemon/remote.c fftctl/npy.c
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRC)) $(FUZZ_BUILD)/gen/fftd.pb-c.o
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_BINS    := $(patsubst %,$(FUZZ_BUILD)/fuzz-%,$(FUZZ_NAMES))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// fuzz-npy.c — libFuzzer target for fftctl's .npy reader (client/npy.c,
+// fuzz-npy.c — libFuzzer target for fftctl's .npy reader (fftctl/npy.c,
 // fftd__npy_fread). The input is a whole file, read from a memfd as fftctl
 // reads a file from disk (a regular file, so the reader can compare what
 // a header promises with what the file holds). An array that reads must

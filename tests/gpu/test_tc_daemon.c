@@ -53,9 +53,8 @@
 #include "layout.h"
 #include "../util/ref.h"
 
-// fftctl's .npy reader and writer are private to fftctl, and GPU tests link
-// only libfftd: the module is compiled into this test, as test_npy.c does.
-#include "npy.c"
+// fftctl's .npy reader and writer (fftctl/npy.c; the Makefile links it in).
+#include "npy.h"
 
 // Bounds on the relative L2 error of a whole batch against the long double
 // reference of the same (already rounded) input. They are the kernels' own

@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-// npy.c is private to fftctl and unit tests link only the daemon's
-// objects, so the module under test is compiled into this test.
-#include "npy.c"
+// npy.c is private to fftctl; the Makefile links its object into this
+// test.
+#include "npy.h"
 
 static FILE *
 file_of(const void *bytes, size_t len)

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 //
-// npy.h — PRIVATE to fftctl (not installed). Reads and writes numpy .npy
+// npy.h — PRIVATE to fftctl (not installed): fftctl/*.c include it, and so
+// do the tests that link npy.c (tests/unit/test_npy.c,
+// tests/gpu/test_tc_daemon.c, tests/fuzz/). Reads and writes numpy .npy
 // files so that fftctl's inputs and outputs are what numpy.load and
 // numpy.save exchange. Only what an FFT needs is supported: little-endian
 // C-order arrays of f8, f4, f2, c16 and c8, rank 0 to 4. Headers come from
 // files we did not write, so parsing is bounded and every size is checked
 // for overflow before anything is allocated.
 
-#ifndef FFTD_CLIENT_NPY_H
-#define FFTD_CLIENT_NPY_H
+#ifndef FFTD_FFTCTL_NPY_H
+#define FFTD_FFTCTL_NPY_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -96,4 +98,4 @@ int fftd__npy_save(const char *path, fftd__npy_dtype dtype, int ndim,
 // fftd__npy_free releases arr's data and clears it. NULL is ignored.
 void fftd__npy_free(fftd__npy *arr);
 
-#endif // FFTD_CLIENT_NPY_H
+#endif // FFTD_FFTCTL_NPY_H

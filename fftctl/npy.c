@@ -308,7 +308,8 @@ parse_header(const char *buf, size_t len, header *h, char *msg, size_t msglen)
 			char key[24];
 			long klen = parse_string(&ps, key, sizeof(key));
 			if (klen < 0 || !accept(&ps, ':')) {
-				return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
+				return fftd__errmsg(FFTD__NPY_EHEADER, msg,
+				    msglen,
 				    "header: expected 'key': value at byte %zu",
 				    (size_t) (ps.p - buf));
 			}
@@ -332,23 +333,25 @@ parse_header(const char *buf, size_t len, header *h, char *msg, size_t msglen)
 				bit = 4;
 				rv  = parse_shape(&ps, h);
 			} else {
-				return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
-				    "header: unexpected key '%s'", key);
+				return fftd__errmsg(FFTD__NPY_EHEADER, msg,
+				    msglen, "header: unexpected key '%s'", key);
 			}
 			if (rv != FFTD__NPY_OK) {
 				return fftd__errmsg(rv, msg, msglen,
 				    "header: malformed value of '%s'", key);
 			}
 			if (h->seen & bit) {
-				return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
-				    "header: key '%s' given twice", key);
+				return fftd__errmsg(FFTD__NPY_EHEADER, msg,
+				    msglen, "header: key '%s' given twice",
+				    key);
 			}
 			h->seen |= bit;
 			if (accept(&ps, '}')) {
 				break;
 			}
 			if (!accept(&ps, ',')) {
-				return fftd__errmsg(FFTD__NPY_EHEADER, msg, msglen,
+				return fftd__errmsg(FFTD__NPY_EHEADER, msg,
+				    msglen,
 				    "header: expected ',' or '}' at byte %zu",
 				    (size_t) (ps.p - buf));
 			}
@@ -433,8 +436,8 @@ static int
 read_err(FILE *f, int code, const char *what, char *msg, size_t msglen)
 {
 	if (ferror(f)) {
-		return fftd__errmsg(FFTD__NPY_EIO, msg, msglen, "reading %s: %s",
-		    what, strerror(errno));
+		return fftd__errmsg(FFTD__NPY_EIO, msg, msglen,
+		    "reading %s: %s", what, strerror(errno));
 	}
 	return fftd__errmsg(code, msg, msglen, "file ends inside the %s", what);
 }
@@ -443,7 +446,8 @@ int
 fftd__npy_fread(FILE *f, fftd__npy *arr, char *msg, size_t msglen)
 {
 	if (f == NULL || arr == NULL) {
-		return fftd__errmsg(FFTD__NPY_EINVAL, msg, msglen, "NULL argument");
+		return fftd__errmsg(
+		    FFTD__NPY_EINVAL, msg, msglen, "NULL argument");
 	}
 	memset(arr, 0, sizeof(*arr));
 
@@ -482,7 +486,8 @@ fftd__npy_fread(FILE *f, fftd__npy *arr, char *msg, size_t msglen)
 	}
 	char *hbuf = malloc(hlen);
 	if (hbuf == NULL) {
-		return fftd__errmsg(FFTD__NPY_ENOMEM, msg, msglen, "out of memory");
+		return fftd__errmsg(
+		    FFTD__NPY_ENOMEM, msg, msglen, "out of memory");
 	}
 	if (fread(hbuf, 1, hlen, f) != hlen) {
 		free(hbuf);
@@ -534,7 +539,8 @@ int
 fftd__npy_load(const char *path, fftd__npy *arr, char *msg, size_t msglen)
 {
 	if (path == NULL || arr == NULL) {
-		return fftd__errmsg(FFTD__NPY_EINVAL, msg, msglen, "NULL argument");
+		return fftd__errmsg(
+		    FFTD__NPY_EINVAL, msg, msglen, "NULL argument");
 	}
 	memset(arr, 0, sizeof(*arr));
 	FILE *f = fopen(path, "rb");
@@ -641,7 +647,8 @@ fftd__npy_save(const char *path, fftd__npy_dtype dtype, int ndim,
 	int rv = fftd__npy_fwrite(f, dtype, ndim, shape, data, msg, msglen);
 	// A full disk often shows only when the buffer is flushed.
 	if (fclose(f) != 0 && rv == FFTD__NPY_OK) {
-		rv = fftd__errmsg(FFTD__NPY_EIO, msg, msglen, "%s", strerror(errno));
+		rv = fftd__errmsg(
+		    FFTD__NPY_EIO, msg, msglen, "%s", strerror(errno));
 	}
 	return rv;
 }

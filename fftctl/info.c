@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+//
+// info.c — fftctl info: what the daemon serves, as it reported it at
+// connection (versions, backend, devices, algorithms, precisions, limits).
+// Options and connecting are main.c's (fftctl.h); fftctl stats (stats.c)
+// shows what the daemon has done.
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fftctl.h"
+
+// fftd__ctl_info_help is fftctl info --help.
+const char fftd__ctl_info_help[]
+    = "usage: fftctl info\n"
+      "\n"
+      "Prints what the daemon reported at connection: its version and "
+      "protocol, its\n"
+      "default backend, its devices (with memory), the algorithms and "
+      "precisions it\n"
+      "serves, and its request limits.\n";
+
+// fftd__ctl_info is fftctl info: what the daemon reported at connection
+// (fftd_client_info), one line per item, devices as a table.
+int
+fftd__ctl_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(fftd__ctl_info_help, stdout);
+			return EXIT_OK;
+		}
+		return fftd__ctl_usage_error("info", "bad option");
+	}
+	if (optind != argc) {
+		return fftd__ctl_usage_error(
+		    "info", "unexpected argument '%s'", argv[optind]);
+	}
+	fftd_client *client;
+	int          ec = fftd__ctl_connect(&client);
+	if (ec != EXIT_OK) {
+		return ec;
+	}
+	fftd_info info;
+	int       rv = fftd_client_info(client, &info);
+	fftd_client_close(client);
+	if (rv != FFTD_OK) {
+		return fftd__ctl_fail("info", rv);
+	}
+
+	char b[32];
+	printf("%-16s %s\n", "address", fftd__ctl_url_name());
+	printf("%-16s %s\n", "server version", info.server_version);
+	printf("%-16s %s\n", "library version", fftd_version());
+	printf("%-16s %" PRIu32 " (library: %d)\n", "protocol",
+	    info.protocol_version, FFTD_PROTOCOL_VERSION);
+	printf("%-16s %s\n", "backend", info.backend);
+	int nd = info.ndevices < 0             ? 0
+	    : info.ndevices > FFTD_MAX_DEVICES ? FFTD_MAX_DEVICES
+	                                       : info.ndevices;
+	printf("%-16s %d\n", "devices", nd);
+	if (nd > 0) {
+		// Column width from the longest name, so the table lines up.
+		int w = 4;
+		for (int i = 0; i < nd; i++) {
+			int l = (int) strnlen(
+			    info.devices[i].name, sizeof(info.devices[i].name));
+			w = l > w ? l : w;
+		}
+		printf("  %-5s %-*s  %-8s %s\n", "index", w, "name", "backend",
+		    "memory");
+		for (int i = 0; i < nd; i++) {
+			const fftd_device_info *d = &info.devices[i];
+			printf("  %-5d %-*.*s  %-8.*s %s\n", d->index, w,
+			    (int) sizeof(d->name), d->name,
+			    (int) sizeof(d->backend), d->backend,
+			    d->memory_bytes
+			        ? fftd__ctl_human(b, sizeof(b), d->memory_bytes)
+			        : "-");
+		}
+	}
+	printf("%-16s ", "algorithms");
+	int na = info.nalgorithms < 0                ? 0
+	    : info.nalgorithms > FFTD_MAX_ALGORITHMS ? FFTD_MAX_ALGORITHMS
+	                                             : info.nalgorithms;
+	for (int i = 0; i < na; i++) {
+		printf("%s%.*s", i ? ", " : "",
+		    (int) sizeof(info.algorithms[i]), info.algorithms[i]);
+	}
+	printf("%s\n%-16s ", na ? "" : "-", "precisions");
+	bool any = false;
+	for (int p = 0; p < 3; p++) {
+		if (info.precisions & (1u << p)) {
+			printf("%s%s", any ? ", " : "", fftd__ctl_prec_name[p]);
+			any = true;
+		}
+	}
+	printf("%s\n", any ? "" : "-");
+	printf("%-16s %s per request side\n", "max request",
+	    info.max_request_bytes
+	        ? fftd__ctl_human(b, sizeof(b), info.max_request_bytes)
+	        : "unlimited");
+	printf("%-16s %" PRIu32 "\n", "max rank", info.max_rank);
+	printf("%-16s %" PRIu64 "\n", "max batch", info.max_batch);
+	printf("%-16s %" PRIu32 " per connection\n", "max plans",
+	    info.max_plans_per_client);
+	printf("%-16s %" PRIu32 " executions, %s of inline input per "
+	       "connection\n",
+	    "max in flight", info.max_inflight_per_client,
+	    fftd__ctl_human(b, sizeof(b), info.max_queued_bytes_per_client));
+	if (info.ndaemons > 1) {
+		printf("%-16s %d (the above is the first; limits are the "
+		       "smallest)\n",
+		    "daemons", info.ndaemons);
+	}
+	return EXIT_OK;
+}
