@@ -5,7 +5,7 @@
 // host unit tests share. Nothing here is public: the daemon's tc16/split16
 // backends and tests/ use it; clients see only fftd.h.
 //
-// Two algorithms, one kernel family (kernels/tc16_fft.cuh):
+// Two algorithms, one kernel family (kernels/tc16_pass.cuh and its pieces):
 //   tc16     fp16 complex storage (interleaved re, im: 4 bytes a point),
 //            radix-16 DFTs as 16x16 matrix products on the tensor cores
 //            (mma.sync m16n8k16, fp16 inputs, fp32 accumulation), after the
@@ -134,7 +134,7 @@ void fftd_tc_plan_describe(const fftd_tc_plan *plan, char *buf, size_t len);
 // Internal: planning (kernels/tc_host.c, pure C, no CUDA).
 
 // One pass is a batch of q_total FFTs of length len: 256 .. 16384 on the
-// tensor cores (kernels/tc16_fft.cuh, pass_kernel), or 2 .. FFTD__TC_MAX_RADIX
+// tensor cores (kernels/tc16_pass.cuh, pass_kernel), or 2 .. FFTD__TC_MAX_RADIX
 // on the CUDA cores (radix_kernel: a plain radix-2/4/8 butterfly per FFT, no
 // shared memory). FFT q reads its element n at
 // in + (q / s_in) * len * s_in + n * s_in + q % s_in (s_in = 1: contiguous

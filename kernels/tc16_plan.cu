@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "tc.h"
-#include "tc16_fft.cuh"
+#include "tc16_types.cuh"
 
 struct fftd_tc_plan {
 	fftd_tc_algo        algo;

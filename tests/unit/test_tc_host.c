@@ -395,7 +395,7 @@ test_layout_algebra(void **state)
 	}
 }
 
-// The four-step twiddle as the kernels form it (tc16_fft.cuh, tw4): a
+// The four-step twiddle as the kernels form it (tc16_pass.cuh, tw4): a
 // product of three or four float table entries, in float arithmetic, for
 // every table size up to N = 2^27; against long double.
 static void
