@@ -49,14 +49,14 @@
 #include "log.h"
 #include "tc.h"
 
-_Static_assert(FFTD_KERN_F64 == (int) FFTD_F64
-        && FFTD_KERN_F32 == (int) FFTD_F32 && FFTD_KERN_F16 == (int) FFTD_F16,
+_Static_assert(FFTD__KERN_F64 == (int) FFTD_F64
+        && FFTD__KERN_F32 == (int) FFTD_F32 && FFTD__KERN_F16 == (int) FFTD_F16,
     "fftd_kernels.h precision codes must match fftd_precision");
 _Static_assert(
     CUFFT_FORWARD == (int) FFTD_FORWARD && CUFFT_INVERSE == (int) FFTD_INVERSE,
     "cuFFT and fftd directions must agree");
-_Static_assert(FFTD_TC_FORWARD == (int) FFTD_FORWARD
-        && FFTD_TC_INVERSE == (int) FFTD_INVERSE,
+_Static_assert(FFTD__TC_FORWARD == (int) FFTD_FORWARD
+        && FFTD__TC_INVERSE == (int) FFTD_INVERSE,
     "tc kernels and fftd directions must agree");
 
 // The algorithms, in the order of cuda_algorithms (the first is "auto").
@@ -116,14 +116,14 @@ struct cuda_state {
 // itself when it runs, so the pipeline's per-stream units share the one of
 // stream 0 (tc_owned false) and have only their own workspace.
 typedef struct unit {
-	bool          made;
-	bool          is_tc;
-	cufftHandle   handle;   // !is_tc
-	fftd_tc_plan *tc;       // is_tc
-	bool          tc_owned; // this unit destroys tc
-	void         *work;     // workspace we allocated (NULL if none needed)
-	size_t        work_bytes;
-	uint64_t      held; // device bytes counted in st->plan_bytes
+	bool           made;
+	bool           is_tc;
+	cufftHandle    handle;   // !is_tc
+	fftd__tc_plan *tc;       // is_tc
+	bool           tc_owned; // this unit destroys tc
+	void          *work;     // workspace we allocated (NULL if none needed)
+	size_t         work_bytes;
+	uint64_t       held; // device bytes counted in st->plan_bytes
 } unit;
 
 struct cuda_plan {
@@ -149,8 +149,8 @@ cuda_fail(cudaError_t e, const char *call, char *msg, size_t msglen)
 	int code = e == cudaErrorMemoryAllocation
 	    ? FFTD_EDEVMEM
 	    : FFTD_ECUDAERR + ((int) e & FFTD_ERR_CODE_MASK);
-	return fftd__errmsg(code, msg, msglen, "%s: %s (%s)", call, cudaGetErrorName(e),
-	    cudaGetErrorString(e));
+	return fftd__errmsg(code, msg, msglen, "%s: %s (%s)", call,
+	    cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
 static const char *
@@ -202,11 +202,11 @@ cufft_fail(cufftResult r, const char *call, char *msg, size_t msglen)
 }
 
 // tc_fail maps an error code of the tc kernels' call to an fftd code, with
-// fftd_tc_strerror's words (and CUDA's, for a CUDA-tagged code).
+// fftd__tc_strerror's words (and CUDA's, for a CUDA-tagged code).
 static int
 tc_fail(int rc, const char *call, char *msg, size_t msglen)
 {
-	int ce = fftd_tc_cuda_error(rc);
+	int ce = fftd__tc_cuda_error(rc);
 	if (ce != 0) {
 		cudaError_t e = (cudaError_t) ce;
 		(void) cudaGetLastError(); // clear it unless it is sticky
@@ -214,18 +214,18 @@ tc_fail(int rc, const char *call, char *msg, size_t msglen)
 		    ? FFTD_EDEVMEM
 		    : FFTD_ECUDAERR + (ce & FFTD_ERR_CODE_MASK);
 		return fftd__errmsg(code, msg, msglen, "%s: %s: %s (%s)", call,
-		    fftd_tc_strerror(rc), cudaGetErrorName(e),
+		    fftd__tc_strerror(rc), cudaGetErrorName(e),
 		    cudaGetErrorString(e));
 	}
 	int code;
 	switch (rc) {
-	case FFTD_TC_EUNSUPPORTED:
+	case FFTD__TC_EUNSUPPORTED:
 		code = FFTD_EUNSUPPORTED;
 		break;
-	case FFTD_TC_ENOMEM:
+	case FFTD__TC_ENOMEM:
 		code = FFTD_ENOMEM;
 		break;
-	case FFTD_TC_EDEVMEM:
+	case FFTD__TC_EDEVMEM:
 		code = FFTD_EDEVMEM;
 		break;
 	default:
@@ -235,7 +235,7 @@ tc_fail(int rc, const char *call, char *msg, size_t msglen)
 		break;
 	}
 	return fftd__errmsg(code, msg, msglen, "%s: %s (tc code %d)", call,
-	    fftd_tc_strerror(rc), rc);
+	    fftd__tc_strerror(rc), rc);
 }
 
 static double
@@ -435,7 +435,7 @@ unit_free(cuda_state *st, unit *u)
 	}
 	if (u->is_tc) {
 		if (u->tc_owned) {
-			fftd_tc_plan_destroy(u->tc);
+			fftd__tc_plan_destroy(u->tc);
 		}
 	} else {
 		(void) cufftDestroy(u->handle);
@@ -622,10 +622,10 @@ make_cufft_unit(cuda_state *st, const fftd__shape *s, int64_t batch,
 	return FFTD_OK;
 }
 
-static fftd_tc_algo
+static fftd__tc_algo
 tc_algo(cuda_algo a)
 {
-	return a == ALG_TC16 ? FFTD_TC_TC16 : FFTD_TC_SPLIT16;
+	return a == ALG_TC16 ? FFTD__TC_TC16 : FFTD__TC_SPLIT16;
 }
 
 // tc_table_bytes bounds the device memory of a tc plan's twiddle tables:
@@ -653,10 +653,10 @@ tc_table_bytes(const fftd__shape *s)
 // make_tc_unit makes a tc plan for shape s (checked by tc_check) with
 // `batch` transforms, or borrows `share` (a plan of the same shape and
 // batch), and allocates the workspace it needs after checking the budget.
-// fftd_tc_plan_create works on the current device (the caller set it).
+// fftd__tc_plan_create works on the current device (the caller set it).
 static int
 make_tc_unit(cuda_state *st, cuda_algo a, const fftd__shape *s, int64_t batch,
-    fftd_tc_plan *share, unit *u, char *msg, size_t msglen)
+    fftd__tc_plan *share, unit *u, char *msg, size_t msglen)
 {
 	uint64_t tables = 0;
 	int      rc;
@@ -665,18 +665,18 @@ make_tc_unit(cuda_state *st, cuda_algo a, const fftd__shape *s, int64_t batch,
 	if (share != NULL) {
 		u->tc = share;
 	} else {
-		rc = fftd_tc_plan_create(&u->tc, tc_algo(a), s->rank, s->n,
+		rc = fftd__tc_plan_create(&u->tc, tc_algo(a), s->rank, s->n,
 		    batch, (int) s->direction);
-		if (rc != FFTD_TC_OK) {
-			return tc_fail(rc, "fftd_tc_plan_create", msg, msglen);
+		if (rc != FFTD__TC_OK) {
+			return tc_fail(rc, "fftd__tc_plan_create", msg, msglen);
 		}
 		u->tc_owned = true;
 		tables      = tc_table_bytes(s);
 	}
 	size_t work = 0;
 	int    rv   = FFTD_OK;
-	if ((rc = fftd_tc_workspace_size(u->tc, &work)) != FFTD_TC_OK) {
-		rv = tc_fail(rc, "fftd_tc_workspace_size", msg, msglen);
+	if ((rc = fftd__tc_workspace_size(u->tc, &work)) != FFTD__TC_OK) {
+		rv = tc_fail(rc, "fftd__tc_workspace_size", msg, msglen);
 	} else {
 		rv = reserve_plan_bytes(
 		    st, work + tables, "tc workspace and tables", msg, msglen);
@@ -691,7 +691,7 @@ make_tc_unit(cuda_state *st, cuda_algo a, const fftd__shape *s, int64_t batch,
 	}
 	if (rv != FFTD_OK) {
 		if (u->tc_owned) {
-			fftd_tc_plan_destroy(u->tc);
+			fftd__tc_plan_destroy(u->tc);
 		}
 		memset(u, 0, sizeof(*u));
 		return rv;
@@ -699,7 +699,7 @@ make_tc_unit(cuda_state *st, cuda_algo a, const fftd__shape *s, int64_t batch,
 	if (u->tc_owned) {
 		// Which kernels and passes serve the plan, for tuning reports.
 		char d[512];
-		fftd_tc_plan_describe(u->tc, d, sizeof(d));
+		fftd__tc_plan_describe(u->tc, d, sizeof(d));
 		fftd__log(FFTD_LOG_DEBUG, "cuda: %s batch %lld: %s",
 		    cuda_algorithms[a], (long long) batch, d);
 	}
@@ -716,8 +716,8 @@ make_tc_unit(cuda_state *st, cuda_algo a, const fftd__shape *s, int64_t batch,
 // shared (a handle is bound to one stream and one workspace).
 static int
 make_unit(cuda_state *st, const cuda_plan *p, const fftd__shape *s,
-    int64_t batch, cudaStream_t stream, fftd_tc_plan *share, unit *u, char *msg,
-    size_t msglen)
+    int64_t batch, cudaStream_t stream, fftd__tc_plan *share, unit *u,
+    char *msg, size_t msglen)
 {
 	if (p->algo == ALG_CUFFT) {
 		return make_cufft_unit(st, s, batch, stream, u, msg, msglen);
@@ -785,9 +785,9 @@ tc_check(cuda_algo a, const fftd__shape *s, char *msg, size_t msglen)
 		    sd == &s->in ? "in" : "out", (long long) sd->stride, emb,
 		    (long long) sd->dist, (long long) s->total);
 	} else {
-		int rc = fftd_tc_plan_supported(
+		int rc = fftd__tc_plan_supported(
 		    tc_algo(a), s->rank, s->n, s->batch);
-		if (rc == FFTD_TC_OK) {
+		if (rc == FFTD__TC_OK) {
 			return FFTD_OK;
 		}
 		int k = 0;
@@ -798,7 +798,7 @@ tc_check(cuda_algo a, const fftd__shape *s, char *msg, size_t msglen)
 			snprintf(why, sizeof(why),
 			    "has n[%d] = %lld, not a power of two", k,
 			    (long long) s->n[k]);
-		} else if (rc == FFTD_TC_EUNSUPPORTED) {
+		} else if (rc == FFTD__TC_EUNSUPPORTED) {
 			if (s->rank == 1) {
 				bool in = s->n[0] >= FFTD__TC_MIN_LEN
 				    && s->n[0] <= FFTD__TC_MAX_1D;
@@ -852,7 +852,8 @@ cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	} else if (s->precision == FFTD_F16) {
 		for (int k = 0; k < s->rank; k++) {
 			if (!is_pow2(s->n[k])) {
-				return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
+				return fftd__errmsg(FFTD_EUNSUPPORTED, msg,
+				    msglen,
 				    "cuFFT does f16 only for power-of-two "
 				    "sizes: n[%d] = %lld",
 				    k, (long long) s->n[k]);
@@ -872,7 +873,8 @@ cuda_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 
 	cuda_plan *p = calloc(1, sizeof(*p));
 	if (p == NULL) {
-		return fftd__errmsg(FFTD_ENOMEM, msg, msglen, "no memory for a plan");
+		return fftd__errmsg(
+		    FFTD_ENOMEM, msg, msglen, "no memory for a plan");
 	}
 	p->algo      = (cuda_algo) a;
 	p->prec      = s->precision;
@@ -973,9 +975,9 @@ exec_unit(const cuda_plan *p, const unit *u, cudaStream_t stream, void *din,
     void *dout, char *msg, size_t msglen)
 {
 	if (u->is_tc) {
-		int rc = fftd_tc_execute(u->tc, din, dout, u->work, stream);
-		if (rc != FFTD_TC_OK) {
-			return tc_fail(rc, "fftd_tc_execute", msg, msglen);
+		int rc = fftd__tc_execute(u->tc, din, dout, u->work, stream);
+		if (rc != FFTD__TC_OK) {
+			return tc_fail(rc, "fftd__tc_execute", msg, msglen);
 		}
 		return FFTD_OK;
 	}
@@ -1005,10 +1007,10 @@ dev_transform(cudaStream_t stream, const cuda_plan *p, const unit *u,
 	double f = fftd__norm_factor(s);
 	if (f != 1.0) {
 		// The whole extent: gaps are zero and stay zero.
-		e = (cudaError_t) fftd_kern_scale(
+		e = (cudaError_t) fftd__kern_scale(
 		    dout, (int) s->precision, fftd__out_reals(s), f, stream);
 		if (e != cudaSuccess) {
-			return cuda_fail(e, "fftd_kern_scale", msg, msglen);
+			return cuda_fail(e, "fftd__kern_scale", msg, msglen);
 		}
 	}
 	return FFTD_OK;
@@ -1138,7 +1140,7 @@ pipeline_execute(cuda_state *st, cuda_plan *p, const fftd__shape *s, int64_t cb,
 	}
 	for (int k = 0; k < K; k++) {
 		// Stream 0's unit is made first and owns the tc plan.
-		fftd_tc_plan *share = k > 0 ? p->sub[0].tc : NULL;
+		fftd__tc_plan *share = k > 0 ? p->sub[0].tc : NULL;
 		if (!p->sub[k].made
 		    && (rv = make_unit(st, p, s, cb, st->ps[k].stream, share,
 		            &p->sub[k], msg, msglen))
