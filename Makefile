@@ -108,7 +108,7 @@ CLIENT_OBJ := $(filter-out $(LIBFFTD_PUB_OBJ),$(patsubst %.c,$(BUILD)/%.o,$(LIBF
 FFTCTL_SRC := $(filter-out $(LIBFFTD_SRC),$(wildcard client/*.c))
 FFTCTL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FFTCTL_SRC))
 
-DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda.c),$(wildcard daemon/backends/*.c))
+DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda_%.c),$(wildcard daemon/backends/*.c))
 DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(DAEMON_SRC))
 # Everything of the daemon but main(), for unit tests.
 DAEMON_LIB_OBJ := $(filter-out $(BUILD)/daemon/main.o,$(DAEMON_OBJ))

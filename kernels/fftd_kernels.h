@@ -16,7 +16,8 @@ extern "C" {
 #endif
 
 // Precision codes, equal to fftd_precision's values (fftd.h is not
-// included so that nvcc needs no client headers; cuda.c checks they agree).
+// included so that nvcc needs no client headers; cuda_impl.h checks they
+// agree).
 enum {
 	FFTD__KERN_F64 = 0,
 	FFTD__KERN_F32 = 1,
