@@ -109,7 +109,7 @@ FFTCTL_SRC := $(wildcard fftctl/*.c)
 # fftctl's objects go to fftctl-obj/: $(BUILD)/fftctl is the program.
 FFTCTL_OBJ := $(patsubst fftctl/%.c,$(BUILD)/fftctl-obj/%.o,$(FFTCTL_SRC))
 
-DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda.c),$(wildcard daemon/backends/*.c))
+DAEMON_SRC := $(wildcard daemon/*.c) $(filter-out $(if $(filter 1,$(WITH_CUDA)),,daemon/backends/cuda_%.c),$(wildcard daemon/backends/*.c))
 DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(DAEMON_SRC))
 # Everything of the daemon but main(), for unit tests.
 DAEMON_LIB_OBJ := $(filter-out $(BUILD)/daemon/main.o,$(DAEMON_OBJ))

@@ -278,23 +278,23 @@ main(int argc, char **argv)
 		for (int64_t i = 0; i < 2 * pts; i++)
 			in_ref[i] = __half2float(h16[i]);
 		{
-			fftd_tc_plan *p = NULL;
-			int rc = fftd_tc_plan_create(&p, FFTD_TC_TC16, c.rank,
-			    dims, c.batch, FFTD_TC_FORWARD);
-			if (rc == FFTD_TC_OK) {
+			fftd__tc_plan *p = NULL;
+			int rc = fftd__tc_plan_create(&p, FFTD__TC_TC16, c.rank,
+			    dims, c.batch, FFTD__TC_FORWARD);
+			if (rc == FFTD__TC_OK) {
 				size_t wsb = 0;
-				fftd_tc_workspace_size(p, &wsb);
-				fftd_tc_plan_describe(
+				fftd__tc_workspace_size(p, &wsb);
+				fftd__tc_plan_describe(
 				    p, r.desc16, sizeof r.desc16);
 				CK(cudaMemset(out16, 0xff, launch * 4));
 				r.tc16.ms = time_it(
 				    [&] {
-					    int e = fftd_tc_execute(
+					    int e = fftd__tc_execute(
 					        p, in16, out16, ws, st);
-					    if (e != FFTD_TC_OK) {
+					    if (e != FFTD__TC_OK) {
 						    fprintf(stderr,
 						        "tc16 execute: %s\n",
-						        fftd_tc_strerror(e));
+						        fftd__tc_strerror(e));
 						    exit(1);
 					    }
 				    },
@@ -308,9 +308,9 @@ main(int argc, char **argv)
 				r.tc16.err = rel_err(
 				    c, ntr, in_ref, got.data(), &ref16);
 				r.tc16.ok = true;
-				fftd_tc_plan_destroy(p);
+				fftd__tc_plan_destroy(p);
 			} else {
-				r.tc16.note = fftd_tc_strerror(rc);
+				r.tc16.note = fftd__tc_strerror(rc);
 			}
 		}
 		{
@@ -351,21 +351,21 @@ main(int argc, char **argv)
 		for (int64_t i = 0; i < 2 * pts; i++)
 			in_ref[i] = h32[i];
 		{
-			fftd_tc_plan *p = NULL;
-			int rc = fftd_tc_plan_create(&p, FFTD_TC_SPLIT16,
-			    c.rank, dims, c.batch, FFTD_TC_FORWARD);
-			if (rc == FFTD_TC_OK) {
-				fftd_tc_plan_describe(
+			fftd__tc_plan *p = NULL;
+			int rc = fftd__tc_plan_create(&p, FFTD__TC_SPLIT16,
+			    c.rank, dims, c.batch, FFTD__TC_FORWARD);
+			if (rc == FFTD__TC_OK) {
+				fftd__tc_plan_describe(
 				    p, r.desc32, sizeof r.desc32);
 				CK(cudaMemset(out32, 0xff, launch * 8));
 				r.sp16.ms = time_it(
 				    [&] {
-					    int e = fftd_tc_execute(
+					    int e = fftd__tc_execute(
 					        p, in32, out32, ws, st);
-					    if (e != FFTD_TC_OK) {
+					    if (e != FFTD__TC_OK) {
 						    fprintf(stderr,
 						        "split16 execute: %s\n",
-						        fftd_tc_strerror(e));
+						        fftd__tc_strerror(e));
 						    exit(1);
 					    }
 				    },
@@ -379,9 +379,9 @@ main(int argc, char **argv)
 				r.sp16.err = rel_err(
 				    c, ntr, in_ref, got.data(), &ref32);
 				r.sp16.ok = true;
-				fftd_tc_plan_destroy(p);
+				fftd__tc_plan_destroy(p);
 			} else {
-				r.sp16.note = fftd_tc_strerror(rc);
+				r.sp16.note = fftd__tc_strerror(rc);
 			}
 		}
 		{
@@ -425,20 +425,23 @@ main(int argc, char **argv)
 		if (has_short_cols) {
 			setenv("FFTD_TC_WIDE", "0", 1);
 			for (int a = 0; a < 2; a++) {
-				fftd_tc_plan *p = NULL;
-				Result       &x = a == 0 ? r.tc16w : r.sp16w;
-				if (fftd_tc_plan_create(&p,
-				        a == 0 ? FFTD_TC_TC16 : FFTD_TC_SPLIT16,
-				        c.rank, dims, c.batch, FFTD_TC_FORWARD)
-				    != FFTD_TC_OK)
+				fftd__tc_plan *p = NULL;
+				Result        &x = a == 0 ? r.tc16w : r.sp16w;
+				if (fftd__tc_plan_create(&p,
+				        a == 0 ? FFTD__TC_TC16
+				               : FFTD__TC_SPLIT16,
+				        c.rank, dims, c.batch, FFTD__TC_FORWARD)
+				    != FFTD__TC_OK)
 					continue;
 				void *i_ = a == 0 ? in16 : in32,
 				     *o_ = a == 0 ? out16 : out32;
 				x.ms     = time_it(
-                                    [&] { fftd_tc_execute(p, i_, o_, ws, st); },
+                                    [&] {
+                                            fftd__tc_execute(p, i_, o_, ws, st);
+                                    },
                                     st);
 				x.ok = true;
-				fftd_tc_plan_destroy(p);
+				fftd__tc_plan_destroy(p);
 			}
 			unsetenv("FFTD_TC_WIDE");
 		}

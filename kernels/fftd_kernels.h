@@ -16,20 +16,21 @@ extern "C" {
 #endif
 
 // Precision codes, equal to fftd_precision's values (fftd.h is not
-// included so that nvcc needs no client headers; cuda.c checks they agree).
+// included so that nvcc needs no client headers; cuda_impl.h checks they
+// agree).
 enum {
-	FFTD_KERN_F64 = 0,
-	FFTD_KERN_F32 = 1,
-	FFTD_KERN_F16 = 2,
+	FFTD__KERN_F64 = 0,
+	FFTD__KERN_F32 = 1,
+	FFTD__KERN_F16 = 2,
 };
 
-// fftd_kern_scale multiplies nreal reals of the given precision at device
+// fftd__kern_scale multiplies nreal reals of the given precision at device
 // address data by factor, in place, on stream (NULL: the legacy default
 // stream), asynchronously. f64 is computed in double; f32 in double with
 // one rounding back to float; f16 in float. Returns the launch's
 // cudaError_t as an int (0 on success, cudaErrorInvalidValue for an
 // unknown precision); errors during execution show at the next sync.
-int fftd_kern_scale(
+int fftd__kern_scale(
     void *data, int precision, size_t nreal, double factor, void *stream);
 
 #ifdef __cplusplus

@@ -129,18 +129,18 @@ scale_split(S *p, size_t n, Op op, cudaStream_t stream)
 } // namespace
 
 extern "C" int
-fftd_kern_scale(
+fftd__kern_scale(
     void *data, int precision, size_t nreal, double factor, void *stream)
 {
 	cudaStream_t st = static_cast<cudaStream_t>(stream);
 	switch (precision) {
-	case FFTD_KERN_F64:
+	case FFTD__KERN_F64:
 		return (int) scale_split<double2>(static_cast<double *>(data),
 		    nreal, ScaleF64 { factor }, st);
-	case FFTD_KERN_F32:
+	case FFTD__KERN_F32:
 		return (int) scale_split<float4>(
 		    static_cast<float *>(data), nreal, ScaleF32 { factor }, st);
-	case FFTD_KERN_F16:
+	case FFTD__KERN_F16:
 		return (int) scale_split<uint4>(static_cast<__half *>(data),
 		    nreal, ScaleF16 { (float) factor }, st);
 	default:

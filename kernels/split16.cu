@@ -2,13 +2,14 @@
 //
 // split16.cu — the compiled split16 pass kernels: fp32 storage, every
 // radix-16 product on the fp16 tensor cores with operands split into scaled
-// hi + lo fp16 parts and recombined in fp32 (tc16_fft.cuh; Markidis et al.,
+// hi + lo fp16 parts and recombined in fp32 (tc16_pass.cuh; Markidis et al.,
 // IPDPSW 2018, sec. V; Ootomo & Yokota, IJHPCA 2022), and the lookup that
 // tc16_plan.cu uses to pick one. Contiguous passes: 256 .. 16384 (a 32768-point
 // block would need 256 KiB of shared memory); column passes 256 .. 4096;
 // radix-2/4/8 passes on the CUDA cores in fp32 (the 8-point rows of 2^15).
 
-#include "tc16_fft.cuh"
+#include "tc16_pass.cuh"
+#include "tc16_radix.cuh"
 
 namespace fftd_tc
 {

@@ -5,7 +5,7 @@
 // host unit tests share. Nothing here is public: the daemon's tc16/split16
 // backends and tests/ use it; clients see only fftd.h.
 //
-// Two algorithms, one kernel family (kernels/tc16_fft.cuh):
+// Two algorithms, one kernel family (kernels/tc16_pass.cuh and its pieces):
 //   tc16     fp16 complex storage (interleaved re, im: 4 bytes a point),
 //            radix-16 DFTs as 16x16 matrix products on the tensor cores
 //            (mma.sync m16n8k16, fp16 inputs, fp32 accumulation), after the
@@ -25,7 +25,7 @@
 // product of dims), dims row-major (the last one contiguous).
 //
 // Thread safety: plan create/destroy are not thread-safe with respect to the
-// same plan; fftd_tc_execute only reads the plan, so one plan may be executed
+// same plan; fftd__tc_execute only reads the plan, so one plan may be executed
 // from several threads on several streams at once (each with its own
 // workspace).
 
@@ -40,16 +40,16 @@ extern "C" {
 #endif
 
 #if defined(__CUDACC__)
-#define FFTD_TC_HD __host__ __device__ __forceinline__
+#define FFTD__TC_HD __host__ __device__ __forceinline__
 #else
-#define FFTD_TC_HD static inline
+#define FFTD__TC_HD static inline
 #endif
 
-// FFTD_TC_ERRORS is the one table of error codes: the enum and
-// fftd_tc_strerror come from it. Codes are 0 or negative. A CUDA runtime error
-// e is returned as FFTD_TC_ECUDA_BASE - e (a tagged range, so no information
-// is lost); fftd_tc_cuda_error() recovers e.
-#define FFTD_TC_ERRORS(X)                                                      \
+// FFTD__TC_ERRORS is the one table of error codes: the enum and
+// fftd__tc_strerror come from it. Codes are 0 or negative. A CUDA runtime error
+// e is returned as FFTD__TC_ECUDA_BASE - e (a tagged range, so no information
+// is lost); fftd__tc_cuda_error() recovers e.
+#define FFTD__TC_ERRORS(X)                                                     \
 	X(OK, 0, "success")                                                    \
 	X(EINVAL, -1, "invalid argument")                                      \
 	X(EUNSUPPORTED, -2, "size, rank or algorithm not supported")           \
@@ -58,83 +58,83 @@ extern "C" {
 	X(ENODEV, -5, "no CUDA device")
 
 enum {
-#define FFTD_TC_ENUM(name, value, text) FFTD_TC_##name = value,
-	FFTD_TC_ERRORS(FFTD_TC_ENUM)
-#undef FFTD_TC_ENUM
-	    FFTD_TC_ECUDA_BASE
+#define FFTD__TC_ENUM(name, value, text) FFTD__TC_##name = value,
+	FFTD__TC_ERRORS(FFTD__TC_ENUM)
+#undef FFTD__TC_ENUM
+	    FFTD__TC_ECUDA_BASE
 	= -1000
 };
 
-// fftd_tc_strerror returns a static string for any code this file defines
+// fftd__tc_strerror returns a static string for any code this file defines
 // (CUDA-tagged codes included: "CUDA runtime error").
-const char *fftd_tc_strerror(int err);
+const char *fftd__tc_strerror(int err);
 
-// fftd_tc_cuda_error returns the CUDA runtime error inside a tagged code, or
+// fftd__tc_cuda_error returns the CUDA runtime error inside a tagged code, or
 // 0 when err is not one.
-int fftd_tc_cuda_error(int err);
+int fftd__tc_cuda_error(int err);
 
-// fftd_tc_algo names the two algorithms.
-typedef enum fftd_tc_algo {
-	FFTD_TC_TC16    = 1, // fp16 in/out, fp16 tensor-core products
-	FFTD_TC_SPLIT16 = 2  // fp32 in/out, split fp16 hi/lo products
-} fftd_tc_algo;
+// fftd__tc_algo names the two algorithms.
+typedef enum fftd__tc_algo {
+	FFTD__TC_TC16    = 1, // fp16 in/out, fp16 tensor-core products
+	FFTD__TC_SPLIT16 = 2  // fp32 in/out, split fp16 hi/lo products
+} fftd__tc_algo;
 
 // Directions, FFTW's sign convention.
-#define FFTD_TC_FORWARD (-1)
-#define FFTD_TC_INVERSE (+1)
+#define FFTD__TC_FORWARD (-1)
+#define FFTD__TC_INVERSE (+1)
 
-typedef struct fftd_tc_plan fftd_tc_plan;
+typedef struct fftd__tc_plan fftd__tc_plan;
 
-// fftd_tc_plan_create makes a plan for batch transforms of rank 1 or 2 with
+// fftd__tc_plan_create makes a plan for batch transforms of rank 1 or 2 with
 // dims[0..rank-1] (powers of two; 1D: 256 .. 2^27 (FFTD__TC_MAX_1D): 256 ..
 // 16384 in one pass over memory, 2^15 .. 2^24 in two, 2^25 .. 2^27 in three;
-// 2D: each 256 .. 4096) in direction FFTD_TC_FORWARD or FFTD_TC_INVERSE. It
+// 2D: each 256 .. 4096) in direction FFTD__TC_FORWARD or FFTD__TC_INVERSE. It
 // allocates the plan's twiddle tables on the current CUDA device (cudaMalloc +
 // cudaMemcpy, so it synchronizes); it never touches request data. On success
-// *plan is set and FFTD_TC_OK returned; otherwise *plan is NULL. Errors:
-// FFTD_TC_EINVAL, FFTD_TC_EUNSUPPORTED, FFTD_TC_ENOMEM, FFTD_TC_EDEVMEM,
-// FFTD_TC_ENODEV, CUDA-tagged codes.
-int fftd_tc_plan_create(fftd_tc_plan **plan, fftd_tc_algo algo, int rank,
+// *plan is set and FFTD__TC_OK returned; otherwise *plan is NULL. Errors:
+// FFTD__TC_EINVAL, FFTD__TC_EUNSUPPORTED, FFTD__TC_ENOMEM, FFTD__TC_EDEVMEM,
+// FFTD__TC_ENODEV, CUDA-tagged codes.
+int fftd__tc_plan_create(fftd__tc_plan **plan, fftd__tc_algo algo, int rank,
     const int64_t *dims, int64_t batch, int direction);
 
-// fftd_tc_plan_supported says (FFTD_TC_OK or FFTD_TC_EUNSUPPORTED/EINVAL)
-// whether fftd_tc_plan_create would accept the shape; it needs no GPU.
-int fftd_tc_plan_supported(
-    fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch);
+// fftd__tc_plan_supported says (FFTD__TC_OK or FFTD__TC_EUNSUPPORTED/EINVAL)
+// whether fftd__tc_plan_create would accept the shape; it needs no GPU.
+int fftd__tc_plan_supported(
+    fftd__tc_algo algo, int rank, const int64_t *dims, int64_t batch);
 
-// fftd_tc_workspace_size stores in *bytes the device workspace execute needs:
+// fftd__tc_workspace_size stores in *bytes the device workspace execute needs:
 // one copy of the batch (batch * prod(dims) points, 4 or 8 bytes each) for 1D
 // transforms of more than 16384 points, 0 for single-pass and 2D transforms.
-int fftd_tc_workspace_size(const fftd_tc_plan *plan, size_t *bytes);
+int fftd__tc_workspace_size(const fftd__tc_plan *plan, size_t *bytes);
 
 // The environment variable FFTD_TC_WIDE=0 (read at plan creation) selects
 // 32-byte instead of up-to-128-byte column runs in column passes; a tuning
 // knob for benchmarks, not an interface.
 //
-// fftd_tc_execute enqueues the transform on stream (a cudaStream_t, NULL for
+// fftd__tc_execute enqueues the transform on stream (a cudaStream_t, NULL for
 // the default stream) and returns without waiting. in and out are device
 // pointers to batch * prod(dims) points (tc16: __half2 re,im; split16:
 // float2), 16-byte aligned; in == out is allowed (in-place). workspace has
-// fftd_tc_workspace_size bytes (may be NULL when that is 0) and must not be
+// fftd__tc_workspace_size bytes (may be NULL when that is 0) and must not be
 // used by anything else until the transform is done. The plan is only read:
 // executing one plan concurrently on several streams is safe. Errors:
-// FFTD_TC_EINVAL, CUDA-tagged codes (launch errors).
-int fftd_tc_execute(const fftd_tc_plan *plan, const void *in, void *out,
+// FFTD__TC_EINVAL, CUDA-tagged codes (launch errors).
+int fftd__tc_execute(const fftd__tc_plan *plan, const void *in, void *out,
     void *workspace, void *stream);
 
-// fftd_tc_plan_destroy frees the plan and its device tables (NULL is fine).
+// fftd__tc_plan_destroy frees the plan and its device tables (NULL is fine).
 // The caller makes sure no transform of this plan is still running.
-void fftd_tc_plan_destroy(fftd_tc_plan *plan);
+void fftd__tc_plan_destroy(fftd__tc_plan *plan);
 
-// fftd_tc_plan_describe writes a one-line summary of the passes (for logs and
+// fftd__tc_plan_describe writes a one-line summary of the passes (for logs and
 // benchmarks) into buf.
-void fftd_tc_plan_describe(const fftd_tc_plan *plan, char *buf, size_t len);
+void fftd__tc_plan_describe(const fftd__tc_plan *plan, char *buf, size_t len);
 
 // ---------------------------------------------------------------------------
 // Internal: planning (kernels/tc_host.c, pure C, no CUDA).
 
 // One pass is a batch of q_total FFTs of length len: 256 .. 16384 on the
-// tensor cores (kernels/tc16_fft.cuh, pass_kernel), or 2 .. FFTD__TC_MAX_RADIX
+// tensor cores (kernels/tc16_pass.cuh, pass_kernel), or 2 .. FFTD__TC_MAX_RADIX
 // on the CUDA cores (radix_kernel: a plain radix-2/4/8 butterfly per FFT, no
 // shared memory). FFT q reads its element n at
 // in + (q / s_in) * len * s_in + n * s_in + q % s_in (s_in = 1: contiguous
@@ -174,7 +174,7 @@ enum { FFTD__TC_BUF_IN = 0, FFTD__TC_BUF_OUT = 1, FFTD__TC_BUF_WS = 2 };
 // cheapest); 2 the general kind (s_in != s_out or tw_n > 2^24: exponent
 // (q % s_in) k, four levels; the first two passes of three-pass transforms,
 // compiled for column lengths 256 and 512 only).
-FFTD_TC_HD int
+FFTD__TC_HD int
 fftd__tc_tw_kind(const fftd__tc_pass *p)
 {
 	if (p->tw_n <= 0)
@@ -190,7 +190,7 @@ typedef struct fftd__tc_layout {
 } fftd__tc_layout;
 
 // fftd__tc_plan_layout fills *lay with the passes for the shape, or returns
-// FFTD_TC_EUNSUPPORTED / FFTD_TC_EINVAL.
+// FFTD__TC_EUNSUPPORTED / FFTD__TC_EINVAL.
 int fftd__tc_plan_layout(
     int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay);
 
@@ -223,7 +223,7 @@ void fftd__tc_split(float x, int e, uint16_t *hi, uint16_t *lo);
 // max * 2^e lies in [2^13, 2^14), so hi parts stay below fp16's 65504 even
 // after a 16-term sum, and lo parts (about 2^-11 of hi) stay normal.
 // Returns e, clamped so that 2^e and 2^-e are normal floats.
-FFTD_TC_HD int
+FFTD__TC_HD int
 fftd__tc_scale_exp(uint32_t maxbits)
 {
 	int ex = (int) ((maxbits >> 23) & 0xffu); // biased exponent of max
@@ -242,12 +242,12 @@ fftd__tc_scale_exp(uint32_t maxbits)
 // element c (row groupID + 8 * (c >> 1), col 8j + 2 * threadID + (c & 1)),
 // is the same element e = 4j + c: that is why a product's result can be packed
 // straight into the next product's A operand.
-FFTD_TC_HD int
+FFTD__TC_HD int
 fftd__tc_frag_row(int lane, int e)
 {
 	return (lane >> 2) + 8 * ((e >> 1) & 1);
 }
-FFTD_TC_HD int
+FFTD__TC_HD int
 fftd__tc_frag_col(int lane, int e)
 {
 	return 2 * (lane & 3) + (e & 1) + 8 * (e >> 2);
@@ -261,7 +261,7 @@ fftd__tc_frag_col(int lane, int e)
 // them) so that every warp-wide access pattern of the kernels hits 32
 // distinct banks: 4-byte words (tc16, whole warp) and 8-byte words (split16,
 // each half-warp over 16 bank pairs).
-FFTD_TC_HD uint32_t
+FFTD__TC_HD uint32_t
 fftd__tc_swz4(uint32_t p)
 {
 	uint32_t s = 0;
@@ -278,7 +278,7 @@ fftd__tc_swz4(uint32_t p)
 	s ^= (0u - ((p >> 15) & 1u)) & 15u;
 	return p ^ s;
 }
-FFTD_TC_HD uint32_t
+FFTD__TC_HD uint32_t
 fftd__tc_swz8(uint32_t p)
 {
 	uint32_t s = 0;
@@ -303,7 +303,7 @@ fftd__tc_swz8(uint32_t p)
 // split16 points), halved while a block's buffer would exceed 64 KiB; "wide"
 // column passes take runs of up to 128 bytes while the buffer stays within
 // 32 KiB (more columns for short columns).
-FFTD_TC_HD int
+FFTD__TC_HD int
 fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 {
 	int c, w;

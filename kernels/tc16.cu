@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 //
 // tc16.cu — the compiled tc16 pass kernels (fp16 storage, fp16 tensor-core
-// products with fp32 accumulation; the algorithm is in tc16_fft.cuh, after the
-// tcFFT paper, Li et al., IEEE CLUSTER 2021, sec. III) and the lookup
+// products with fp32 accumulation; the algorithm is in tc16_pass.cuh, after
+// the tcFFT paper, Li et al., IEEE CLUSTER 2021, sec. III) and the lookup
 // that tc16_plan.cu uses to pick one. Contiguous passes exist for every
 // length 256 .. 16384, column passes (strided, optionally with the four-step
 // twiddle) for 256 .. 4096, and radix-2/4/8 passes on the CUDA cores: enough
 // for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2.
 
-#include "tc16_fft.cuh"
+#include "tc16_pass.cuh"
+#include "tc16_radix.cuh"
 
 namespace fftd_tc
 {

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "tc.h"
-#include "tc16_fft.cuh"
+#include "tc16_types.cuh"
 
-struct fftd_tc_plan {
-	fftd_tc_algo        algo;
+struct fftd__tc_plan {
+	fftd__tc_algo       algo;
 	int                 direction;
 	int                 rank;
 	int64_t             dims[2];
@@ -33,7 +33,7 @@ struct fftd_tc_plan {
 static int
 cuda_code(cudaError_t e)
 {
-	return e == cudaSuccess ? FFTD_TC_OK : FFTD_TC_ECUDA_BASE - (int) e;
+	return e == cudaSuccess ? FFTD__TC_OK : FFTD__TC_ECUDA_BASE - (int) e;
 }
 
 static int
@@ -46,25 +46,25 @@ log2ll(long long v)
 }
 
 extern "C" int
-fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
+fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo, int rank,
     const int64_t *dims, int64_t batch, int direction)
 {
 	if (out == NULL)
-		return FFTD_TC_EINVAL;
+		return FFTD__TC_EINVAL;
 	*out = NULL;
-	if ((algo != FFTD_TC_TC16 && algo != FFTD_TC_SPLIT16)
-	    || (direction != FFTD_TC_FORWARD && direction != FFTD_TC_INVERSE))
-		return FFTD_TC_EINVAL;
+	if ((algo != FFTD__TC_TC16 && algo != FFTD__TC_SPLIT16)
+	    || (direction != FFTD__TC_FORWARD && direction != FFTD__TC_INVERSE))
+		return FFTD__TC_EINVAL;
 	fftd__tc_layout lay;
 	int             rc = fftd__tc_plan_layout(rank, dims, batch, &lay);
-	if (rc != FFTD_TC_OK)
+	if (rc != FFTD__TC_OK)
 		return rc;
 
 	int         ndev = 0;
 	cudaError_t ce   = cudaGetDeviceCount(&ndev);
 	if (ce != cudaSuccess || ndev == 0) {
 		cudaGetLastError();
-		return FFTD_TC_ENODEV;
+		return FFTD__TC_ENODEV;
 	}
 	int dev = 0, sms = 0;
 	if ((ce = cudaGetDevice(&dev)) != cudaSuccess
@@ -73,9 +73,9 @@ fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
 	        != cudaSuccess)
 		return cuda_code(ce);
 
-	fftd_tc_plan *p = (fftd_tc_plan *) calloc(1, sizeof *p);
+	fftd__tc_plan *p = (fftd__tc_plan *) calloc(1, sizeof *p);
 	if (p == NULL)
-		return FFTD_TC_ENOMEM;
+		return FFTD__TC_ENOMEM;
 	p->algo        = algo;
 	p->direction   = direction;
 	p->rank        = rank;
@@ -83,8 +83,8 @@ fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
 	p->dims[1]     = rank > 1 ? dims[1] : 1;
 	p->batch       = batch;
 	p->lay         = lay;
-	p->elem_bytes  = algo == FFTD_TC_TC16 ? 4 : 8;
-	const bool inv = direction == FFTD_TC_INVERSE;
+	p->elem_bytes  = algo == FFTD__TC_TC16 ? 4 : 8;
+	const bool inv = direction == FFTD__TC_INVERSE;
 	// Column passes: runs of up to 128 bytes per column group ("wide", the
 	// default: measured faster for 256- and 512-point columns on the H200),
 	// or 32 bytes with FFTD_TC_WIDE=0 (a tuning knob, read at plan time).
@@ -96,14 +96,14 @@ fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
 		const fftd__tc_pass *ps      = &lay.pass[i];
 		bool                 strided = ps->s_in > 1 || ps->s_out > 1;
 		const int            twk     = fftd__tc_tw_kind(ps);
-		bool                 ok      = algo == FFTD_TC_TC16
+		bool                 ok      = algo == FFTD__TC_TC16
 		                         ? fftd_tc::tc16_kernel(
 		                             ps->len, strided, inv, twk, wide, &p->kern[i])
 		                         : fftd_tc::split16_kernel(
 		                             ps->len, strided, inv, twk, wide, &p->kern[i]);
 		if (!ok) {
 			free(p);
-			return FFTD_TC_EUNSUPPORTED;
+			return FFTD__TC_EUNSUPPORTED;
 		}
 		const fftd_tc::KernelInfo *k = &p->kern[i];
 		// a column pass moves k->ffts neighbouring columns at once: its
@@ -113,7 +113,7 @@ fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
 		        || (ps->s_out > 1 && ps->s_out % k->ffts != 0)
 		        || ps->q_total % k->ffts != 0)) {
 			free(p);
-			return FFTD_TC_EUNSUPPORTED;
+			return FFTD__TC_EUNSUPPORTED;
 		}
 		int nb = 0;
 		if ((ce = cudaFuncSetAttribute((const void *) k->fn,
@@ -148,7 +148,7 @@ fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
 	    = (float *) malloc((total > 0 ? total : 1) * 2 * sizeof(float));
 	if (host == NULL) {
 		free(p);
-		return FFTD_TC_ENOMEM;
+		return FFTD__TC_ENOMEM;
 	}
 	size_t off = 0, offs[FFTD__TC_MAX_PASSES] = { 0 },
 	       offs_tw[FFTD__TC_MAX_PASSES] = { 0 };
@@ -181,8 +181,9 @@ fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
 			free(host);
 			free(p);
 			cudaGetLastError();
-			return ce == cudaErrorMemoryAllocation ? FFTD_TC_EDEVMEM
-			                                       : cuda_code(ce);
+			return ce == cudaErrorMemoryAllocation
+			    ? FFTD__TC_EDEVMEM
+			    : cuda_code(ce);
 		}
 		ce = cudaMemcpy(p->dmem, host, total * sizeof(float2),
 		    cudaMemcpyHostToDevice);
@@ -199,28 +200,28 @@ fftd_tc_plan_create(fftd_tc_plan **out, fftd_tc_algo algo, int rank,
 		p->tw3[i] = n_tw[i] > 0 ? d + offs_tw[i] : NULL;
 	}
 	*out = p;
-	return FFTD_TC_OK;
+	return FFTD__TC_OK;
 }
 
 extern "C" int
-fftd_tc_workspace_size(const fftd_tc_plan *p, size_t *bytes)
+fftd__tc_workspace_size(const fftd__tc_plan *p, size_t *bytes)
 {
 	if (p == NULL || bytes == NULL)
-		return FFTD_TC_EINVAL;
+		return FFTD__TC_EINVAL;
 	*bytes = (size_t) p->lay.ws_points * p->elem_bytes;
-	return FFTD_TC_OK;
+	return FFTD__TC_OK;
 }
 
 extern "C" int
-fftd_tc_execute(
-    const fftd_tc_plan *p, const void *in, void *out, void *ws, void *stream)
+fftd__tc_execute(
+    const fftd__tc_plan *p, const void *in, void *out, void *ws, void *stream)
 {
 	if (p == NULL || in == NULL || out == NULL
 	    || (p->lay.ws_points > 0 && ws == NULL))
-		return FFTD_TC_EINVAL;
+		return FFTD__TC_EINVAL;
 	if (((uintptr_t) in | (uintptr_t) out | (uintptr_t) ws)
 	    & (p->elem_bytes - 1))
-		return FFTD_TC_EINVAL;
+		return FFTD__TC_EINVAL;
 	cudaStream_t st = (cudaStream_t) stream;
 	for (int i = 0; i < p->lay.npass; i++) {
 		const fftd__tc_pass *ps      = &p->lay.pass[i];
@@ -241,11 +242,11 @@ fftd_tc_execute(
 		if (ce != cudaSuccess)
 			return cuda_code(ce);
 	}
-	return FFTD_TC_OK;
+	return FFTD__TC_OK;
 }
 
 extern "C" void
-fftd_tc_plan_destroy(fftd_tc_plan *p)
+fftd__tc_plan_destroy(fftd__tc_plan *p)
 {
 	if (p == NULL)
 		return;
@@ -255,7 +256,7 @@ fftd_tc_plan_destroy(fftd_tc_plan *p)
 }
 
 extern "C" void
-fftd_tc_plan_describe(const fftd_tc_plan *p, char *buf, size_t len)
+fftd__tc_plan_describe(const fftd__tc_plan *p, char *buf, size_t len)
 {
 	if (buf == NULL || len == 0)
 		return;
@@ -264,8 +265,8 @@ fftd_tc_plan_describe(const fftd_tc_plan *p, char *buf, size_t len)
 		return;
 	}
 	int n = snprintf(buf, len, "%s %s",
-	    p->algo == FFTD_TC_TC16 ? "tc16" : "split16",
-	    p->direction == FFTD_TC_FORWARD ? "fwd" : "inv");
+	    p->algo == FFTD__TC_TC16 ? "tc16" : "split16",
+	    p->direction == FFTD__TC_FORWARD ? "fwd" : "inv");
 	for (int i = 0; i < p->lay.npass && n > 0 && (size_t) n < len; i++) {
 		const fftd__tc_pass       *ps     = &p->lay.pass[i];
 		const fftd_tc::KernelInfo *k      = &p->kern[i];

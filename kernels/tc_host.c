@@ -15,27 +15,28 @@
 #include "tc.h"
 
 const char *
-fftd_tc_strerror(int err)
+fftd__tc_strerror(int err)
 {
 	switch (err) {
-#define FFTD_TC_STR(name, value, text)                                         \
+#define FFTD__TC_STR(name, value, text)                                        \
 	case value:                                                            \
 		return text;
-		FFTD_TC_ERRORS(FFTD_TC_STR)
-#undef FFTD_TC_STR
+		FFTD__TC_ERRORS(FFTD__TC_STR)
+#undef FFTD__TC_STR
 	default:
 		break;
 	}
-	if (fftd_tc_cuda_error(err) != 0)
+	if (fftd__tc_cuda_error(err) != 0)
 		return "CUDA runtime error";
 	return "unknown error";
 }
 
 int
-fftd_tc_cuda_error(int err)
+fftd__tc_cuda_error(int err)
 {
-	if (err <= FFTD_TC_ECUDA_BASE - 1 && err > FFTD_TC_ECUDA_BASE - 100000)
-		return FFTD_TC_ECUDA_BASE - err;
+	if (err <= FFTD__TC_ECUDA_BASE - 1
+	    && err > FFTD__TC_ECUDA_BASE - 100000)
+		return FFTD__TC_ECUDA_BASE - err;
 	return 0;
 }
 
@@ -167,7 +168,7 @@ layout_1d(int64_t n, int64_t batch, fftd__tc_layout *lay)
 		f[2] = n / (f[0] * f[1]);
 		fftd__tc_layout_factors(3, f, batch, lay);
 	}
-	return FFTD_TC_OK;
+	return FFTD__TC_OK;
 }
 
 int
@@ -176,21 +177,21 @@ fftd__tc_plan_layout(
 {
 	memset(lay, 0, sizeof *lay);
 	if (dims == NULL || batch < 1 || rank < 1)
-		return FFTD_TC_EINVAL;
+		return FFTD__TC_EINVAL;
 	if (rank > 2)
-		return FFTD_TC_EUNSUPPORTED;
+		return FFTD__TC_EUNSUPPORTED;
 	for (int i = 0; i < rank; i++) {
 		if (dims[i] < 1)
-			return FFTD_TC_EINVAL;
+			return FFTD__TC_EINVAL;
 		if (!is_pow2(dims[i]))
-			return FFTD_TC_EUNSUPPORTED;
+			return FFTD__TC_EUNSUPPORTED;
 	}
 	if (rank == 1) {
 		int64_t n = dims[0];
 		if (n < FFTD__TC_MIN_LEN || n > FFTD__TC_MAX_1D)
-			return FFTD_TC_EUNSUPPORTED;
+			return FFTD__TC_EUNSUPPORTED;
 		if (batch > ((int64_t) 1 << 40) / n)
-			return FFTD_TC_EINVAL;
+			return FFTD__TC_EINVAL;
 		return layout_1d(n, batch, lay);
 	}
 	// 2D, row-major dims[0] x dims[1]: rows (contiguous) then columns
@@ -198,9 +199,9 @@ fftd__tc_plan_layout(
 	for (int i = 0; i < 2; i++)
 		if (dims[i] < FFTD__TC_MIN_LEN
 		    || dims[i] > FFTD__TC_MAX_STRIDED_LEN)
-			return FFTD_TC_EUNSUPPORTED;
+			return FFTD__TC_EUNSUPPORTED;
 	if (batch > ((int64_t) 1 << 40) / (dims[0] * dims[1]))
-		return FFTD_TC_EINVAL;
+		return FFTD__TC_EINVAL;
 	lay->points  = dims[0] * dims[1];
 	lay->npass   = 2;
 	lay->pass[0] = (fftd__tc_pass) { .len = (int) dims[1],
@@ -217,7 +218,7 @@ fftd__tc_plan_layout(
 		.tw_n                         = 0,
 		.src                          = FFTD__TC_BUF_OUT,
 		.dst                          = FFTD__TC_BUF_OUT };
-	return FFTD_TC_OK;
+	return FFTD__TC_OK;
 }
 
 void
@@ -315,11 +316,11 @@ fftd__tc_split(float x, int e, uint16_t *hi, uint16_t *lo)
 }
 
 int
-fftd_tc_plan_supported(
-    fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch)
+fftd__tc_plan_supported(
+    fftd__tc_algo algo, int rank, const int64_t *dims, int64_t batch)
 {
 	fftd__tc_layout lay;
-	if (algo != FFTD_TC_TC16 && algo != FFTD_TC_SPLIT16)
-		return FFTD_TC_EINVAL;
+	if (algo != FFTD__TC_TC16 && algo != FFTD__TC_SPLIT16)
+		return FFTD__TC_EINVAL;
 	return fftd__tc_plan_layout(rank, dims, batch, &lay);
 }

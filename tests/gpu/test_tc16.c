@@ -60,21 +60,21 @@ urand(void) // uniform in [-1, 1]
 // run_case runs one plan on fresh random data and returns the largest
 // relative L2 error over the batch (or a huge value on any failure).
 static double
-run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch,
+run_case(fftd__tc_algo algo, int rank, const int64_t *dims, int64_t batch,
     int dir, int in_place)
 {
 	const int64_t per   = rank == 1 ? dims[0] : dims[0] * dims[1];
 	const int64_t total = per * batch;
-	const size_t  eb    = algo == FFTD_TC_TC16 ? 4 : 8;
+	const size_t  eb    = algo == FFTD__TC_TC16 ? 4 : 8;
 
-	fftd_tc_plan *plan = NULL;
-	int rc = fftd_tc_plan_create(&plan, algo, rank, dims, batch, dir);
-	if (rc != FFTD_TC_OK) {
-		print_message("plan_create: %s\n", fftd_tc_strerror(rc));
+	fftd__tc_plan *plan = NULL;
+	int rc = fftd__tc_plan_create(&plan, algo, rank, dims, batch, dir);
+	if (rc != FFTD__TC_OK) {
+		print_message("plan_create: %s\n", fftd__tc_strerror(rc));
 		return 1e30;
 	}
 	size_t wsb = 0;
-	assert_int_equal(fftd_tc_workspace_size(plan, &wsb), FFTD_TC_OK);
+	assert_int_equal(fftd__tc_workspace_size(plan, &wsb), FFTD__TC_OK);
 
 	fftw_complex *ref = fftw_malloc(sizeof(fftw_complex) * (size_t) total);
 	void         *hin = malloc(eb * (size_t) total),
@@ -84,7 +84,7 @@ run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch,
 	assert_non_null(hout);
 	for (int64_t i = 0; i < total; i++) {
 		double re = urand(), im = urand();
-		if (algo == FFTD_TC_TC16) {
+		if (algo == FFTD__TC_TC16) {
 			uint16_t *h = (uint16_t *) hin + 2 * i;
 			h[0]        = fftd__tc_f16_from_f32((float) re);
 			h[1]        = fftd__tc_f16_from_f32((float) im);
@@ -117,8 +117,8 @@ run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch,
 	if (dws != NULL)
 		assert_int_equal(cudaMemset(dws, 0xff, wsb), cudaSuccess);
 
-	rc = fftd_tc_execute(plan, din, dout, dws, NULL);
-	assert_int_equal(rc, FFTD_TC_OK);
+	rc = fftd__tc_execute(plan, din, dout, dws, NULL);
+	assert_int_equal(rc, FFTD__TC_OK);
 	assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
 	assert_int_equal(
 	    cudaMemcpy(hout, dout, eb * (size_t) total, cudaMemcpyDeviceToHost),
@@ -128,7 +128,7 @@ run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch,
 	int       n[2] = { (int) dims[0], rank > 1 ? (int) dims[1] : 1 };
 	fftw_plan fp   = fftw_plan_many_dft(rank, n, (int) batch, ref, NULL, 1,
 	      (int) per, ref, NULL, 1, (int) per,
-            dir == FFTD_TC_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD,
+            dir == FFTD__TC_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD,
 	      FFTW_ESTIMATE);
 	assert_non_null(fp);
 	fftw_execute(fp);
@@ -140,7 +140,7 @@ run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch,
 		double num = 0, den = 0;
 		for (int64_t i = b * per; i < (b + 1) * per; i++) {
 			double re, im;
-			if (algo == FFTD_TC_TC16) {
+			if (algo == FFTD__TC_TC16) {
 				const uint16_t *h
 				    = (const uint16_t *) hout + 2 * i;
 				re = fftd__tc_f32_from_f16(h[0]);
@@ -178,16 +178,16 @@ run_case(fftd_tc_algo algo, int rank, const int64_t *dims, int64_t batch,
 			worst = e;
 	}
 	char desc[512];
-	fftd_tc_plan_describe(plan, desc, sizeof desc);
+	fftd__tc_plan_describe(plan, desc, sizeof desc);
 	print_message(
 	    "  %-7s rank %d %lld%s%lld x %lld %s%s: rel L2 %.3e  [%s]\n",
-	    algo == FFTD_TC_TC16 ? "tc16" : "split16", rank,
+	    algo == FFTD__TC_TC16 ? "tc16" : "split16", rank,
 	    (long long) dims[0], rank > 1 ? "x" : "",
 	    rank > 1 ? (long long) dims[1] : 0LL, (long long) batch,
-	    dir == FFTD_TC_FORWARD ? "fwd" : "inv", in_place ? " in-place" : "",
-	    worst, desc);
+	    dir == FFTD__TC_FORWARD ? "fwd" : "inv",
+	    in_place ? " in-place" : "", worst, desc);
 
-	fftd_tc_plan_destroy(plan);
+	fftd__tc_plan_destroy(plan);
 	cudaFree(din);
 	if (!in_place)
 		cudaFree(dout);
@@ -207,20 +207,20 @@ batch_for(int64_t per)
 }
 
 static void
-one_d(fftd_tc_algo algo, int lmin, int lmax, double tol)
+one_d(fftd__tc_algo algo, int lmin, int lmax, double tol)
 {
 	if (!have_gpu)
 		skip();
 	int fails = 0; // every size runs, so one GPU run shows all of them
 	for (int l = lmin; l <= lmax; l++) {
 		int64_t n = (int64_t) 1 << l;
-		if (fftd_tc_plan_supported(algo, 1, &n, 1) != FFTD_TC_OK) {
+		if (fftd__tc_plan_supported(algo, 1, &n, 1) != FFTD__TC_OK) {
 			print_message("  %lld: not supported\n", (long long) n);
 			continue;
 		}
-		fails
-		    += !(run_case(algo, 1, &n, batch_for(n), FFTD_TC_FORWARD, 0)
-		        <= tol);
+		fails += !(
+		    run_case(algo, 1, &n, batch_for(n), FFTD__TC_FORWARD, 0)
+		    <= tol);
 	}
 	assert_int_equal(fails, 0);
 }
@@ -229,25 +229,25 @@ static void
 test_tc16_1d_single(void **s)
 {
 	(void) s;
-	one_d(FFTD_TC_TC16, 8, 14, TOL_TC16);
+	one_d(FFTD__TC_TC16, 8, 14, TOL_TC16);
 }
 static void
 test_tc16_1d_fourstep(void **s)
 {
 	(void) s;
-	one_d(FFTD_TC_TC16, 15, 24, TOL_TC16);
+	one_d(FFTD__TC_TC16, 15, 24, TOL_TC16);
 }
 static void
 test_split16_1d_single(void **s)
 {
 	(void) s;
-	one_d(FFTD_TC_SPLIT16, 8, 14, TOL_SPLIT16);
+	one_d(FFTD__TC_SPLIT16, 8, 14, TOL_SPLIT16);
 }
 static void
 test_split16_1d_fourstep(void **s)
 {
 	(void) s;
-	one_d(FFTD_TC_SPLIT16, 15, 24, TOL_SPLIT16);
+	one_d(FFTD__TC_SPLIT16, 15, 24, TOL_SPLIT16);
 }
 
 // Three-pass sizes 2^25 .. 2^27 (up to 1 GiB a buffer for split16; the FFTW
@@ -255,16 +255,16 @@ test_split16_1d_fourstep(void **s)
 // inverse in place, 2^27 forward, so that batching, direction and in-place
 // runs of the three-pass chain are each seen once.
 static void
-long_1d(fftd_tc_algo algo, double tol)
+long_1d(fftd__tc_algo algo, double tol)
 {
 	if (!have_gpu)
 		skip();
 	const int64_t n25 = (int64_t) 1 << 25, n26 = (int64_t) 1 << 26,
 	              n27 = (int64_t) 1 << 27;
 	int fails         = 0;
-	fails += !(run_case(algo, 1, &n25, 2, FFTD_TC_FORWARD, 0) <= tol);
-	fails += !(run_case(algo, 1, &n26, 1, FFTD_TC_INVERSE, 1) <= tol);
-	fails += !(run_case(algo, 1, &n27, 1, FFTD_TC_FORWARD, 0) <= tol);
+	fails += !(run_case(algo, 1, &n25, 2, FFTD__TC_FORWARD, 0) <= tol);
+	fails += !(run_case(algo, 1, &n26, 1, FFTD__TC_INVERSE, 1) <= tol);
+	fails += !(run_case(algo, 1, &n27, 1, FFTD__TC_FORWARD, 0) <= tol);
 	assert_int_equal(fails, 0);
 }
 
@@ -272,17 +272,17 @@ static void
 test_tc16_1d_long(void **s)
 {
 	(void) s;
-	long_1d(FFTD_TC_TC16, TOL_TC16);
+	long_1d(FFTD__TC_TC16, TOL_TC16);
 }
 static void
 test_split16_1d_long(void **s)
 {
 	(void) s;
-	long_1d(FFTD_TC_SPLIT16, TOL_SPLIT16);
+	long_1d(FFTD__TC_SPLIT16, TOL_SPLIT16);
 }
 
 static void
-inverse_and_in_place(fftd_tc_algo algo, double tol)
+inverse_and_in_place(fftd__tc_algo algo, double tol)
 {
 	if (!have_gpu)
 		skip();
@@ -291,13 +291,13 @@ inverse_and_in_place(fftd_tc_algo algo, double tol)
 	int                  fails = 0;
 	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
 		fails += !(run_case(algo, 1, &ns[i], batch_for(ns[i]),
-		               FFTD_TC_INVERSE, 0)
+		               FFTD__TC_INVERSE, 0)
 		    <= tol);
 		fails += !(
-		    run_case(algo, 1, &ns[i], 3, FFTD_TC_FORWARD, 1) <= tol);
+		    run_case(algo, 1, &ns[i], 3, FFTD__TC_FORWARD, 1) <= tol);
 	}
 	int64_t d[2] = { 1024, 512 };
-	fails += !(run_case(algo, 2, d, 3, FFTD_TC_INVERSE, 1) <= tol);
+	fails += !(run_case(algo, 2, d, 3, FFTD__TC_INVERSE, 1) <= tol);
 	assert_int_equal(fails, 0);
 }
 
@@ -305,17 +305,17 @@ static void
 test_tc16_inverse_inplace(void **s)
 {
 	(void) s;
-	inverse_and_in_place(FFTD_TC_TC16, TOL_TC16);
+	inverse_and_in_place(FFTD__TC_TC16, TOL_TC16);
 }
 static void
 test_split16_inverse_inplace(void **s)
 {
 	(void) s;
-	inverse_and_in_place(FFTD_TC_SPLIT16, TOL_SPLIT16);
+	inverse_and_in_place(FFTD__TC_SPLIT16, TOL_SPLIT16);
 }
 
 static void
-two_d(fftd_tc_algo algo, double tol)
+two_d(fftd__tc_algo algo, double tol)
 {
 	if (!have_gpu)
 		skip();
@@ -324,10 +324,10 @@ two_d(fftd_tc_algo algo, double tol)
 		{ 4096, 256 }, { 512, 2048 }, { 2048, 1024 } };
 	int                  fails   = 0;
 	for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++)
-		fails
-		    += !(run_case(algo, 2, ds[i],
-		             batch_for(ds[i][0] * ds[i][1]), FFTD_TC_FORWARD, 0)
-		        <= tol);
+		fails += !(
+		    run_case(algo, 2, ds[i], batch_for(ds[i][0] * ds[i][1]),
+		        FFTD__TC_FORWARD, 0)
+		    <= tol);
 	assert_int_equal(fails, 0);
 }
 
@@ -335,13 +335,13 @@ static void
 test_tc16_2d(void **s)
 {
 	(void) s;
-	two_d(FFTD_TC_TC16, TOL_TC16);
+	two_d(FFTD__TC_TC16, TOL_TC16);
 }
 static void
 test_split16_2d(void **s)
 {
 	(void) s;
-	two_d(FFTD_TC_SPLIT16, TOL_SPLIT16);
+	two_d(FFTD__TC_SPLIT16, TOL_SPLIT16);
 }
 
 // A few small cases of every kind of pass, quick enough for
@@ -356,15 +356,15 @@ test_smoke(void **s)
 		 (int64_t) 1 << 15, (int64_t) 1 << 16, (int64_t) 1 << 20 };
 	int                  fails = 0;
 	for (int a = 0; a < 2; a++) {
-		fftd_tc_algo algo = a == 0 ? FFTD_TC_TC16 : FFTD_TC_SPLIT16;
-		double       tol  = a == 0 ? TOL_TC16 : TOL_SPLIT16;
+		fftd__tc_algo algo = a == 0 ? FFTD__TC_TC16 : FFTD__TC_SPLIT16;
+		double        tol  = a == 0 ? TOL_TC16 : TOL_SPLIT16;
 		for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
 			fails
 			    += !(run_case(algo, 1, &ns[i],
-			             ns[i] < 4096 ? 17 : 1, FFTD_TC_FORWARD, 0)
+			             ns[i] < 4096 ? 17 : 1, FFTD__TC_FORWARD, 0)
 			        <= tol);
 		int64_t d[2] = { 256, 512 };
-		fails += !(run_case(algo, 2, d, 1, FFTD_TC_INVERSE, 0) <= tol);
+		fails += !(run_case(algo, 2, d, 1, FFTD__TC_INVERSE, 0) <= tol);
 	}
 	assert_int_equal(fails, 0);
 }
@@ -375,47 +375,47 @@ test_errors(void **s)
 	(void) s;
 	if (!have_gpu)
 		skip();
-	fftd_tc_plan *p = (fftd_tc_plan *) 1;
-	int64_t       n = 1000;
+	fftd__tc_plan *p = (fftd__tc_plan *) 1;
+	int64_t        n = 1000;
 	assert_int_equal(
-	    fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD),
-	    FFTD_TC_EUNSUPPORTED);
+	    fftd__tc_plan_create(&p, FFTD__TC_TC16, 1, &n, 1, FFTD__TC_FORWARD),
+	    FFTD__TC_EUNSUPPORTED);
 	assert_null(p);
 	n = (int64_t) 1 << 28;
 	assert_int_equal(
-	    fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD),
-	    FFTD_TC_EUNSUPPORTED);
+	    fftd__tc_plan_create(&p, FFTD__TC_TC16, 1, &n, 1, FFTD__TC_FORWARD),
+	    FFTD__TC_EUNSUPPORTED);
 	assert_null(p);
 	// workspace: one copy of the batch beyond 16384 points (2^27 split16: 1
 	// GiB)
 	static const struct {
-		fftd_tc_algo algo;
-		int64_t      n, batch;
-		size_t       ws;
-	} wsc[] = { { FFTD_TC_TC16, 16384, 3, 0 },
-		{ FFTD_TC_SPLIT16, (int64_t) 1 << 15, 3, (size_t) 3 << 18 },
-		{ FFTD_TC_TC16, (int64_t) 1 << 20, 2, (size_t) 8 << 20 },
-		{ FFTD_TC_SPLIT16, (int64_t) 1 << 27, 1, (size_t) 1 << 30 },
-		{ FFTD_TC_TC16, (int64_t) 1 << 27, 1, (size_t) 1 << 29 } };
+		fftd__tc_algo algo;
+		int64_t       n, batch;
+		size_t        ws;
+	} wsc[] = { { FFTD__TC_TC16, 16384, 3, 0 },
+		{ FFTD__TC_SPLIT16, (int64_t) 1 << 15, 3, (size_t) 3 << 18 },
+		{ FFTD__TC_TC16, (int64_t) 1 << 20, 2, (size_t) 8 << 20 },
+		{ FFTD__TC_SPLIT16, (int64_t) 1 << 27, 1, (size_t) 1 << 30 },
+		{ FFTD__TC_TC16, (int64_t) 1 << 27, 1, (size_t) 1 << 29 } };
 	for (size_t i = 0; i < sizeof wsc / sizeof wsc[0]; i++) {
 		size_t wsb = 1;
-		assert_int_equal(fftd_tc_plan_create(&p, wsc[i].algo, 1,
-		                     &wsc[i].n, wsc[i].batch, FFTD_TC_INVERSE),
-		    FFTD_TC_OK);
-		assert_int_equal(fftd_tc_workspace_size(p, &wsb), FFTD_TC_OK);
+		assert_int_equal(fftd__tc_plan_create(&p, wsc[i].algo, 1,
+		                     &wsc[i].n, wsc[i].batch, FFTD__TC_INVERSE),
+		    FFTD__TC_OK);
+		assert_int_equal(fftd__tc_workspace_size(p, &wsb), FFTD__TC_OK);
 		assert_true(wsb == wsc[i].ws);
-		fftd_tc_plan_destroy(p);
+		fftd__tc_plan_destroy(p);
 	}
 	n = 4096;
+	assert_int_equal(fftd__tc_plan_create(&p, FFTD__TC_TC16, 1, &n, 1, 0),
+	    FFTD__TC_EINVAL);
 	assert_int_equal(
-	    fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, 0), FFTD_TC_EINVAL);
+	    fftd__tc_plan_create(&p, FFTD__TC_TC16, 1, &n, 1, FFTD__TC_FORWARD),
+	    FFTD__TC_OK);
 	assert_int_equal(
-	    fftd_tc_plan_create(&p, FFTD_TC_TC16, 1, &n, 1, FFTD_TC_FORWARD),
-	    FFTD_TC_OK);
-	assert_int_equal(
-	    fftd_tc_execute(p, NULL, NULL, NULL, NULL), FFTD_TC_EINVAL);
-	fftd_tc_plan_destroy(p);
-	fftd_tc_plan_destroy(NULL);
+	    fftd__tc_execute(p, NULL, NULL, NULL, NULL), FFTD__TC_EINVAL);
+	fftd__tc_plan_destroy(p);
+	fftd__tc_plan_destroy(NULL);
 }
 
 // usage: test_tc16 [test-name-pattern]

@@ -23,13 +23,13 @@ static void
 test_errors(void **state)
 {
 	(void) state;
-	assert_string_equal(fftd_tc_strerror(FFTD_TC_OK), "success");
-	assert_string_equal(fftd_tc_strerror(FFTD_TC_EUNSUPPORTED),
+	assert_string_equal(fftd__tc_strerror(FFTD__TC_OK), "success");
+	assert_string_equal(fftd__tc_strerror(FFTD__TC_EUNSUPPORTED),
 	    "size, rank or algorithm not supported");
-	assert_int_equal(fftd_tc_cuda_error(FFTD_TC_ECUDA_BASE - 2), 2);
-	assert_int_equal(fftd_tc_cuda_error(FFTD_TC_EINVAL), 0);
+	assert_int_equal(fftd__tc_cuda_error(FFTD__TC_ECUDA_BASE - 2), 2);
+	assert_int_equal(fftd__tc_cuda_error(FFTD__TC_EINVAL), 0);
 	assert_string_equal(
-	    fftd_tc_strerror(FFTD_TC_ECUDA_BASE - 700), "CUDA runtime error");
+	    fftd__tc_strerror(FFTD__TC_ECUDA_BASE - 700), "CUDA runtime error");
 }
 
 // Largest number of neighbouring columns a column pass of len points moves
@@ -138,7 +138,7 @@ test_layout_1d(void **state)
 		for (int64_t batch = 1; batch <= 3; batch += 2) {
 			assert_int_equal(
 			    fftd__tc_plan_layout(1, &n, batch, &lay),
-			    FFTD_TC_OK);
+			    FFTD__TC_OK);
 			check_layout_1d(&lay, n, batch, 1);
 			// the fewest passes: one while a block holds the FFT,
 			// two up to 4096^2 (the largest column pass squared),
@@ -147,7 +147,7 @@ test_layout_1d(void **state)
 			    lay.npass, l <= 14 ? 1 : (l <= 24 ? 2 : 3));
 		}
 		assert_int_equal(
-		    fftd__tc_plan_layout(1, &n, 3, &lay), FFTD_TC_OK);
+		    fftd__tc_plan_layout(1, &n, 3, &lay), FFTD__TC_OK);
 		if (l <= 14) {
 			assert_int_equal(lay.pass[0].len, n);
 			assert_int_equal(lay.pass[0].q_total, 3);
@@ -196,37 +196,38 @@ test_layout_1d(void **state)
 	}
 	// a 2^27 batch of split16 points is 1 GiB of workspace
 	int64_t n27 = (int64_t) 1 << 27;
-	assert_int_equal(fftd__tc_plan_layout(1, &n27, 1, &lay), FFTD_TC_OK);
+	assert_int_equal(fftd__tc_plan_layout(1, &n27, 1, &lay), FFTD__TC_OK);
 	assert_true((uint64_t) lay.ws_points * 8 == (uint64_t) 1 << 30);
 	int64_t bad[]  = { 128, 300, (int64_t) 1 << 28, 0, -256 };
-	int     want[] = { FFTD_TC_EUNSUPPORTED, FFTD_TC_EUNSUPPORTED,
-		    FFTD_TC_EUNSUPPORTED, FFTD_TC_EINVAL, FFTD_TC_EINVAL };
+	int     want[] = { FFTD__TC_EUNSUPPORTED, FFTD__TC_EUNSUPPORTED,
+		    FFTD__TC_EUNSUPPORTED, FFTD__TC_EINVAL, FFTD__TC_EINVAL };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		assert_int_equal(
 		    fftd__tc_plan_layout(1, &bad[i], 1, &lay), want[i]);
 	int64_t n = 4096;
-	assert_int_equal(fftd__tc_plan_layout(1, &n, 0, &lay), FFTD_TC_EINVAL);
+	assert_int_equal(fftd__tc_plan_layout(1, &n, 0, &lay), FFTD__TC_EINVAL);
 	assert_int_equal(
-	    fftd__tc_plan_layout(1, NULL, 1, &lay), FFTD_TC_EINVAL);
+	    fftd__tc_plan_layout(1, NULL, 1, &lay), FFTD__TC_EINVAL);
 	assert_int_equal(fftd__tc_plan_layout(1, &n, (int64_t) 1 << 40, &lay),
-	    FFTD_TC_EINVAL);
+	    FFTD__TC_EINVAL);
 	assert_int_equal(
 	    fftd__tc_plan_layout(1, &n27, ((int64_t) 1 << 13) + 1, &lay),
-	    FFTD_TC_EINVAL);
+	    FFTD__TC_EINVAL);
 	int64_t d3[3] = { 256, 256, 256 };
 	assert_int_equal(
-	    fftd__tc_plan_layout(3, d3, 1, &lay), FFTD_TC_EUNSUPPORTED);
+	    fftd__tc_plan_layout(3, d3, 1, &lay), FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(fftd__tc_plan_supported((fftd__tc_algo) 7, 1, &n, 1),
+	    FFTD__TC_EINVAL);
 	assert_int_equal(
-	    fftd_tc_plan_supported((fftd_tc_algo) 7, 1, &n, 1), FFTD_TC_EINVAL);
-	assert_int_equal(
-	    fftd_tc_plan_supported(FFTD_TC_SPLIT16, 1, &n, 1), FFTD_TC_OK);
+	    fftd__tc_plan_supported(FFTD__TC_SPLIT16, 1, &n, 1), FFTD__TC_OK);
 	for (int l = 8; l <= 27; l++) {
 		int64_t m = (int64_t) 1 << l;
 		assert_int_equal(
-		    fftd_tc_plan_supported(FFTD_TC_TC16, 1, &m, 1), FFTD_TC_OK);
+		    fftd__tc_plan_supported(FFTD__TC_TC16, 1, &m, 1),
+		    FFTD__TC_OK);
 		assert_int_equal(
-		    fftd_tc_plan_supported(FFTD_TC_SPLIT16, 1, &m, 1),
-		    FFTD_TC_OK);
+		    fftd__tc_plan_supported(FFTD__TC_SPLIT16, 1, &m, 1),
+		    FFTD__TC_OK);
 	}
 }
 
@@ -389,13 +390,13 @@ test_layout_algebra(void **state)
 		int64_t         n = (int64_t) 1 << l;
 		fftd__tc_layout lay;
 		assert_int_equal(
-		    fftd__tc_plan_layout(1, &n, 2, &lay), FFTD_TC_OK);
+		    fftd__tc_plan_layout(1, &n, 2, &lay), FFTD__TC_OK);
 		for (int ip = 0; ip < 2; ip++)
 			assert_true(layout_error(&lay, 2, -1, ip) < 1e-12);
 	}
 }
 
-// The four-step twiddle as the kernels form it (tc16_fft.cuh, tw4): a
+// The four-step twiddle as the kernels form it (tc16_pass.cuh, tw4): a
 // product of three or four float table entries, in float arithmetic, for
 // every table size up to N = 2^27; against long double.
 static void
@@ -459,7 +460,7 @@ test_layout_2d(void **state)
 		for (int b = 8; b <= 12; b++) {
 			int64_t d[2] = { (int64_t) 1 << a, (int64_t) 1 << b };
 			assert_int_equal(
-			    fftd__tc_plan_layout(2, d, 5, &lay), FFTD_TC_OK);
+			    fftd__tc_plan_layout(2, d, 5, &lay), FFTD__TC_OK);
 			assert_int_equal(lay.npass, 2);
 			assert_int_equal(
 			    (int64_t) lay.pass[0].len * lay.pass[1].len,
@@ -477,11 +478,11 @@ test_layout_2d(void **state)
 	int64_t d1[2] = { 128, 256 }, d2[2] = { 256, 8192 },
 	        d3[2] = { 256, 300 };
 	assert_int_equal(
-	    fftd__tc_plan_layout(2, d1, 1, &lay), FFTD_TC_EUNSUPPORTED);
+	    fftd__tc_plan_layout(2, d1, 1, &lay), FFTD__TC_EUNSUPPORTED);
 	assert_int_equal(
-	    fftd__tc_plan_layout(2, d2, 1, &lay), FFTD_TC_EUNSUPPORTED);
+	    fftd__tc_plan_layout(2, d2, 1, &lay), FFTD__TC_EUNSUPPORTED);
 	assert_int_equal(
-	    fftd__tc_plan_layout(2, d3, 1, &lay), FFTD_TC_EUNSUPPORTED);
+	    fftd__tc_plan_layout(2, d3, 1, &lay), FFTD__TC_EUNSUPPORTED);
 }
 
 static void

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+//
+// tc16_dft.cuh — PRIVATE to kernels/: included by the tc16_*.cuh headers
+// only. Complex fp32 arithmetic on the CUDA cores: the complex product, the
+// read of a twiddle table (conjugated for the inverse), and the small
+// natural-order DFTs of 1, 2, 4 and 8 points (SmallDft) that level 2 of the
+// pass kernel (tc16_pass.cuh) and the radix kernel (tc16_radix.cuh) run. The
+// radix-16 DFTs on the tensor cores are in tc16_frag.cuh.
+
+#ifndef FFTD_KERNELS_TC16_DFT_CUH
+#define FFTD_KERNELS_TC16_DFT_CUH
+
+#include <cuda_runtime.h>
+
+#include "tc16_types.cuh"
+
+namespace fftd_tc
+{
+
+// ---------------------------------------------------------------------------
+// Complex arithmetic.
+
+FFTD_DEV float2
+cmul(float2 a, float2 b)
+{
+	return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+template <bool INV>
+FFTD_DEV float2
+twiddle(const float2 *tab, int j)
+{
+	float2 w = __ldg(tab + j);
+	if (INV)
+		w.y = -w.y;
+	return w;
+}
+
+// ---------------------------------------------------------------------------
+// Small DFTs on the CUDA cores, natural order in and out, fp32.
+
+template <bool INV>
+FFTD_DEV float2
+mul_mi(float2 x) // x * (-i) forward, x * (+i) inverse
+{
+	return INV ? make_float2(-x.y, x.x) : make_float2(x.y, -x.x);
+}
+FFTD_DEV float2
+add2(float2 a, float2 b)
+{
+	return make_float2(a.x + b.x, a.y + b.y);
+}
+FFTD_DEV float2
+sub2(float2 a, float2 b)
+{
+	return make_float2(a.x - b.x, a.y - b.y);
+}
+
+template <int N, bool INV> struct SmallDft;
+
+template <bool INV> struct SmallDft<1, INV> {
+	static FFTD_DEV void run(float2 *)
+	{
+	}
+};
+
+template <bool INV> struct SmallDft<2, INV> {
+	static FFTD_DEV void run(float2 *x)
+	{
+		float2 a = x[0], b = x[1];
+		x[0] = add2(a, b);
+		x[1] = sub2(a, b);
+	}
+};
+
+template <bool INV> struct SmallDft<4, INV> {
+	static FFTD_DEV void run(float2 *x)
+	{
+		float2 s02 = add2(x[0], x[2]), d02 = sub2(x[0], x[2]);
+		float2 s13 = add2(x[1], x[3]),
+		       d13 = mul_mi<INV>(sub2(x[1], x[3]));
+		x[0]       = add2(s02, s13);
+		x[2]       = sub2(s02, s13);
+		x[1]       = add2(d02, d13);
+		x[3]       = sub2(d02, d13);
+	}
+};
+
+template <bool INV> struct SmallDft<8, INV> {
+	static FFTD_DEV void run(float2 *x)
+	{
+		const float r    = 0.70710678118654752440f;
+		float2      e[4] = { x[0], x[2], x[4], x[6] };
+		float2      o[4] = { x[1], x[3], x[5], x[7] };
+		SmallDft<4, INV>::run(e);
+		SmallDft<4, INV>::run(o);
+		// o[k] *= W_8^k
+		float2 w1 = INV ? make_float2(r, r) : make_float2(r, -r);
+		float2 w3 = INV ? make_float2(-r, r) : make_float2(-r, -r);
+		o[1]      = cmul(o[1], w1);
+		o[2]      = mul_mi<INV>(o[2]);
+		o[3]      = cmul(o[3], w3);
+		for (int k = 0; k < 4; k++) {
+			x[k]     = add2(e[k], o[k]);
+			x[k + 4] = sub2(e[k], o[k]);
+		}
+	}
+};
+
+} // namespace fftd_tc
+
+#endif // FFTD_KERNELS_TC16_DFT_CUH

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+//
+// tc16_smem.cuh — PRIVATE to kernels/: included by tc16_pass.cuh only.
+// Where a pass kernel's data sit in shared memory: the layout and size of a
+// block's buffers and tables (Smem), the offset of a fragment element within
+// a tile of given row and column steps (elem_off), and the bitwise index maps
+// of the work items of levels 1 and 2 (l1_in .. l2b_out), which with the
+// linear swizzles of tc.h (fftd__tc_swz4/8, shared with the host tests) let a
+// lane compute its part of every address once. The kernel that walks these
+// maps is in tc16_pass.cuh.
+
+#ifndef FFTD_KERNELS_TC16_SMEM_CUH
+#define FFTD_KERNELS_TC16_SMEM_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tc.h"
+#include "tc16_types.cuh"
+
+namespace fftd_tc
+{
+
+// ---------------------------------------------------------------------------
+// Shared memory of a pass kernel: the input buffer, the scratch buffer
+// level 1 writes into when it fits (SCR; not needed by contiguous 256-point
+// passes, which store from registers), the twiddle tables (W_256 per lane,
+// the quarter of W_L, and the four-step tables when TW).
+template <class P, int L, int C, bool TW, bool STRIDED> struct Smem {
+	static constexpr int    PTS    = C * L;
+	static constexpr bool   SCR    = 2 * PTS * P::kBytes <= 160 * 1024;
+	static constexpr int    NBUFS  = SCR && !(L == 256 && !STRIDED) ? 2 : 1;
+	static constexpr size_t kBytes = (size_t) NBUFS * PTS * P::kBytes
+	    + (8 * 32 + L / 4 + (TW ? FFTD__TC_TW_ENTRIES : 0))
+	        * sizeof(float2);
+};
+
+// Offsets of A element e relative to element 0 in a tile whose rows are
+// `rs` apart and columns `cs` apart: row + 8 (e bit 1), col + 1 (bit 0),
+// col + 8 (bit 2).
+FFTD_DEV constexpr uint32_t
+elem_off(int e, uint32_t rs, uint32_t cs)
+{
+	return 8u * rs * ((e >> 1) & 1) + cs * (e & 1) + 8u * cs * (e >> 2);
+}
+
+// Index maps of the work items. Each is a bitwise map of its item number
+// (powers of two everywhere), so map(x | y) = map(x) | map(y) for x, y with
+// disjoint bits: with the linear swizzle, a lane's part is computed once and
+// the unrolled loop's part is a compile-time constant.
+template <int L, int R>
+FFTD_DEV constexpr uint32_t
+l1_in(uint32_t tau)
+{
+	return (tau / R) * L + tau % R;
+} // (f, a) -> f L + a
+template <int L, int R>
+FFTD_DEV constexpr uint32_t
+l1_out(uint32_t tau)
+{
+	return (tau / R) * L + 256 * (tau % R);
+} // -> f L + 256 a
+template <int L>
+FFTD_DEV constexpr uint32_t
+l2_pair(uint32_t p)
+{
+	return (p / 256) * L + p % 256;
+} // (f, kb) -> f L + kb
+template <int L>
+FFTD_DEV constexpr uint32_t
+l2_unit(uint32_t u)
+{
+	return (u / 16) * L + (u % 16) * 16;
+} // (f, kb0) -> f L + kb0
+template <int L>
+FFTD_DEV constexpr uint32_t
+l2a_item(uint32_t i)
+{
+	return (i / 4096) * L + i % 4096;
+} // (f, al, kb)
+template <int L, int RR>
+FFTD_DEV constexpr uint32_t
+l2b_in(uint32_t t) // (f, b, kb0) -> f L + kb0 + 4096 b
+{
+	return (t / (16 * RR)) * L + (t % 16) * 16 + 4096 * ((t / 16) % RR);
+}
+template <int L, int RR>
+FFTD_DEV constexpr uint32_t
+l2b_out(uint32_t t) // -> f L + kb0 + 256 b
+{
+	return (t / (16 * RR)) * L + (t % 16) * 16 + 256 * ((t / 16) % RR);
+}
+
+} // namespace fftd_tc
+
+#endif // FFTD_KERNELS_TC16_SMEM_CUH

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+//
+// tc16_types.cuh — PRIVATE to kernels/: included by the other tc16_*.cuh
+// headers and by tc16_plan.cu, nothing else. What every file of the
+// tensor-core kernel family (tc16 and split16) shares: a pass's arguments as
+// the kernels take them (PassArgs), the descriptor of one compiled pass kernel
+// (KernelInfo), the lookups that tc16.cu and split16.cu define and
+// tc16_plan.cu calls, FFTD_DEV, and the storage traits of the two precisions
+// (Tc16: __half2 words; Split16: float2). The algorithm is described in
+// tc16_pass.cuh; the kernels' C ABI is tc.h.
+
+#ifndef FFTD_KERNELS_TC16_TYPES_CUH
+#define FFTD_KERNELS_TC16_TYPES_CUH
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "tc.h"
+
+namespace fftd_tc
+{
+
+// PassArgs is one pass (tc.h, fftd__tc_pass) with device pointers.
+struct PassArgs {
+	const void   *in;
+	void         *out;
+	long long     q_total; // FFTs in this pass
+	long long     s_in;    // 1: contiguous FFTs, else column stride
+	long long     s_out;
+	int           s_in_log2; // log2 of the strides
+	int           s_out_log2;
+	const float2 *tab; // W_L^j, j < L (forward sign)
+	const float2
+	    *tw3; // four-step: W_N^m, W_N^(256 m), W_N^(65536 m), m < 256,
+	          // then W_N^(2^24 m), m < 8 (FFTD__TC_TW_ENTRIES):
+	          // W_N^m = product of three (four when m >= 2^24) lookups
+};
+
+// KernelInfo describes one compiled pass kernel.
+struct KernelInfo {
+	void (*fn)(PassArgs);
+	int    len, ffts, warps;
+	size_t smem;
+};
+
+// Lookups made by tc16.cu / split16.cu: the kernel for (len, strided,
+// inverse, four-step twiddle kind tw: 0, 1 or 2, tc.h fftd__tc_tw_kind), or
+// false when none is compiled.
+bool tc16_kernel(
+    int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
+bool split16_kernel(
+    int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
+
+#define FFTD_DEV __device__ __forceinline__
+
+// ---------------------------------------------------------------------------
+// Precision traits.
+
+struct Tc16 {
+	static constexpr bool kSplit = false;
+	using Word = uint32_t; // __half2 bits: re low, im high
+	static constexpr int     kBytes = 4;
+	static FFTD_DEV uint32_t swz(uint32_t p)
+	{
+		return fftd__tc_swz4(p);
+	}
+	static FFTD_DEV float2 load(Word w)
+	{
+		__half2 h = *reinterpret_cast<__half2 *>(&w);
+		return __half22float2(h);
+	}
+	static FFTD_DEV Word store(float re, float im)
+	{
+		__half2 h = __floats2half2_rn(re, im);
+		return *reinterpret_cast<uint32_t *>(&h);
+	}
+};
+
+struct Split16 {
+	static constexpr bool kSplit    = true;
+	using Word                      = float2;
+	static constexpr int     kBytes = 8;
+	static FFTD_DEV uint32_t swz(uint32_t p)
+	{
+		return fftd__tc_swz8(p);
+	}
+	static FFTD_DEV float2 load(Word w)
+	{
+		return w;
+	}
+	static FFTD_DEV Word store(float re, float im)
+	{
+		return make_float2(re, im);
+	}
+};
+
+} // namespace fftd_tc
+
+#endif // FFTD_KERNELS_TC16_TYPES_CUH
