@@ -57,7 +57,7 @@
 
 #include "json.h"
 #include "fftd.h"
-#include "../tests/util/daemon.h"
+#include "lib/daemon.h"
 
 #define MIB (1024.0 * 1024.0)
 #define MAX_REPS 64

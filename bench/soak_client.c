@@ -15,8 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../tests/util/daemon.h"
-#include "../tests/util/load.h"
+#include "lib/daemon.h"
+#include "lib/load.h"
 #include "fftd.h"
 #include "soak.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tests/util/daemon.h"
+#include "lib/daemon.h"
 #include "fftd.h"
 #include "soak.h"
 

@@ -29,7 +29,7 @@
 
 #include "../util/cases.h"
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "../util/gpu.h"
 #include "../util/ref.h"
 #include "../util/session.h"

@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "../util/cases.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "../util/gpu.h"
 #include "fftd.h"
 #include "layout.h"

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 
 // The client's timeout: a request nobody answers fails after this long.

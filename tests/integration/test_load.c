@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // test_load.c — a shortened bench/load against a real `fftd --backend
-// fftw` (tests/util/load.h describes the load):
+// fftw` (bench/lib/load.h describes the load):
 //   - mixed load: 16 client processes (2 realtime at 100 Hz, 14 batch of
 //     16 .. 192 KiB per request, f32 C2C and R2C, 4 in flight each), a few
 //     thousand requests: no result lost or wrong (each checked against
@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/daemon.h"
-#include "../util/load.h"
+#include "../../bench/lib/daemon.h"
+#include "../../bench/lib/load.h"
 #include "fftd.h"
 
 static fftd_test_daemon  L; // the test's own daemon

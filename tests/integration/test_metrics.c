@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "../util/session.h"
 #include "fftd.h"
 

@@ -41,7 +41,7 @@
 
 #include "../util/cases.h"
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "../util/ref.h"
 #include "fftd.h"
 #include "layout.h"

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "../util/cases.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "../util/session.h"
 #include "fftd.h"
 

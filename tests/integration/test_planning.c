@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 120000

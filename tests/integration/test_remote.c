@@ -45,7 +45,7 @@
 
 #include "../util/cases.h"
 #include "../util/client_cases.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000

@@ -27,8 +27,8 @@
 
 #include "../util/cases.h"
 #include "../util/client_cases.h"
-#include "../util/daemon.h"
-#include "../util/raw.h"
+#include "../../bench/lib/daemon.h"
+#include "../../bench/lib/raw.h"
 #include "../util/ref.h"
 #include "../util/session.h"
 #include "fftd.h"

@@ -42,10 +42,10 @@
 
 #include "../util/cases.h"
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 #include "layout.h"
-#include "../util/raw.h"
+#include "../../bench/lib/raw.h"
 #include "../util/ref.h"
 #include "../util/session.h"
 #include "wire.h"

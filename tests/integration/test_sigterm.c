@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000

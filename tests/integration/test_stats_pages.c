@@ -20,8 +20,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../util/daemon.h"
-#include "../util/raw.h"
+#include "../../bench/lib/daemon.h"
+#include "../../bench/lib/raw.h"
 #include "fftd.h"
 #include "wire.h"
 
@@ -99,7 +99,7 @@ test_stats_of_many_clients(void **state)
 	assert_int_equal(st.sessions, NCONN + 1);
 
 	int                max = NCONN + 64, n = -1;
-	fftd_client_stats *cl  = calloc((size_t) max, sizeof(*cl));
+	fftd_client_stats *cl = calloc((size_t) max, sizeof(*cl));
 	assert_non_null(cl);
 	int rv = fftd_get_client_stats(c, cl, max, &n);
 	if (rv != FFTD_OK) {

@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 
 // notify_open binds a datagram socket at path for the daemon's messages.
 static int

@@ -34,7 +34,7 @@
 
 #include "cases.h"
 #include "check.h"
-#include "daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 #include "layout.h"
 #include "ref.h"

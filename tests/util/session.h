@@ -6,7 +6,7 @@
 #ifndef FFTD_TESTS_SESSION_H
 #define FFTD_TESTS_SESSION_H
 
-#include "daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 
 // fftd_test_session_start starts the daemon (fftd_test_daemon_start with

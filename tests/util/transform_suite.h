@@ -28,7 +28,7 @@
 
 #include "cases.h"
 #include "client_cases.h"
-#include "daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 #include "ref.h"
 
