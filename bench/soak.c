@@ -15,7 +15,7 @@
 // (i mod 4): inline (libfftd stages them through its shared buffers),
 // inline with FFTD_INLINE_STAGING=0 (through NNG itself), from and into an
 // fftd_buffer, through an fftd_stream. Requests are drawn and checked by
-// bench/lib/load.c's generator (c_k x in, c_k X expected, FFTW reference).
+// bench/lib/load_gen.c's generator (c_k x in, c_k X expected, FFTW reference).
 // Every --kill-every-ms (default 500; 0: never) a random client gets
 // SIGKILL and is started again.
 //

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// daemon.c — start, probe and stop a real fftd for the tests; run child
-// processes of the test program (see daemon.h).
+// daemon.c — start, probe and stop a real fftd for the benchmarks and
+// tests; run child processes of the calling program (see daemon.h).
 
 #include "daemon.h"
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// raw.c — a hand-driven NNG REQ socket for the tests (see raw.h).
+// raw.c — a hand-driven NNG REQ socket for the benchmarks and tests (see
+// raw.h).
 
 #include "raw.h"
 
