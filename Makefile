@@ -206,7 +206,7 @@ $(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
 	$(CXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libfftd.a $(DEP_LIBS)
 
 # --- benchmarks ----------------------------------------------------------------------
-E2E_OBJ := $(BUILD)/bench/e2e.o $(BUILD)/bench/json.o
+E2E_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/e2e*.c)) $(BUILD)/bench/json.o
 
 $(BUILD)/bench/e2e: $(E2E_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(E2E_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(CUDA_LIBS) -lm
