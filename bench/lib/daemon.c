@@ -22,6 +22,7 @@
 
 #define CHILD_FLAG "--fftd-test-child"
 
+// fftd_test_now_ms: see daemon.h.
 long long
 fftd_test_now_ms(void)
 {
@@ -30,6 +31,7 @@ fftd_test_now_ms(void)
 	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+// fftd_test_sleep_ms sleeps ms milliseconds, resuming after signals.
 void
 fftd_test_sleep_ms(int ms)
 {
@@ -37,6 +39,7 @@ fftd_test_sleep_ms(int ms)
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
 }
 
+// fftd_test_daemon_bin is $FFTD_BIN, else build/fftd.
 const char *
 fftd_test_daemon_bin(void)
 {
@@ -44,6 +47,7 @@ fftd_test_daemon_bin(void)
 	return b != NULL && b[0] != '\0' ? b : "build/fftd";
 }
 
+// status_code is a wait status as an exit code (128 + signal; -1).
 static int
 status_code(int st)
 {
@@ -56,6 +60,7 @@ status_code(int st)
 	return -1;
 }
 
+// print_log prints a daemon's log to stderr (a failed start or exit).
 static void
 print_log(const fftd_test_daemon *d)
 {
@@ -73,6 +78,7 @@ print_log(const fftd_test_daemon *d)
 	fclose(f);
 }
 
+// remove_dir removes a daemon's temporary folder and what it holds.
 static void
 remove_dir(fftd_test_daemon *d)
 {
@@ -109,6 +115,8 @@ probe(nng_socket s)
 	return 1;
 }
 
+// fftd_test_daemon_start starts a daemon and waits until a Hello
+// is answered (daemon.h).
 int
 fftd_test_daemon_start(
     fftd_test_daemon *d, const char *config, const char *const *args)
@@ -231,6 +239,7 @@ fftd_test_daemon_start(
 	}
 }
 
+// fftd_test_daemon_signal sends sig to a running daemon.
 int
 fftd_test_daemon_signal(fftd_test_daemon *d, int sig)
 {
@@ -240,6 +249,8 @@ fftd_test_daemon_signal(fftd_test_daemon *d, int sig)
 	return kill(d->pid, sig);
 }
 
+// fftd_test_daemon_alive is whether the daemon still runs (reaps
+// it when not).
 int
 fftd_test_daemon_alive(fftd_test_daemon *d)
 {
@@ -255,6 +266,8 @@ fftd_test_daemon_alive(fftd_test_daemon *d)
 	return 1;
 }
 
+// fftd_test_daemon_wait waits for the daemon's exit, kills it
+// after timeout_ms, removes its folder (daemon.h).
 int
 fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 {
@@ -301,6 +314,7 @@ fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 	return code;
 }
 
+// fftd_test_daemon_stop is SIGTERM, then a 10 s wait.
 int
 fftd_test_daemon_stop(fftd_test_daemon *d)
 {
@@ -310,6 +324,8 @@ fftd_test_daemon_stop(fftd_test_daemon *d)
 	return fftd_test_daemon_wait(d, 10000);
 }
 
+// fftd_test_die_with_parent makes a fresh child die with its
+// parent (PR_SET_PDEATHSIG).
 void
 fftd_test_die_with_parent(pid_t parent)
 {
@@ -322,6 +338,8 @@ fftd_test_die_with_parent(pid_t parent)
 
 // --- child processes ------------------------------------------------------
 
+// fftd_test_child_dispatch runs a child's role and exits, or
+// returns in the parent (daemon.h).
 void
 fftd_test_child_dispatch(int argc, char **argv, const fftd_test_role *roles)
 {
@@ -394,6 +412,8 @@ fftd_test_spawn(const char *role, const char *const *args)
 	return spawn("/proc/self/exe", head, 3, args, -1);
 }
 
+// fftd_test_wait_pids waits for n children, killing the late ones
+// (daemon.h).
 int
 fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 {
@@ -440,6 +460,8 @@ fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 	return bad;
 }
 
+// fftd_test_run_children runs n children of a role at once and
+// waits for them (daemon.h).
 int
 fftd_test_run_children(int n, const char *role, const char *const *args,
     int timeout_ms, int *codes)
@@ -478,6 +500,8 @@ fftd_test_run_children(int n, const char *role, const char *const *args,
 	return bad;
 }
 
+// fftd_test_daemon_run runs the daemon binary to its end
+// (start-up refusals; daemon.h).
 int
 fftd_test_daemon_run(
     const char *const *args, int timeout_ms, char *out, size_t outlen)
