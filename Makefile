@@ -113,12 +113,13 @@ EXAMPLE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(EXAMPLE_SRC))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
 GPU_SRC   := $(wildcard tests/gpu/test_*.c)
-# tests/util/session.c is a client of libfftd: integration and GPU tests
-# link it, unit tests (which do not link libfftd) do not.
+# tests/util/fixture.c and probe.c are clients of libfftd: integration and
+# GPU tests link them, unit tests (which do not link libfftd) do not.
 # tests/util/gpu.c calls the CUDA runtime: GPU tests only.
-TEST_UTIL_SRC := $(filter-out tests/util/session.c tests/util/gpu.c,$(wildcard tests/util/*.c))
+FIXTURE_SRC := tests/util/fixture.c tests/util/probe.c
+TEST_UTIL_SRC := $(filter-out $(FIXTURE_SRC) tests/util/gpu.c,$(wildcard tests/util/*.c))
 TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
-SESSION_OBJ := $(BUILD)/tests/util/session.o
+FIXTURE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FIXTURE_SRC))
 # bench/lib: the benchmark engine (daemon spawning, the raw-protocol client,
 # the load engine), one archive that bench/* and the tests link; a program
 # takes only the members it uses (the load engine calls libfftd).
@@ -195,11 +196,11 @@ $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(TC_HOST_OBJ) $(KERNEL_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
-$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(SESSION_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(SESSION_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
+$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(FIXTURE_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(FIXTURE_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
 
-$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(FIXTURE_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(FIXTURE_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)

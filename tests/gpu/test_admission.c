@@ -32,7 +32,7 @@
 #include "../../bench/lib/daemon.h"
 #include "../util/gpu.h"
 #include "../util/ref.h"
-#include "../util/session.h"
+#include "../util/fixture.h"
 #include "fftd.h"
 #include "layout.h"
 
@@ -43,27 +43,17 @@ static const char      *skip_reason;
 static fftd_test_daemon D;
 static fftd_client     *C;
 
-static int
-group_setup(void **state)
-{
-	(void) state;
-	if (skip_reason != NULL) {
-		return 0;
-	}
-	static const char *const args[] = { "--backend", "cuda", NULL };
-	return fftd_test_session_start(
-	    &D, "[backend]\ndevice_memory = 256M\n", args, TIMEOUT_MS, &C);
-}
+// DAEMON_ARGS: the daemon runs the cuda backend.
+static const char *const DAEMON_ARGS[] = { "--backend", "cuda", NULL };
 
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	if (skip_reason != NULL) {
-		return 0;
-	}
-	return fftd_test_session_stop(&D, &C) == 0 ? 0 : -1;
-}
+// FX: the daemon D (a 256 MiB device memory budget) with the client C;
+// nothing starts without a GPU; the teardown fails unless D exits 0.
+static fftd_test_fixture FX = {
+	.daemon
+	= { { &D, &C, "[backend]\ndevice_memory = 256M\n", DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+	.check_exit = 1,
+};
 
 static void
 test_too_big_refused(void **state)
@@ -302,11 +292,11 @@ main(void)
 	if (skip_reason != NULL) {
 		printf("GPU tests skipped: %s\n", skip_reason);
 	}
+	FX.skip_reason                  = skip_reason;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_too_big_refused),
 		cmocka_unit_test(test_big_batch_pipelined),
 		cmocka_unit_test(test_realtime_beside_batch),
 	};
-	return cmocka_run_group_tests_name(
-	    "admission[cuda]", tests, group_setup, group_teardown);
+	return fftd_test_run_group("admission[cuda]", tests, &FX);
 }

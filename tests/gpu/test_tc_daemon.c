@@ -48,6 +48,7 @@
 
 #include "../util/cases.h"
 #include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "../util/gpu.h"
 #include "fftd.h"
 #include "layout.h"
@@ -128,28 +129,13 @@ skip_if_needed(void)
 	assert_true(g.started);
 }
 
+// make_buffers creates each daemon's shared buffer once both daemons run
+// and their clients are open.
 static int
-group_setup(void **state)
+make_buffers(void)
 {
-	(void) state;
-	if (g.skip_reason != NULL) {
-		return 0;
-	}
-	const char *args[]
-	    = { "--backend", "cuda", "--log-level", "debug", NULL };
 	for (int i = 0; i < ND; i++) {
-		if (fftd_test_daemon_start(
-		        &g.d[i], i == D_PIPE ? pipe_conf : single_conf, args)
-		    != 0) {
-			return -1;
-		}
-		int rv = fftd_client_open(&g.c[i], g.d[i].url, TIMEOUT_MS);
-		if (rv != FFTD_OK) {
-			fprintf(stderr, "fftd_client_open: %s (%s)\n",
-			    fftd_err_name(rv), fftd_last_error());
-			return -1;
-		}
-		rv = fftd_buffer_create(g.c[i], SHM_BYTES, &g.shm[i]);
+		int rv = fftd_buffer_create(g.c[i], SHM_BYTES, &g.shm[i]);
 		if (rv != FFTD_OK) {
 			fprintf(stderr, "fftd_buffer_create: %s (%s)\n",
 			    fftd_err_name(rv), fftd_last_error());
@@ -160,23 +146,30 @@ group_setup(void **state)
 	return 0;
 }
 
-static int
-group_teardown(void **state)
+// destroy_buffers destroys the shared buffers before the clients close.
+static void
+destroy_buffers(void)
 {
-	(void) state;
 	for (int i = 0; i < ND; i++) {
 		fftd_buffer_destroy(g.shm[i]);
 		g.shm[i] = NULL;
-		if (g.c[i] != NULL) {
-			fftd_client_close(g.c[i]);
-			g.c[i] = NULL;
-		}
-		if (g.d[i].pid > 0) {
-			fftd_test_daemon_stop(&g.d[i]);
-		}
 	}
-	return 0;
 }
+
+// DAEMON_ARGS: both daemons run the cuda backend.
+static const char *const DAEMON_ARGS[]
+    = { "--backend", "cuda", "--log-level", "debug", NULL };
+
+// FX: the two daemons, a client and a shared buffer on each; nothing
+// starts without a GPU.
+static fftd_test_fixture FX = {
+	.daemon
+	= { { &g.d[D_SINGLE], &g.c[D_SINGLE], single_conf, DAEMON_ARGS },
+	    { &g.d[D_PIPE], &g.c[D_PIPE], pipe_conf, DAEMON_ARGS } },
+	.timeout_ms  = TIMEOUT_MS,
+	.after_start = make_buffers,
+	.before_stop = destroy_buffers,
+};
 
 // --- one execution ---------------------------------------------------------
 
@@ -909,7 +902,8 @@ int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	g.skip_reason = fftd_test_why_no_gpu(1);
+	g.skip_reason  = fftd_test_why_no_gpu(1);
+	FX.skip_reason = g.skip_reason;
 	if (g.skip_reason != NULL) {
 		printf("GPU tests skipped: %s\n", g.skip_reason);
 	} else {
@@ -925,10 +919,5 @@ main(void)
 		cmocka_unit_test(test_fftctl),
 		cmocka_unit_test(test_daemons_exit_cleanly),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER"); // e.g. "test_tc16_*"
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name(
-	    "tc_daemon", tests, group_setup, group_teardown);
+	return fftd_test_run_group("tc_daemon", tests, &FX);
 }

@@ -56,6 +56,7 @@
 
 #include "../util/check.h"
 #include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000
@@ -64,6 +65,10 @@ static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
 static fftd_test_daemon D;
+
+// FX: this program's tests start their own daemon, D (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &D };
 
 // fd_path writes the daemon's descriptor socket path (its ipc path + .fd).
 static void
@@ -200,16 +205,6 @@ log_count(const fftd_test_daemon *d, const char *what)
 	}
 	fclose(f);
 	return n;
-}
-
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (D.pid != 0) {
-		fftd_test_daemon_stop(&D);
-	}
-	return 0;
 }
 
 // --- idle peers --------------------------------------------------------------
@@ -553,17 +548,14 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(
-		    test_idle_peers_delay_nobody, local_teardown),
+		    test_idle_peers_delay_nobody, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
-		    test_fd_connections_per_user, local_teardown),
+		    test_fd_connections_per_user, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
-		    test_out_of_descriptors, local_teardown),
-		cmocka_unit_test_teardown(test_buffer_count, local_teardown),
+		    test_out_of_descriptors, fftd_test_local_teardown),
+		cmocka_unit_test_teardown(
+		    test_buffer_count, fftd_test_local_teardown),
 		cmocka_unit_test(test_startup_short_of_descriptors),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER");
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name("fdsock", tests, NULL, NULL);
+	return fftd_test_run_group("fdsock", tests, &FX);
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "fftd.h"
 
 // The client's timeout: a request nobody answers fails after this long.
@@ -26,15 +27,9 @@
 
 static fftd_test_daemon L;
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
+// FX: this program's tests start their own daemon, L (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &L };
 
 static double
 now_ms(void)
@@ -104,7 +99,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(
-		    test_requests_in_linger_answered, local_teardown),
+		    test_requests_in_linger_answered, fftd_test_local_teardown),
 	};
-	return cmocka_run_group_tests_name("linger", tests, NULL, NULL);
+	return fftd_test_run_group("linger", tests, &FX);
 }

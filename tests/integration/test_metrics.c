@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "../../bench/lib/daemon.h"
-#include "../util/session.h"
+#include "../util/fixture.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 60000
@@ -264,37 +264,31 @@ log_has(const fftd_test_daemon *d, const char *text, int timeout_ms)
 	}
 }
 
+// D_CONF is D's config: metrics on D_PORT (choose_port writes both).
+static char D_CONF[256];
+
+// choose_port picks a free port for D's metrics and writes D's config,
+// before D starts.
 static int
-group_setup(void **state)
+choose_port(void)
 {
-	(void) state;
-	char conf[256];
 	D_PORT = free_port();
 	if (D_PORT <= 0) {
 		fprintf(stderr, "no free port on 127.0.0.1\n");
 		return -1;
 	}
-	metrics_conf(conf, sizeof(conf), "127.0.0.1", D_PORT);
-	return fftd_test_session_start(&D, conf, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	(void) fftd_test_session_stop(&D, &C);
+	metrics_conf(D_CONF, sizeof(D_CONF), "127.0.0.1", D_PORT);
 	return 0;
 }
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
+// FX: the shared daemon D with this process's client C, metrics on a free
+// port; L is a test's own.
+static fftd_test_fixture FX = {
+	.daemon       = { { &D, &C, D_CONF, DAEMON_ARGS } },
+	.timeout_ms   = TIMEOUT_MS,
+	.local        = &L,
+	.before_start = choose_port,
+};
 
 // --- tests ------------------------------------------------------------------
 
@@ -595,13 +589,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fftctl_stats),
 		cmocka_unit_test(test_refuses_bad_address),
 		cmocka_unit_test_teardown(
-		    test_sighup_change_needs_restart, local_teardown),
+		    test_sighup_change_needs_restart, fftd_test_local_teardown),
 		cmocka_unit_test(test_exit_with_open_connection),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER");
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name(
-	    "metrics", tests, group_setup, group_teardown);
+	return fftd_test_run_group("metrics", tests, &FX);
 }

@@ -42,6 +42,7 @@
 #include "../util/cases.h"
 #include "../util/check.h"
 #include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "../util/ref.h"
 #include "fftd.h"
 #include "layout.h"
@@ -61,36 +62,37 @@ static const char        CONFIG_B[] = "[backend]\nfftw_threads = 1\n"
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
+// open_list opens M on the list of both daemons' URLs, once A and B run.
 static int
-group_setup(void **state)
+open_list(void)
 {
-	(void) state;
-	if (fftd_test_daemon_start(&A, CONFIG_A, DAEMON_ARGS) != 0
-	    || fftd_test_daemon_start(&B, CONFIG_B, DAEMON_ARGS) != 0) {
-		return -1;
-	}
 	// Blanks around the URLs are allowed.
 	snprintf(LIST, sizeof(LIST), " %s ,\t%s", A.url, B.url);
-	if (fftd_client_open(&M, LIST, TIMEOUT_MS) != FFTD_OK
-	    || fftd_client_open(&CA, A.url, TIMEOUT_MS) != FFTD_OK
-	    || fftd_client_open(&CB, B.url, TIMEOUT_MS) != FFTD_OK) {
+	if (fftd_client_open(&M, LIST, TIMEOUT_MS) != FFTD_OK) {
 		fprintf(stderr, "fftd_client_open: %s\n", fftd_last_error());
 		return -1;
 	}
 	return 0;
 }
 
-static int
-group_teardown(void **state)
+// close_list closes M before the daemons stop.
+static void
+close_list(void)
 {
-	(void) state;
 	fftd_client_close(M);
-	fftd_client_close(CA);
-	fftd_client_close(CB);
-	int a = fftd_test_daemon_stop(&A);
-	int b = fftd_test_daemon_stop(&B);
-	return a == 0 && b == 0 ? 0 : -1;
+	M = NULL;
 }
+
+// FX: daemons A (CONFIG_A) and B (CONFIG_B), a client on each (CA, CB) and
+// one on both (M); the teardown fails unless both exit 0.
+static fftd_test_fixture FX = {
+	.daemon      = { { &A, &CA, CONFIG_A, DAEMON_ARGS },
+	         { &B, &CB, CONFIG_B, DAEMON_ARGS } },
+	.timeout_ms  = TIMEOUT_MS,
+	.check_exit  = 1,
+	.after_start = open_list,
+	.before_stop = close_list,
+};
 
 static uint64_t
 executes(fftd_client *c)
@@ -742,6 +744,5 @@ main(void)
 		cmocka_unit_test(test_daemon_killed_while_sending),
 		cmocka_unit_test(test_daemon_restarted),
 	};
-	return cmocka_run_group_tests_name(
-	    "multi", tests, group_setup, group_teardown);
+	return fftd_test_run_group("multi", tests, &FX);
 }

@@ -30,21 +30,16 @@
 #include <time.h>
 
 #include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 120000
 
 static fftd_test_daemon L;
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
+// FX: this program's tests start their own daemon, L (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &L };
 
 static double
 now_s(void)
@@ -280,10 +275,10 @@ main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(
-		    test_plans_admitted_against_budget, local_teardown),
-		cmocka_unit_test_teardown(
-		    test_slow_plan_holds_no_execution, local_teardown),
+		cmocka_unit_test_teardown(test_plans_admitted_against_budget,
+		    fftd_test_local_teardown),
+		cmocka_unit_test_teardown(test_slow_plan_holds_no_execution,
+		    fftd_test_local_teardown),
 	};
-	return cmocka_run_group_tests_name("planning", tests, NULL, NULL);
+	return fftd_test_run_group("planning", tests, &FX);
 }

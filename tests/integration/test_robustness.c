@@ -30,7 +30,8 @@
 #include "../../bench/lib/daemon.h"
 #include "../../bench/lib/raw.h"
 #include "../util/ref.h"
-#include "../util/session.h"
+#include "../util/fixture.h"
+#include "../util/probe.h"
 #include "fftd.h"
 #include "layout.h"
 #include "wire.h"
@@ -38,75 +39,22 @@
 #define TIMEOUT_MS 60000
 #define NWORKERS 8
 
-static fftd_test_daemon  D; // the shared daemon (fftw backend, defaults)
-static fftd_test_daemon  L; // a test's own daemon (stopped by local_teardown)
+static fftd_test_daemon D; // the shared daemon (fftw backend, defaults)
+static fftd_test_daemon
+    L; // a test's own daemon (stopped by fftd_test_local_teardown)
 static fftd_client      *C; // the test's own client of D
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
+// FX: the shared daemon D (fftw backend, defaults) with the client C; L is
+// a test's own.
+static fftd_test_fixture FX = {
+	.daemon     = { { &D, &C, NULL, DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+	.local      = &L,
+};
+
 // --- helpers ----------------------------------------------------------------
-
-static int
-group_setup(void **state)
-{
-	(void) state;
-	return fftd_test_session_start(&D, NULL, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	(void) fftd_test_session_stop(&D, &C);
-	return 0;
-}
-
-// local_teardown stops a test's own daemon if a failed assertion left it
-// running.
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
-
-static void
-need_daemon(void)
-{
-	assert_non_null(C);
-	assert_true(fftd_test_daemon_alive(&D));
-}
-
-// wait_stats waits (bounded) until the daemon reports `sessions` sessions
-// and `plans` plans; returns 0 or -1 (printing what it saw).
-static int
-wait_stats(fftd_client *c, uint64_t sessions, uint64_t plans, int timeout_ms)
-{
-	long long  until = fftd_test_now_ms() + timeout_ms;
-	fftd_stats st;
-	memset(&st, 0, sizeof(st));
-	for (;;) {
-		int rv = fftd_get_stats(c, &st);
-		if (rv == FFTD_OK && st.sessions == sessions
-		    && st.plans == plans) {
-			return 0;
-		}
-		if (fftd_test_now_ms() > until) {
-			print_error("stats: %llu sessions, %llu plans (rv %s); "
-			            "want %llu "
-			            "and %llu\n",
-			    (unsigned long long) st.sessions,
-			    (unsigned long long) st.plans, fftd_err_name(rv),
-			    (unsigned long long) sessions,
-			    (unsigned long long) plans);
-			return -1;
-		}
-		fftd_test_sleep_ms(20);
-	}
-}
 
 // one_case runs one transform of the shared table on client c and
 // returns 0 if it was right.
@@ -271,7 +219,7 @@ static void
 test_concurrent_clients(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	char seed[32];
 	snprintf(
 	    seed, sizeof(seed), "%llu", (unsigned long long) fftd_test_seed());
@@ -286,7 +234,7 @@ test_concurrent_clients(void **state)
 	}
 	assert_int_equal(bad, 0);
 	// Their sessions and plans are gone.
-	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 10000), 0);
 	fftd_stats st;
 	assert_int_equal(fftd_get_stats(C, &st), FFTD_OK);
 	assert_true(
@@ -300,7 +248,7 @@ static void
 test_killed_client(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
 	char fd[16];
@@ -322,7 +270,7 @@ test_killed_client(void **state)
 	// The victim holds a session and three plans, and 32 MiB executions
 	// follow each other: wait until the daemon has received one, so the
 	// kill lands with the next one in flight.
-	int        held = wait_stats(C, 2, 3, 10000);
+	int        held = fftd_test_wait_stats(C, 2, 3, 10000);
 	fftd_stats s0, s1;
 	int        rv      = fftd_get_stats(C, &s0);
 	long long  until   = fftd_test_now_ms() + 20000;
@@ -345,7 +293,7 @@ test_killed_client(void **state)
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	// The daemon keeps serving, and soon forgets the victim.
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
-	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 10000), 0);
 	assert_int_equal(
 	    one_case(C, FFTD_C2C, 1, FFTD_F64, 3, fftd_test_case_seed(42)), 0);
 	assert_true(fftd_test_daemon_alive(&D));
@@ -446,14 +394,14 @@ static void
 test_close_releases_session(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	const char *args[] = { D.url, NULL };
 	pid_t       pid    = fftd_test_spawn("closer", args);
 	assert_true(pid > 0);
 	int code;
 	fftd_test_wait_pids(&pid, 1, 20000, &code);
 	// Whatever the child did, the daemon forgets its session and plans.
-	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 10000), 0);
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	if (code != 0) {
 		print_error("closer: exit status %d\n", code);
@@ -608,7 +556,7 @@ static void
 test_malformed_frames(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	raw_session rs;
 	raw_session_open(&rs);
 	int bad = 0;
@@ -802,7 +750,7 @@ test_malformed_frames(void **state)
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	assert_int_equal(
 	    one_case(C, FFTD_R2C, 2, FFTD_F32, 4, fftd_test_case_seed(7)), 0);
-	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 10000), 0);
 	assert_true(fftd_test_daemon_alive(&D));
 	assert_int_equal(bad, 0);
 #undef FRAME
@@ -876,7 +824,7 @@ test_config_limits(void **state)
 	assert_int_equal(fftd_plan_create(c, &dd, &held[3]), FFTD_OK);
 	// Refused plans left nothing behind, and with one plan released a
 	// transform runs under the limits.
-	assert_int_equal(wait_stats(c, 1, 4, 5000), 0);
+	assert_int_equal(fftd_test_wait_stats(c, 1, 4, 5000), 0);
 	fftd_plan_destroy(held[0]);
 	held[0] = NULL;
 	fftd_test_case tc;
@@ -1043,8 +991,8 @@ static void
 test_shared_daemon_exits_cleanly(void **state)
 {
 	(void) state;
-	need_daemon();
-	assert_int_equal(wait_stats(C, 1, 0, 5000), 0);
+	fftd_test_need_daemon();
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 5000), 0);
 	fftd_client_close(C);
 	C = NULL;
 	assert_int_equal(fftd_test_daemon_stop(&D), 0);
@@ -1062,18 +1010,15 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_killed_client),
 		cmocka_unit_test(test_close_releases_session),
 		cmocka_unit_test(test_malformed_frames),
-		cmocka_unit_test_teardown(test_config_limits, local_teardown),
 		cmocka_unit_test_teardown(
-		    test_sigterm_in_flight, local_teardown),
-		cmocka_unit_test_teardown(test_sigint_idle, local_teardown),
+		    test_config_limits, fftd_test_local_teardown),
+		cmocka_unit_test_teardown(
+		    test_sigterm_in_flight, fftd_test_local_teardown),
+		cmocka_unit_test_teardown(
+		    test_sigint_idle, fftd_test_local_teardown),
 		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_shared_daemon_exits_cleanly),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER"); // e.g. "test_sigterm*"
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	int rv = cmocka_run_group_tests_name(
-	    "robustness", tests, group_setup, group_teardown);
+	int rv = fftd_test_run_group("robustness", tests, &FX);
 	return rv;
 }

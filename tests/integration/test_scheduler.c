@@ -47,7 +47,7 @@
 #include "layout.h"
 #include "../../bench/lib/raw.h"
 #include "../util/ref.h"
-#include "../util/session.h"
+#include "../util/fixture.h"
 #include "wire.h"
 
 #define TIMEOUT_MS 60000
@@ -62,20 +62,13 @@ static const char        CONFIG[] = "[backend]\nfftw_threads = 1\n"
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
-static int
-group_setup(void **state)
-{
-	(void) state;
-	setenv("FFTD_INLINE_STAGING", "0", 1);
-	return fftd_test_session_start(&D, CONFIG, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	return fftd_test_session_stop(&D, &C) == 0 ? 0 : -1;
-}
+// FX: the shared daemon D (CONFIG) with the client C; the teardown fails
+// unless D exits 0.
+static fftd_test_fixture FX = {
+	.daemon     = { { &D, &C, CONFIG, DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+	.check_exit = 1,
+};
 
 static fftd_plan *
 long_plan(fftd_client *c)
@@ -592,6 +585,7 @@ main(int argc, char **argv)
 	fftd_test_child_dispatch(argc, argv, roles);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	setenv("FFTD_INLINE_STAGING", "0", 1);
 	(void) fftd_test_seed();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cancel),
@@ -603,6 +597,5 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_bad_priority),
 		cmocka_unit_test(test_realtime_lane),
 	};
-	return cmocka_run_group_tests_name(
-	    "scheduler", tests, group_setup, group_teardown);
+	return fftd_test_run_group("scheduler", tests, &FX);
 }

@@ -84,7 +84,8 @@
 #include "../../bench/lib/daemon.h"
 #include "../../bench/lib/raw.h"
 #include "../util/ref.h"
-#include "../util/session.h"
+#include "../util/fixture.h"
+#include "../util/probe.h"
 #include "fftd.h"
 #include "layout.h"
 #include "wire.h"
@@ -93,129 +94,31 @@
 #define SETTLE_MS 10000  // how long the daemon may take to let go
 #define BUF_X (4u << 20) // the test's two shared buffers
 #define BUF_Y (2u << 20)
-#define MEMFD_NAME "fftd-buffer" // libfftd's memfd name (client.c)
 #define RAW_MEMFD "fftd-test-raw"
 #define FFTD_TEST_FDREPLY 256 // the descriptor socket's answer (fdsock.h)
 
-static fftd_test_daemon  D; // the shared daemon (fftw backend, defaults)
-static fftd_test_daemon  L; // a test's own daemon (stopped by local_teardown)
+static fftd_test_daemon D; // the shared daemon (fftw backend, defaults)
+static fftd_test_daemon
+    L; // a test's own daemon (stopped by fftd_test_local_teardown)
 static fftd_client      *C; // the tests' client of D
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
+// FX: the shared daemon D (fftw backend, defaults) with the client C; L is
+// a test's own.
+static fftd_test_fixture FX = {
+	.daemon     = { { &D, &C, NULL, DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+	.local      = &L,
+};
+
 // --- helpers
 // ------------------------------------------------------------------------
-
-static int
-group_setup(void **state)
-{
-	(void) state;
-	// libfftd stages large inline arrays through shared buffers of its
-	// own; keep the inline path inline, so that it is the reference.
-	setenv("FFTD_INLINE_STAGING", "0", 1);
-	return fftd_test_session_start(&D, NULL, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	(void) fftd_test_session_stop(&D, &C);
-	return 0;
-}
-
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
-
-static void
-need_daemon(void)
-{
-	assert_non_null(C);
-	assert_true(fftd_test_daemon_alive(&D));
-}
 
 static size_t
 align64(size_t n)
 {
 	return (n + 63) & ~(size_t) 63;
-}
-
-// count_memfd counts the mappings of memfds named `name` in process pid
-// (lines of /proc/PID/maps naming "memfd:NAME"), or -1.
-static int
-count_memfd(pid_t pid, const char *name)
-{
-	char path[64], pat[96], line[1024];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
-	snprintf(pat, sizeof(pat), "memfd:%s ", name);
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		return -1;
-	}
-	int n = 0;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		n += strstr(line, pat) != NULL;
-	}
-	fclose(f);
-	return n;
-}
-
-// count_fds counts the open descriptors of process pid, or -1.
-static int
-count_fds(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-	DIR *d = opendir(path);
-	if (d == NULL) {
-		return -1;
-	}
-	int            n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		n += e->d_name[0] != '.';
-	}
-	closedir(d);
-	return n;
-}
-
-// daemon_settles waits (at most timeout_ms) until daemon pid maps `maps`
-// libfftd memfds, holds `fds` descriptors (unless fds < 0) and, asked
-// through c, reports `sessions` sessions. Returns 0 or -1 (printing what
-// it saw last).
-static int
-daemon_settles(pid_t pid, int maps, int fds, fftd_client *c, uint64_t sessions,
-    int timeout_ms)
-{
-	long long  until = fftd_test_now_ms() + timeout_ms;
-	fftd_stats st;
-	memset(&st, 0, sizeof(st));
-	for (;;) {
-		int m  = count_memfd(pid, MEMFD_NAME);
-		int f  = count_fds(pid);
-		int rv = fftd_get_stats(c, &st);
-		if (m == maps && (fds < 0 || f == fds) && rv == FFTD_OK
-		    && st.sessions == sessions) {
-			return 0;
-		}
-		if (fftd_test_now_ms() > until) {
-			print_error(
-			    "daemon %d: %d memfd mappings (want %d), %d fds "
-			    "(want %d), %llu sessions (want %llu, stats %s)\n",
-			    (int) pid, m, maps, f, fds,
-			    (unsigned long long) st.sessions,
-			    (unsigned long long) sessions, fftd_err_name(rv));
-			return -1;
-		}
-		fftd_test_sleep_ms(20);
-	}
 }
 
 // --- 1. shared buffers give the inline path's bits
@@ -514,7 +417,7 @@ static void
 test_bit_identical(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	static const struct {
 		fftd_kind      kind;
 		fftd_precision p;
@@ -760,7 +663,7 @@ static void
 test_streams(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	fftd_plan_desc d[2];
 	int64_t        n1 = 1009, n2[2] = { 17, 12 };
 	assert_int_equal(
@@ -881,7 +784,7 @@ static void
 test_stream_channel(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	fftd_plan_desc d;
 	int64_t        n = 256;
 	assert_int_equal(fftd_plan_desc_init(&d, 1, &n, FFTD_C2C, FFTD_F32), 0);
@@ -1449,10 +1352,10 @@ static void
 test_raw_buffers(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	const size_t SZ       = 65536;
-	int          fds0     = count_fds(D.pid);
-	int          rawmaps0 = count_memfd(D.pid, RAW_MEMFD);
+	int          fds0     = fftd_test_open_fds(D.pid);
+	int          rawmaps0 = fftd_test_count_memfd(D.pid, RAW_MEMFD);
 	assert_true(fds0 > 0);
 	assert_int_equal(rawmaps0, 0);
 	nng_socket rs;
@@ -1494,7 +1397,7 @@ test_raw_buffers(void **state)
 	uint64_t A = fd_expect(
 	    "sealed memfd", path, req, 24, &fd, 1, 0, FFTD_OK, &bad);
 	assert_true(A != 0);
-	assert_int_equal(count_memfd(D.pid, RAW_MEMFD), 1);
+	assert_int_equal(fftd_test_count_memfd(D.pid, RAW_MEMFD), 1);
 	fd_expect("the same token again", path, req, 24, &fd, 1, 0, FFTD_EINVAL,
 	    &bad);
 	close(fd);
@@ -1677,15 +1580,15 @@ test_raw_buffers(void **state)
 		bad++;
 	}
 	// None of the refused descriptors stayed mapped.
-	if (count_memfd(D.pid, RAW_MEMFD) != 1) {
+	if (fftd_test_count_memfd(D.pid, RAW_MEMFD) != 1) {
 		print_error("daemon maps %d of our memfds, want 1\n",
-		    count_memfd(D.pid, RAW_MEMFD));
+		    fftd_test_count_memfd(D.pid, RAW_MEMFD));
 		bad++;
 	}
 
 	// Release: then the id is gone.
 	assert_int_equal(raw_release(rs, A), FFTD_OK);
-	assert_int_equal(count_memfd(D.pid, RAW_MEMFD), 0);
+	assert_int_equal(fftd_test_count_memfd(D.pid, RAW_MEMFD), 0);
 	bad += exec_expect(
 	    "a released buffer", rs, p16, A, 0, 0, 0, 0, FFTD_EINVAL, 0);
 	assert_int_equal(raw_release(rs, A), FFTD_EINVAL);
@@ -1695,7 +1598,8 @@ test_raw_buffers(void **state)
 	nng_close(rs);
 	munmap(mem, SZ);
 	// The daemon kept no descriptor of all this, and still serves.
-	assert_int_equal(daemon_settles(D.pid, 0, fds0, C, 1, SETTLE_MS), 0);
+	assert_int_equal(
+	    fftd_test_daemon_settles(D.pid, 0, fds0, C, 1, SETTLE_MS), 0);
 	assert_true(fftd_test_daemon_alive(&D));
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	assert_int_equal(bad, 0);
@@ -1792,10 +1696,11 @@ static void
 test_killed_holder(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	fftd_stats s0;
 	assert_int_equal(fftd_get_stats(C, &s0), FFTD_OK);
-	int maps0 = count_memfd(D.pid, MEMFD_NAME), fds0 = count_fds(D.pid);
+	int maps0 = fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME),
+	    fds0  = fftd_test_open_fds(D.pid);
 	assert_true(maps0 >= 0);
 	assert_true(fds0 > 0);
 	int fds[2];
@@ -1811,7 +1716,7 @@ test_killed_holder(void **state)
 	int ready = poll(&pfd, 1, 30000) == 1 && read(fds[0], &ch, 1) == 1
 	    && ch == 'R';
 	close(fds[0]);
-	int        maps1 = count_memfd(D.pid, MEMFD_NAME);
+	int        maps1 = fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME);
 	int        alive = kill(pid, 0) == 0;
 	fftd_stats s1;
 	int        srv = fftd_get_stats(C, &s1);
@@ -1832,24 +1737,27 @@ test_killed_holder(void **state)
 	assert_int_equal(srv, FFTD_OK);
 	assert_int_equal(s1.sessions, s0.sessions + 1);
 	// Then it lets go of all of it.
-	assert_int_equal(
-	    daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
+	assert_int_equal(fftd_test_daemon_settles(
+	                     D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS),
+	    0);
 	assert_true(fftd_test_daemon_alive(&D));
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	assert_int_equal(run_through_buffer(C), 0);
-	assert_int_equal(
-	    daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
+	assert_int_equal(fftd_test_daemon_settles(
+	                     D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS),
+	    0);
 }
 
 static void
 test_destroy_and_close(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	fftd_stats s0;
 	assert_int_equal(fftd_get_stats(C, &s0), FFTD_OK);
-	int maps0 = count_memfd(D.pid, MEMFD_NAME), fds0 = count_fds(D.pid);
-	int own0 = count_memfd(getpid(), MEMFD_NAME);
+	int maps0 = fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME),
+	    fds0  = fftd_test_open_fds(D.pid);
+	int own0  = fftd_test_count_memfd(getpid(), FFTD_TEST_MEMFD_NAME);
 	assert_true(maps0 >= 0 && fds0 > 0 && own0 >= 0);
 	fftd_client *c;
 	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
@@ -1858,23 +1766,28 @@ test_destroy_and_close(void **state)
 		ASSERT_OK(fftd_buffer_create(c, HOLD_BYTES, &b[i]));
 		memset(fftd_buffer_data(b[i]), 0x33, HOLD_BYTES);
 	}
-	assert_int_equal(count_memfd(D.pid, MEMFD_NAME), maps0 + 3);
-	assert_int_equal(count_memfd(getpid(), MEMFD_NAME), own0 + 3);
+	assert_int_equal(
+	    fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME), maps0 + 3);
+	assert_int_equal(
+	    fftd_test_count_memfd(getpid(), FFTD_TEST_MEMFD_NAME), own0 + 3);
 	// A normal destroy unmaps it on both sides.
 	fftd_buffer_destroy(b[1]);
-	assert_int_equal(
-	    daemon_settles(D.pid, maps0 + 2, -1, C, s0.sessions + 1, SETTLE_MS),
+	assert_int_equal(fftd_test_daemon_settles(D.pid, maps0 + 2, -1, C,
+	                     s0.sessions + 1, SETTLE_MS),
 	    0);
-	assert_int_equal(count_memfd(getpid(), MEMFD_NAME), own0 + 2);
+	assert_int_equal(
+	    fftd_test_count_memfd(getpid(), FFTD_TEST_MEMFD_NAME), own0 + 2);
 	// Closing the client with two buffers still held releases them in
 	// the daemon, and the connection's descriptor.
 	fftd_client_close(c);
-	assert_int_equal(
-	    daemon_settles(D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS), 0);
+	assert_int_equal(fftd_test_daemon_settles(
+	                     D.pid, maps0, fds0, C, s0.sessions, SETTLE_MS),
+	    0);
 	// The handles are still released here, as plans are after a close.
 	fftd_buffer_destroy(b[0]);
 	fftd_buffer_destroy(b[2]);
-	assert_int_equal(count_memfd(getpid(), MEMFD_NAME), own0);
+	assert_int_equal(
+	    fftd_test_count_memfd(getpid(), FFTD_TEST_MEMFD_NAME), own0);
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	assert_int_equal(run_through_buffer(C), 0);
 }
@@ -2067,9 +1980,9 @@ static void
 test_shared_daemon_exits_cleanly(void **state)
 {
 	(void) state;
-	need_daemon();
-	assert_int_equal(daemon_settles(D.pid, 0, -1, C, 1, 5000), 0);
-	assert_int_equal(count_memfd(D.pid, RAW_MEMFD), 0);
+	fftd_test_need_daemon();
+	assert_int_equal(fftd_test_daemon_settles(D.pid, 0, -1, C, 1, 5000), 0);
+	assert_int_equal(fftd_test_count_memfd(D.pid, RAW_MEMFD), 0);
 	fftd_client_close(C);
 	C = NULL;
 	assert_int_equal(fftd_test_daemon_stop(&D), 0);
@@ -2087,23 +2000,24 @@ main(int argc, char **argv)
 	fftd_test_child_dispatch(argc, argv, roles);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	// libfftd stages large inline arrays through shared buffers of its
+	// own; keep the inline path inline, so that it is the reference.
+	setenv("FFTD_INLINE_STAGING", "0", 1);
 	(void) fftd_test_seed();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bit_identical),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_stream_channel),
-		cmocka_unit_test_teardown(test_isolation, local_teardown),
+		cmocka_unit_test_teardown(
+		    test_isolation, fftd_test_local_teardown),
 		cmocka_unit_test(test_raw_buffers),
 		cmocka_unit_test(test_killed_holder),
 		cmocka_unit_test(test_destroy_and_close),
-		cmocka_unit_test_teardown(test_buffer_limit, local_teardown),
-		cmocka_unit_test_teardown(test_tcp_unsupported, local_teardown),
+		cmocka_unit_test_teardown(
+		    test_buffer_limit, fftd_test_local_teardown),
+		cmocka_unit_test_teardown(
+		    test_tcp_unsupported, fftd_test_local_teardown),
 		cmocka_unit_test(test_shared_daemon_exits_cleanly),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER");
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name(
-	    "shm", tests, group_setup, group_teardown);
+	return fftd_test_run_group("shm", tests, &FX);
 }

@@ -23,6 +23,7 @@
 
 #include "../util/check.h"
 #include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000
@@ -33,6 +34,10 @@ static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
 static fftd_test_daemon D;
+
+// FX: this program's tests start their own daemon, D (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &D };
 
 static void
 test_repeated_sigterm(void **state)
@@ -100,7 +105,8 @@ main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_repeated_sigterm),
+		cmocka_unit_test_teardown(
+		    test_repeated_sigterm, fftd_test_local_teardown),
 	};
-	return cmocka_run_group_tests_name("sigterm", tests, NULL, NULL);
+	return fftd_test_run_group("sigterm", tests, &FX);
 }
