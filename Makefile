@@ -113,13 +113,14 @@ EXAMPLE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(EXAMPLE_SRC))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
 GPU_SRC   := $(wildcard tests/gpu/test_*.c)
-# tests/util/fixture.c and probe.c are clients of libfftd: integration and
-# GPU tests link them, unit tests (which do not link libfftd) do not.
+# tests/util/fixture.c, probe.c and shm_raw.c are clients of libfftd:
+# integration and GPU tests link them, unit tests (which do not link
+# libfftd) do not.
 # tests/util/gpu.c calls the CUDA runtime: GPU tests only.
-FIXTURE_SRC := tests/util/fixture.c tests/util/probe.c
-TEST_UTIL_SRC := $(filter-out $(FIXTURE_SRC) tests/util/gpu.c,$(wildcard tests/util/*.c))
+CLIENT_UTIL_SRC := tests/util/fixture.c tests/util/probe.c tests/util/shm_raw.c
+TEST_UTIL_SRC := $(filter-out $(CLIENT_UTIL_SRC) tests/util/gpu.c,$(wildcard tests/util/*.c))
 TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
-FIXTURE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(FIXTURE_SRC))
+CLIENT_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_UTIL_SRC))
 # bench/lib: the benchmark engine (daemon spawning, the raw-protocol client,
 # the load engine), one archive that bench/* and the tests link; a program
 # takes only the members it uses (the load engine calls libfftd).
@@ -196,11 +197,11 @@ $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(TC_HOST_OBJ) $(KERNEL_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
-$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(FIXTURE_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(FIXTURE_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
+$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
 
-$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(FIXTURE_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(FIXTURE_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc client/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)
@@ -296,7 +297,8 @@ deps:
 space := $(empty) $(empty)
 comma := ,
 TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
-	test_robustness test_shm test_systemd test_transforms cxx_header
+	test_robustness test_shm_bits test_shm_lifetime test_shm_raw test_shm_streams \
+	test_systemd test_transforms cxx_header
 
 # make check builds and runs the suite with what is installed; make test
 # installs what it needs first (tools/install-deps.sh), then checks.
