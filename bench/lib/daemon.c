@@ -17,19 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fftd.h"
 #include "raw.h"
 
 #define CHILD_FLAG "--fftd-test-child"
-
-// fftd_test_now_ms: see daemon.h.
-long long
-fftd_test_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 // fftd_test_sleep_ms sleeps ms milliseconds, resuming after signals.
 void
@@ -195,7 +187,7 @@ fftd_test_daemon_start(
 	close(logfd);
 	d->pid = pid;
 
-	long long  deadline = fftd_test_now_ms() + FFTD_TEST_START_MS;
+	long long  deadline = fftd__mono_ms() + FFTD_TEST_START_MS;
 	nng_socket ps;
 	if (fftd_test_raw_open_waiting(&ps, d->url, 250) != 0) {
 		fprintf(stderr, "daemon: cannot open a socket to probe %s\n",
@@ -223,7 +215,7 @@ fftd_test_daemon_start(
 			nng_close(ps);
 			return 0;
 		}
-		if (p < 0 || fftd_test_now_ms() > deadline) {
+		if (p < 0 || fftd__mono_ms() > deadline) {
 			nng_close(ps);
 			fprintf(stderr,
 			    "daemon: %s did not answer at %s within %d ms\n",
@@ -277,7 +269,7 @@ fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 	} else if (d->pid == 0) {
 		code = -1;
 	} else {
-		long long deadline = fftd_test_now_ms() + timeout_ms;
+		long long deadline = fftd__mono_ms() + timeout_ms;
 		int       st;
 		for (;;) {
 			pid_t r = waitpid(d->pid, &st, WNOHANG);
@@ -289,7 +281,7 @@ fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 				code = -1;
 				break;
 			}
-			if (fftd_test_now_ms() > deadline) {
+			if (fftd__mono_ms() > deadline) {
 				fprintf(stderr,
 				    "daemon: still running %d ms after the "
 				    "signal: "
@@ -417,7 +409,7 @@ fftd_test_spawn(const char *role, const char *const *args)
 int
 fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 {
-	long long deadline = fftd_test_now_ms() + timeout_ms;
+	long long deadline = fftd__mono_ms() + timeout_ms;
 	int       left = 0, bad = 0;
 	for (int i = 0; i < n; i++) {
 		codes[i] = -2; // still running
@@ -438,7 +430,7 @@ fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 		if (left == 0) {
 			break;
 		}
-		if (fftd_test_now_ms() > deadline) {
+		if (fftd__mono_ms() > deadline) {
 			for (int i = 0; i < n; i++) {
 				if (codes[i] == -2) {
 					fprintf(stderr,

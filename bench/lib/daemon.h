@@ -112,9 +112,6 @@ int fftd_test_run_children(int n, const char *role, const char *const *args,
 // process started here does it.
 void fftd_test_die_with_parent(pid_t parent);
 
-// fftd_test_now_ms is a monotonic clock in milliseconds.
-long long fftd_test_now_ms(void);
-
 // fftd_test_sleep_ms sleeps ms milliseconds.
 void fftd_test_sleep_ms(int ms);
 

@@ -34,6 +34,7 @@
 
 #include "../../bench/lib/daemon.h"
 #include "../util/fixture.h"
+#include "clock.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 60000
@@ -113,10 +114,10 @@ http_get(int port, const char *path, char **body, char *ctype, size_t ctlen)
 	}
 	size_t    cap = 1 << 16, len = 0;
 	char     *buf      = malloc(cap);
-	long long deadline = fftd_test_now_ms() + 10000;
+	long long deadline = fftd__mono_ms() + 10000;
 	for (;;) {
 		struct pollfd pfd  = { s, POLLIN, 0 };
-		long long     left = deadline - fftd_test_now_ms();
+		long long     left = deadline - fftd__mono_ms();
 		if (left <= 0 || poll(&pfd, 1, (int) left) <= 0) {
 			print_error("GET %s: no end of answer in 10 s\n", path);
 			free(buf);
@@ -244,7 +245,7 @@ metrics_conf(char *buf, size_t len, const char *host, int port)
 static int
 log_has(const fftd_test_daemon *d, const char *text, int timeout_ms)
 {
-	long long until = fftd_test_now_ms() + timeout_ms;
+	long long until = fftd__mono_ms() + timeout_ms;
 	for (;;) {
 		FILE *f = fopen(d->log, "r");
 		if (f != NULL) {
@@ -257,7 +258,7 @@ log_has(const fftd_test_daemon *d, const char *text, int timeout_ms)
 			}
 			fclose(f);
 		}
-		if (fftd_test_now_ms() > until) {
+		if (fftd__mono_ms() > until) {
 			return -1;
 		}
 		fftd_test_sleep_ms(20);
@@ -322,7 +323,7 @@ test_scrape_counts_executions(void **state)
 	char     *body = NULL;
 	char      ctype[128];
 	double    cl = -1, total = -1, dev = -1, count = -1, bin = -1;
-	long long until = fftd_test_now_ms() + 5000;
+	long long until = fftd__mono_ms() + 5000;
 	for (;;) {
 		free(body);
 		int st
@@ -337,7 +338,7 @@ test_scrape_counts_executions(void **state)
 		metric(body, "fftd_client_bytes_in_total", mypid, &bin);
 		metric(body, "fftd_client_device_seconds_count", mypid, &count);
 		if ((cl == NEXEC && total == NEXEC && dev == NEXEC)
-		    || fftd_test_now_ms() > until) {
+		    || fftd__mono_ms() > until) {
 			break;
 		}
 		fftd_test_sleep_ms(50);

@@ -33,6 +33,7 @@
 #include "../util/ref.h"
 #include "../util/fixture.h"
 #include "../util/probe.h"
+#include "clock.h"
 #include "fftd.h"
 #include "layout.h"
 #include "wire.h"
@@ -271,9 +272,9 @@ test_killed_client(void **state)
 	int        held = fftd_test_wait_stats(C, 2, 3, 10000);
 	fftd_stats s0, s1;
 	int        rv      = fftd_get_stats(C, &s0);
-	long long  until   = fftd_test_now_ms() + 20000;
+	long long  until   = fftd__mono_ms() + 20000;
 	int        started = 0;
-	while (rv == FFTD_OK && fftd_test_now_ms() < until) {
+	while (rv == FFTD_OK && fftd__mono_ms() < until) {
 		if ((rv = fftd_get_stats(C, &s1)) == FFTD_OK
 		    && s1.bytes_in >= s0.bytes_in + (32u << 20)) {
 			started = 1;
@@ -359,12 +360,12 @@ role_closer(int argc, char **argv)
 		}
 	}
 	fftd_client_close(c);
-	long long until = fftd_test_now_ms() + 10000;
+	long long until = fftd__mono_ms() + 10000;
 	for (;;) {
 		pthread_mutex_lock(&cs.mtx);
 		int calls = cs.calls;
 		pthread_mutex_unlock(&cs.mtx);
-		if (calls >= 4 || fftd_test_now_ms() > until) {
+		if (calls >= 4 || fftd__mono_ms() > until) {
 			break;
 		}
 		fftd_test_sleep_ms(5);

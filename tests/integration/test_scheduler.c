@@ -43,6 +43,7 @@
 #include "../util/cases.h"
 #include "../util/check.h"
 #include "../../bench/lib/daemon.h"
+#include "clock.h"
 #include "fftd.h"
 #include "layout.h"
 #include "../../bench/lib/raw.h"
@@ -119,9 +120,9 @@ my_stats(fftd_client *c)
 static void
 wait_inflight(fftd_client *c, uint32_t n)
 {
-	long long until = fftd_test_now_ms() + 20000;
+	long long until = fftd__mono_ms() + 20000;
 	while (my_stats(c).inflight < n) {
-		if (fftd_test_now_ms() > until) {
+		if (fftd__mono_ms() > until) {
 			fail_msg("never saw %u executions in flight (%u)", n,
 			    my_stats(c).inflight);
 		}
@@ -402,13 +403,13 @@ test_dead_client_work_dropped(void **state)
 	assert_true(pid > 0);
 	int code = -1;
 	assert_int_equal(fftd_test_wait_pids(&pid, 1, TIMEOUT_MS, &code), 0);
-	long long until = fftd_test_now_ms() + 20000;
+	long long until = fftd__mono_ms() + 20000;
 	do {
 		ASSERT_OK(fftd_get_stats(C, &after));
 		fftd_test_sleep_ms(10);
 	} while ((after.sessions != before.sessions
 	             || after.canceled == before.canceled)
-	    && fftd_test_now_ms() < until);
+	    && fftd__mono_ms() < until);
 	assert_int_equal(after.sessions, before.sessions);
 	// The running one finishes; what was queued is dropped (two, or one
 	// if the long one ended and a small one started before the daemon
@@ -488,10 +489,10 @@ rt_latency_ms(
 	// one would go first (it is queued ahead of batch work) and the
 	// lane-off case would not wait. 30 ms makes sure it runs.
 	fftd_test_sleep_ms(30);
-	long long t0 = fftd_test_now_ms();
+	long long t0 = fftd__mono_ms();
 	ASSERT_OK(fftd_execute_async(rt, x, y, NULL, NULL, &rr));
 	ASSERT_OK(fftd_request_wait(rr));
-	double ms        = (double) (fftd_test_now_ms() - t0);
+	double ms        = (double) (fftd__mono_ms() - t0);
 	*batch_done      = fftd_request_done(rl);
 	long double *ref = fftd_ref_transform(sh, x);
 	assert_true(fftd_ref_rel_l2(sh, y, ref) <= fftd_ref_bound(sh));
@@ -542,9 +543,9 @@ test_realtime_lane(void **state)
 	size_t     nb = fftd_plan_input_bytes(p);
 	void      *in = calloc(1, nb), *o = malloc(nb);
 	assert_true(in && o);
-	long long t0 = fftd_test_now_ms();
+	long long t0 = fftd__mono_ms();
 	ASSERT_OK(fftd_execute(p, in, o));
-	double solo = (double) (fftd_test_now_ms() - t0);
+	double solo = (double) (fftd__mono_ms() - t0);
 	fftd_plan_destroy(p);
 	free(in);
 	free(o);

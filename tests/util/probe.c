@@ -16,6 +16,7 @@
 
 #include "../../bench/lib/daemon.h"
 #include "probe.h"
+#include "clock.h"
 
 // fftd_test_open_fds counts the open descriptors of process pid, or -1.
 int
@@ -62,7 +63,7 @@ int
 fftd_test_wait_stats(
     fftd_client *c, uint64_t sessions, uint64_t plans, int timeout_ms)
 {
-	long long  until = fftd_test_now_ms() + timeout_ms;
+	long long  until = fftd__mono_ms() + timeout_ms;
 	fftd_stats st;
 	memset(&st, 0, sizeof(st));
 	for (;;) {
@@ -71,7 +72,7 @@ fftd_test_wait_stats(
 		    && st.plans == plans) {
 			return 0;
 		}
-		if (fftd_test_now_ms() > until) {
+		if (fftd__mono_ms() > until) {
 			print_error("stats: %llu sessions, %llu plans (rv %s); "
 			            "want %llu "
 			            "and %llu\n",
@@ -93,7 +94,7 @@ int
 fftd_test_daemon_settles(pid_t pid, int maps, int fds, fftd_client *c,
     uint64_t sessions, int timeout_ms)
 {
-	long long  until = fftd_test_now_ms() + timeout_ms;
+	long long  until = fftd__mono_ms() + timeout_ms;
 	fftd_stats st;
 	memset(&st, 0, sizeof(st));
 	for (;;) {
@@ -104,7 +105,7 @@ fftd_test_daemon_settles(pid_t pid, int maps, int fds, fftd_client *c,
 		    && st.sessions == sessions) {
 			return 0;
 		}
-		if (fftd_test_now_ms() > until) {
+		if (fftd__mono_ms() > until) {
 			print_error(
 			    "daemon %d: %d memfd mappings (want %d), %d fds "
 			    "(want %d), %llu sessions (want %llu, stats %s)\n",
