@@ -168,8 +168,8 @@ role_victim(int argc, char **argv)
 	}
 	int fd = atoi(argv[1]);
 	// Payloads through the socket, so the kill lands mid-transfer there
-	// (not through libfftd's shared-memory staging; test_shm kills a
-	// client holding shared buffers).
+	// (not through libfftd's shared-memory staging; test_shm_lifetime kills
+	// a client holding shared buffers).
 	setenv("FFTD_INLINE_STAGING", "0", 1);
 	fftd_client *c;
 	if (fftd_client_open(&c, argv[0], TIMEOUT_MS) != FFTD_OK) {

@@ -4,7 +4,7 @@
 // of a running daemon from outside: its open descriptors and memfd
 // mappings (/proc), and its statistics settling to expected counts, for
 // the tests that check that nothing leaks (test_peer_faults,
-// test_robustness, test_shm_*).
+// test_robustness_clients, test_shm_*).
 
 #ifndef FFTD_TESTS_PROBE_H
 #define FFTD_TESTS_PROBE_H
