@@ -120,14 +120,19 @@ EXAMPLE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(EXAMPLE_SRC))
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
 GPU_SRC   := $(wildcard tests/gpu/test_*.c)
-# tests/util/load.c and session.c are clients of libfftd: integration and
-# GPU tests (and bench/load) link them, unit tests (which do not link
+# tests/util/fixture.c, probe.c and shm_raw.c are clients of libfftd:
+# integration and GPU tests link them, unit tests (which do not link
 # libfftd) do not.
 # tests/util/gpu.c calls the CUDA runtime: GPU tests only.
-TEST_UTIL_SRC := $(filter-out tests/util/load.c tests/util/session.c tests/util/gpu.c,$(wildcard tests/util/*.c))
+CLIENT_UTIL_SRC := tests/util/fixture.c tests/util/probe.c tests/util/shm_raw.c
+TEST_UTIL_SRC := $(filter-out $(CLIENT_UTIL_SRC) tests/util/gpu.c,$(wildcard tests/util/*.c))
 TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
-LOAD_OBJ  := $(BUILD)/tests/util/load.o
-SESSION_OBJ := $(BUILD)/tests/util/session.o
+CLIENT_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_UTIL_SRC))
+# bench/lib: the benchmark engine (daemon spawning, the raw-protocol client,
+# the load engine), one archive that bench/* and the tests link; a program
+# takes only the members it uses (the load engine calls libfftd).
+BENCH_LIB := $(BUILD)/bench/lib/libbench.a
+BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/lib/*.c))
 GPU_UTIL_OBJ := $(BUILD)/tests/util/gpu.o
 UNIT_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
@@ -182,6 +187,9 @@ $(KERNEL_LIB): $(KERNEL_OBJ)
 $(BUILD)/libfftd.a: $(CLIENT_OBJ)
 	ar rcs $@ $^
 
+$(BENCH_LIB): $(BENCH_LIB_OBJ)
+	ar rcs $@ $^
+
 # The library exports only what include/fftd.h marks FFTD_API: its objects
 # build with hidden visibility, and the version script keeps the rest local
 # (tests/symbols.sh checks it).
@@ -202,44 +210,44 @@ $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 # --- tests -------------------------------------------------------------------------
 # Unit tests link the daemon's internals; integration and GPU tests are real
 # clients of a real daemon (they link libfftd only, plus FFTW references).
-# test_npy and test_tc_daemon test fftctl's .npy reader and writer: they
+# test_npy and test_tc_fftctl test fftctl's .npy reader and writer: they
 # link its object (TEST_EXTRA_OBJ).
 NPY_OBJ := $(BUILD)/fftctl-obj/npy.o
-$(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_daemon: $(NPY_OBJ)
-$(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_daemon: TEST_EXTRA_OBJ := $(NPY_OBJ)
+$(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_fftctl: $(NPY_OBJ)
+$(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_fftctl: TEST_EXTRA_OBJ := $(NPY_OBJ)
 
-$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(TC_HOST_OBJ) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
-$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(LOAD_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
+$(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
 
-$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(SESSION_OBJ) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+$(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc include/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libfftd.a $(DEP_LIBS)
 
 # --- benchmarks ----------------------------------------------------------------------
-E2E_OBJ := $(BUILD)/bench/e2e.o $(BUILD)/bench/json.o $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+E2E_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/e2e*.c)) $(BUILD)/bench/json.o
 
-$(BUILD)/bench/e2e: $(E2E_OBJ) $(CLIENT_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(E2E_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) $(CUDA_LIBS) -lm
+$(BUILD)/bench/e2e: $(E2E_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(E2E_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(CUDA_LIBS) -lm
 
-# bench/load: the many-tenant load (issue 5); the engine is tests/util/load.c,
+# bench/load: the many-tenant load (issue 5); the engine is bench/lib/load*.c,
 # shared with tests/integration/test_load.c.
-BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(BUILD)/bench/json.o
 
-$(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(CLIENT_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_LOAD_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
+$(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_LOAD_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
 
 # bench/soak: the soak test (issue 14; bench/README.md), on the load engine's
 # request generator.
-BENCH_SOAK_OBJ := $(BUILD)/bench/soak.o $(BUILD)/bench/soak_client.o $(BUILD)/bench/soak_probe.o $(BUILD)/bench/json.o $(LOAD_OBJ) $(BUILD)/tests/util/daemon.o $(BUILD)/tests/util/raw.o
+BENCH_SOAK_OBJ := $(BUILD)/bench/soak.o $(BUILD)/bench/soak_client.o $(BUILD)/bench/soak_probe.o $(BUILD)/bench/json.o
 
-$(BUILD)/bench/soak: $(BENCH_SOAK_OBJ) $(CLIENT_OBJ)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_SOAK_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
+$(BUILD)/bench/soak: $(BENCH_SOAK_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_SOAK_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
 
 # bench/membw: the host's memory copy bandwidth, to read load's figures by.
 $(BUILD)/bench/membw: $(BUILD)/bench/membw.o $(BUILD)/bench/json.o
@@ -311,7 +319,9 @@ deps:
 space := $(empty) $(empty)
 comma := ,
 TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
-	test_robustness test_shm test_systemd test_transforms cxx_header
+	test_robustness_clients test_robustness_daemon test_shm_bits \
+	test_shm_lifetime test_shm_raw test_shm_streams test_systemd \
+	test_transforms cxx_header
 
 # make check builds and runs the suite with what is installed; make test
 # installs what it needs first (tools/install-deps.sh), then checks.
@@ -369,7 +379,7 @@ format:
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
 GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels bench/load bench/membw bench/soak lib/libcmocka.so.0 \
-	$(patsubst build-gpu/%,%,$(wildcard build-gpu/tests/gpu/test_*[!.o]))
+	$(patsubst build-gpu/%,%,$(filter-out %.o %.d,$(wildcard build-gpu/tests/gpu/test_*)))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all
 	mkdir -p build-gpu/lib

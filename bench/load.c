@@ -27,7 +27,7 @@
 // keeps batch jobs off the cores of realtime pipelines; --rt-slice-us US: the
 // realtime clients' threads ask for a time slice of US microseconds, see
 // common/slice.h); --requests (default 10^5) requests
-// in all, every result checked against c_k X (tests/util/load.h says how).
+// in all, every result checked against c_k X (bench/lib/load.h says how).
 // Measured: lost and wrong results, the daemon's error count, Jain's
 // fairness index over the batch clients' device time (the daemon's
 // per-client statistics, between two snapshots taken while every batch
@@ -43,7 +43,7 @@
 // S seconds into full load; every request the daemon had accepted must be
 // answered correctly, the others end cleanly (FFTD_ECLOSED or
 // FFTD_ESHUTDOWN; FFTD_ETIMEDOUT, counted apart, for those still in the
-// client's send queue: see tests/util/load.h), and the daemon must exit 0
+// client's send queue: see bench/lib/load.h), and the daemon must exit 0
 // within 5 s.
 //
 // Without --url or --spawn the daemon $FFTD_BIN (default build/fftd) is
@@ -61,8 +61,8 @@
 
 #include "json.h"
 #include "fftd.h"
-#include "../tests/util/daemon.h"
-#include "../tests/util/load.h"
+#include "lib/daemon.h"
+#include "lib/load.h"
 
 static const fftd_test_role ROLES[] = {
 	{ FFTD_LOAD_ROLE, fftd_load_role },

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "clock.h"
 
 typedef struct worker {
 	pthread_t          t;
@@ -34,14 +35,6 @@ typedef struct worker {
 	pthread_barrier_t *start;
 	atomic_bool       *stop;
 } worker;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
 
 static void *
 worker_main(void *arg)
@@ -94,7 +87,7 @@ run(int n, size_t bytes)
 		made++;
 	}
 	pthread_barrier_wait(&start);
-	double          t0   = now_s();
+	double          t0   = fftd__mono_s();
 	struct timespec half = { 0, 500000000 };
 	nanosleep(&half, NULL);
 	atomic_store(&stop, true);
@@ -106,7 +99,7 @@ run(int n, size_t bytes)
 		free(w[i].b);
 	}
 	// Each thread finishes the copy in flight: count the time to the last.
-	double dt = now_s() - t0;
+	double dt = fftd__mono_s() - t0;
 	pthread_barrier_destroy(&start);
 	free(w);
 	return copied / dt;

@@ -15,7 +15,7 @@
 // (i mod 4): inline (libfftd stages them through its shared buffers),
 // inline with FFTD_INLINE_STAGING=0 (through NNG itself), from and into an
 // fftd_buffer, through an fftd_stream. Requests are drawn and checked by
-// tests/util/load.c's generator (c_k x in, c_k X expected, FFTW reference).
+// bench/lib/load_gen.c's generator (c_k x in, c_k X expected, FFTW reference).
 // Every --kill-every-ms (default 500; 0: never) a random client gets
 // SIGKILL and is started again.
 //
@@ -64,7 +64,8 @@
 
 #include <fcntl.h>
 
-#include "../tests/util/daemon.h"
+#include "lib/daemon.h"
+#include "clock.h"
 #include "fftd.h"
 #include "json.h"
 #include "soak.h"
@@ -102,12 +103,6 @@ typedef struct run {
 	const char      *phase; // "warm-up" or "run"
 } run;
 
-static double
-now_s(void)
-{
-	return (double) fftd_test_now_ms() * 1e-3;
-}
-
 static uint64_t
 answered(const shared *sh)
 {
@@ -140,8 +135,8 @@ child_failed(run *r, int i, const char *fmt, ...)
 	if (r->child_failures++ == 0) {
 		snprintf(r->child_why, sizeof(r->child_why), "%s%s", who, msg);
 	}
-	fprintf(stderr, "soak: t=%.0fs %s: FAILURE: %s%s\n", now_s() - r->t0,
-	    r->phase, who, msg);
+	fprintf(stderr, "soak: t=%.0fs %s: FAILURE: %s%s\n",
+	    fftd__mono_s() - r->t0, r->phase, who, msg);
 }
 
 // status_words says how a child ended (wait status st) in words.
@@ -199,9 +194,9 @@ proc_state(pid_t pid, char *st, size_t stlen, char *wchan, size_t wlen)
 static void
 report_clients(run *r, const char *why)
 {
-	long long now = fftd_test_now_ms();
-	fprintf(stderr, "soak: t=%.0fs %s: %s; the clients:\n", now_s() - r->t0,
-	    r->phase, why);
+	long long now = fftd__mono_ms();
+	fprintf(stderr, "soak: t=%.0fs %s: %s; the clients:\n",
+	    fftd__mono_s() - r->t0, r->phase, why);
 	for (int i = 0; i < r->sh->nclients; i++) {
 		const cslot *s = &r->sh->c[i];
 		if (r->pid[i] <= 0) {
@@ -233,13 +228,13 @@ report_clients(run *r, const char *why)
 static int
 wait_gone(pid_t pid, int ms)
 {
-	long long until = fftd_test_now_ms() + ms;
+	long long until = fftd__mono_ms() + ms;
 	for (;;) {
 		pid_t w = waitpid(pid, NULL, WNOHANG);
 		if (w == pid || (w < 0 && errno == ECHILD)) {
 			return 0;
 		}
-		if (fftd_test_now_ms() > until) {
+		if (fftd__mono_ms() > until) {
 			return -1;
 		}
 		fftd_test_sleep_ms(5);
@@ -257,7 +252,7 @@ start_client(run *r, int i)
 	const char *args[] = { r->path, idx, inc, NULL };
 	atomic_store(&r->sh->c[i].running, 0);
 	atomic_store(&r->sh->c[i].state, CS_SPAWNED);
-	r->started_ms[i] = fftd_test_now_ms();
+	r->started_ms[i] = fftd__mono_ms();
 	r->pid[i]        = fftd_test_spawn("soak-client", args);
 	if (r->pid[i] <= 0) {
 		r->pid[i] = 0;
@@ -318,7 +313,7 @@ sample(run *r)
 	}
 	level *L = &r->samples[r->nsamples++];
 	soak_take_level(r->d.pid, r->ctl, L);
-	L->t        = now_s() - r->t0;
+	L->t        = fftd__mono_s() - r->t0;
 	L->requests = answered(r->sh);
 	if (r->verbose) {
 		fprintf(stderr,
@@ -336,7 +331,7 @@ sample(run *r)
 static void
 progress(run *r, uint64_t until, uint64_t *last_n, double *last_t)
 {
-	double   t       = now_s();
+	double   t       = fftd__mono_s();
 	uint64_t n       = answered(r->sh);
 	int      running = 0;
 	for (int i = 0; i < r->sh->nclients; i++) {
@@ -356,7 +351,7 @@ progress(run *r, uint64_t until, uint64_t *last_n, double *last_t)
 static int
 stuck_client(const run *r)
 {
-	long long now = fftd_test_now_ms();
+	long long now = fftd__mono_ms();
 	for (int i = 0; i < r->sh->nclients; i++) {
 		if (r->pid[i] > 0 && !atomic_load(&r->sh->c[i].running)
 		    && now - r->started_ms[i] > r->start_ms) {
@@ -373,7 +368,7 @@ static void
 stop_clients(run *r)
 {
 	atomic_store(&r->sh->stop, 1);
-	double stop_by = now_s() + STOP_MS * 1e-3;
+	double stop_by = fftd__mono_s() + STOP_MS * 1e-3;
 	for (;;) {
 		reap(r);
 		int left = 0;
@@ -383,7 +378,7 @@ stop_clients(run *r)
 		if (left == 0) {
 			return;
 		}
-		if (now_s() > stop_by) {
+		if (fftd__mono_s() > stop_by) {
 			char why[80];
 			snprintf(why, sizeof(why),
 			    "%d clients did not stop within %d s", left,
@@ -432,19 +427,21 @@ phase(run *r, const char *name, uint64_t until, int kill_ms, double deadline)
 			return -1;
 		}
 	}
-	double    next_sample = now_s(), next_kill = now_s() + kill_ms * 1e-3;
-	double    next_progress = now_s() + PROGRESS_S, last_t = now_s();
+	double next_sample   = fftd__mono_s(),
+	       next_kill     = fftd__mono_s() + kill_ms * 1e-3;
+	double next_progress = fftd__mono_s() + PROGRESS_S,
+	       last_t        = fftd__mono_s();
 	uint64_t  last_n = answered(r->sh), seen = last_n;
-	long long moved = fftd_test_now_ms();
+	long long moved = fftd__mono_ms();
 	int       rv    = 0;
 	char      why[160];
 	while (answered(r->sh) < until) {
 		uint64_t n = answered(r->sh);
 		if (n != seen) {
 			seen  = n;
-			moved = fftd_test_now_ms();
+			moved = fftd__mono_ms();
 		}
-		if (now_s() > deadline) {
+		if (fftd__mono_s() > deadline) {
 			snprintf(why, sizeof(why),
 			    "the deadline (--timeout) passed at %" PRIu64
 			    " of %" PRIu64 " requests",
@@ -456,11 +453,11 @@ phase(run *r, const char *name, uint64_t until, int kill_ms, double deadline)
 		if (!fftd_test_daemon_alive(&r->d)) {
 			fprintf(stderr,
 			    "soak: t=%.0fs %s: the daemon is gone\n",
-			    now_s() - r->t0, r->phase);
+			    fftd__mono_s() - r->t0, r->phase);
 			rv = -1;
 			break;
 		}
-		if (fftd_test_now_ms() - moved > r->stall_ms) {
+		if (fftd__mono_ms() - moved > r->stall_ms) {
 			snprintf(why, sizeof(why),
 			    "STALLED: no request answered for %d s (%" PRIu64
 			    " of %" PRIu64 ")",
@@ -481,15 +478,15 @@ phase(run *r, const char *name, uint64_t until, int kill_ms, double deadline)
 			rv = -1;
 			break;
 		}
-		if (now_s() >= next_sample) {
+		if (fftd__mono_s() >= next_sample) {
 			sample(r);
 			next_sample += 1.0;
 		}
-		if (now_s() >= next_progress) {
+		if (fftd__mono_s() >= next_progress) {
 			progress(r, until, &last_n, &last_t);
 			next_progress += PROGRESS_S;
 		}
-		if (kill_ms > 0 && now_s() >= next_kill) {
+		if (kill_ms > 0 && fftd__mono_s() >= next_kill) {
 			i = rand() % r->sh->nclients;
 			if (r->pid[i] > 0
 			    && atomic_load(&r->sh->c[i].running)) {
@@ -531,9 +528,9 @@ phase(run *r, const char *name, uint64_t until, int kill_ms, double deadline)
 static int
 quiesce(run *r, level *L)
 {
-	double until = now_s() + QUIESCE_MS * 1e-3;
+	double until = fftd__mono_s() + QUIESCE_MS * 1e-3;
 	int    rv    = -1;
-	while (now_s() < until) {
+	while (fftd__mono_s() < until) {
 		soak_take_level(r->d.pid, r->ctl, L);
 		if (L->sessions == 2 && L->channels == 0 && L->plans == 0) {
 			rv = 0;
@@ -543,7 +540,7 @@ quiesce(run *r, level *L)
 	}
 	fftd_test_sleep_ms(1000); // let freed memory settle
 	soak_take_level(r->d.pid, r->ctl, L);
-	L->t        = now_s() - r->t0;
+	L->t        = fftd__mono_s() - r->t0;
 	L->requests = answered(r->sh);
 	return rv;
 }
@@ -692,7 +689,7 @@ main(int argc, char **argv)
 		unlink(r.path);
 		return 1;
 	}
-	r.t0              = now_s();
+	r.t0              = fftd__mono_s();
 	double   deadline = r.t0 + timeout_s;
 	uint64_t warm     = (uint64_t) ((double) requests * warm_frac);
 	level    base, end;
@@ -734,7 +731,7 @@ main(int argc, char **argv)
 	}
 	atomic_store(&pg.stop, 1);
 	pthread_join(pg.th, NULL);
-	double dur = now_s() - r.t0;
+	double dur = fftd__mono_s() - r.t0;
 
 	uint64_t ok = 0, wrong = 0, failed = 0, refused = 0;
 	for (int i = 0; i < nclients; i++) {

@@ -15,8 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../tests/util/daemon.h"
-#include "../tests/util/load.h"
+#include "lib/daemon.h"
+#include "lib/load.h"
+#include "clock.h"
 #include "fftd.h"
 #include "soak.h"
 
@@ -54,7 +55,7 @@ soak_state_name(int state)
 static void
 set_state(cslot *s, int state)
 {
-	atomic_store(&s->state_ms, (int64_t) fftd_test_now_ms());
+	atomic_store(&s->state_ms, (int64_t) fftd__mono_ms());
 	atomic_store(&s->state, state);
 }
 

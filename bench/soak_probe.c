@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tests/util/daemon.h"
+#include "lib/daemon.h"
+#include "clock.h"
 #include "fftd.h"
 #include "soak.h"
 
@@ -93,14 +94,14 @@ soak_ping_main(void *arg)
 	pinger *pg = arg;
 	while (!atomic_load(&pg->stop)) {
 		double    rtt = 0;
-		long long t0  = fftd_test_now_ms();
+		long long t0  = fftd__mono_ms();
 		int       rv  = fftd_ping(pg->c, &rtt);
 		if (rv != FFTD_OK) {
 			pg->failed++;
 		} else if (pg->n < pg->cap) {
 			pg->us[pg->n++] = (float) rtt;
 		}
-		long long left = PING_MS - (fftd_test_now_ms() - t0);
+		long long left = PING_MS - (fftd__mono_ms() - t0);
 		if (left > 0) {
 			fftd_test_sleep_ms((int) left);
 		}

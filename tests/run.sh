@@ -22,7 +22,7 @@
 # calls), as one test named "symbols", where the build folder has the library.
 #
 # Environment: FFTD_TEST_ONLY (run only these binaries: names such as
-# "test_shm soak", separated by spaces), FFTD_TEST_TIMEOUT (seconds per binary, default 600),
+# "test_shm_bits soak", separated by spaces), FFTD_TEST_TIMEOUT (seconds per binary, default 600),
 # FFTD_TEST_SEED (repeat a run's random inputs), FFTD_TEST_VERBOSE=1 (print
 # every binary's whole output, not only failing ones).
 

@@ -16,7 +16,7 @@
 // Not covered here (they need a session, a plan or a buffer of a live
 // server and are static in server.c): Execute's ranges and payload length
 // against its plan, StreamOpen's slot checks, BufferRegister's limits,
-// Hello's name handling. The integration tests (test_robustness) cover
+// Hello's name handling. The integration tests (test_robustness_clients) cover
 // those with hostile requests against a real daemon.
 
 #include <stdbool.h>

@@ -29,10 +29,11 @@
 
 #include "../util/cases.h"
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "../util/gpu.h"
 #include "../util/ref.h"
-#include "../util/session.h"
+#include "../util/fixture.h"
+#include "clock.h"
 #include "fftd.h"
 #include "layout.h"
 
@@ -43,27 +44,17 @@ static const char      *skip_reason;
 static fftd_test_daemon D;
 static fftd_client     *C;
 
-static int
-group_setup(void **state)
-{
-	(void) state;
-	if (skip_reason != NULL) {
-		return 0;
-	}
-	static const char *const args[] = { "--backend", "cuda", NULL };
-	return fftd_test_session_start(
-	    &D, "[backend]\ndevice_memory = 256M\n", args, TIMEOUT_MS, &C);
-}
+// DAEMON_ARGS: the daemon runs the cuda backend.
+static const char *const DAEMON_ARGS[] = { "--backend", "cuda", NULL };
 
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	if (skip_reason != NULL) {
-		return 0;
-	}
-	return fftd_test_session_stop(&D, &C) == 0 ? 0 : -1;
-}
+// FX: the daemon D (a 256 MiB device memory budget) with the client C;
+// nothing starts without a GPU; the teardown fails unless D exits 0.
+static fftd_test_fixture FX = {
+	.daemon
+	= { { &D, &C, "[backend]\ndevice_memory = 256M\n", DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+	.check_exit = 1,
+};
 
 static void
 test_too_big_refused(void **state)
@@ -226,10 +217,10 @@ test_realtime_beside_batch(void **state)
 	rb = rbs[NB - 1];
 	fftd_device_stats dv[4];
 	int               nd    = 0;
-	long long         until = fftd_test_now_ms() + 20000;
+	long long         until = fftd__mono_ms() + 20000;
 	do { // at the daemon: queued or running
 		ASSERT_OK(fftd_get_device_stats(C, dv, 4, &nd));
-	} while (dv[0].queued == 0 && fftd_test_now_ms() < until);
+	} while (dv[0].queued == 0 && fftd__mono_ms() < until);
 	assert_true(dv[0].queued > 0);
 
 	// The references are computed afterwards, so that the executions
@@ -247,9 +238,9 @@ test_realtime_beside_batch(void **state)
 		fftd_ref_poison(ys[k], sh.out.bytes);
 	}
 	for (int k = 0; k < K; k++) {
-		long long t0 = fftd_test_now_ms();
+		long long t0 = fftd__mono_ms();
 		ASSERT_OK(fftd_execute(rt, xs[k], ys[k]));
-		double ms = (double) (fftd_test_now_ms() - t0);
+		double ms = (double) (fftd__mono_ms() - t0);
 		worst_ms  = ms > worst_ms ? ms : worst_ms;
 		beside += !fftd_request_done(rb);
 	}
@@ -302,11 +293,11 @@ main(void)
 	if (skip_reason != NULL) {
 		printf("GPU tests skipped: %s\n", skip_reason);
 	}
+	FX.skip_reason                  = skip_reason;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_too_big_refused),
 		cmocka_unit_test(test_big_batch_pipelined),
 		cmocka_unit_test(test_realtime_beside_batch),
 	};
-	return cmocka_run_group_tests_name(
-	    "admission[cuda]", tests, group_setup, group_teardown);
+	return fftd_test_run_group("admission[cuda]", tests, &FX);
 }

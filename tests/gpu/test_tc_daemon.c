@@ -21,10 +21,8 @@
 //     unchanged;
 //   - refused: shapes the kernels do not serve get FFTD_EUNSUPPORTED with
 //     the daemon's reason;
-//   - fftctl: `fftctl fft --algorithm tc16` (and split16) on .npy files
-//     written and read with fftctl's own npy module, forward against the
-//     reference and back again with --inverse --norm by-n;
 //   - daemons_exit_cleanly: no plan left, both daemons exit 0.
+// The same algorithms through fftctl and .npy files are test_tc_fftctl.c's.
 //
 // Without FFTD_TEST_GPU=1 in the environment, or without a usable GPU
 // (cudaGetDeviceCount fails or finds none), every test reports SKIPPED,
@@ -47,14 +45,12 @@
 #include <unistd.h>
 
 #include "../util/cases.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "../util/gpu.h"
 #include "fftd.h"
 #include "layout.h"
 #include "../util/ref.h"
-
-// fftctl's .npy reader and writer (fftctl/npy.c; the Makefile links it in).
-#include "npy.h"
 
 // Bounds on the relative L2 error of a whole batch against the long double
 // reference of the same (already rounded) input. They are the kernels' own
@@ -127,28 +123,13 @@ skip_if_needed(void)
 	assert_true(g.started);
 }
 
+// make_buffers creates each daemon's shared buffer once both daemons run
+// and their clients are open.
 static int
-group_setup(void **state)
+make_buffers(void)
 {
-	(void) state;
-	if (g.skip_reason != NULL) {
-		return 0;
-	}
-	const char *args[]
-	    = { "--backend", "cuda", "--log-level", "debug", NULL };
 	for (int i = 0; i < ND; i++) {
-		if (fftd_test_daemon_start(
-		        &g.d[i], i == D_PIPE ? pipe_conf : single_conf, args)
-		    != 0) {
-			return -1;
-		}
-		int rv = fftd_client_open(&g.c[i], g.d[i].url, TIMEOUT_MS);
-		if (rv != FFTD_OK) {
-			fprintf(stderr, "fftd_client_open: %s (%s)\n",
-			    fftd_err_name(rv), fftd_last_error());
-			return -1;
-		}
-		rv = fftd_buffer_create(g.c[i], SHM_BYTES, &g.shm[i]);
+		int rv = fftd_buffer_create(g.c[i], SHM_BYTES, &g.shm[i]);
 		if (rv != FFTD_OK) {
 			fprintf(stderr, "fftd_buffer_create: %s (%s)\n",
 			    fftd_err_name(rv), fftd_last_error());
@@ -159,23 +140,30 @@ group_setup(void **state)
 	return 0;
 }
 
-static int
-group_teardown(void **state)
+// destroy_buffers destroys the shared buffers before the clients close.
+static void
+destroy_buffers(void)
 {
-	(void) state;
 	for (int i = 0; i < ND; i++) {
 		fftd_buffer_destroy(g.shm[i]);
 		g.shm[i] = NULL;
-		if (g.c[i] != NULL) {
-			fftd_client_close(g.c[i]);
-			g.c[i] = NULL;
-		}
-		if (g.d[i].pid > 0) {
-			fftd_test_daemon_stop(&g.d[i]);
-		}
 	}
-	return 0;
 }
+
+// DAEMON_ARGS: both daemons run the cuda backend.
+static const char *const DAEMON_ARGS[]
+    = { "--backend", "cuda", "--log-level", "debug", NULL };
+
+// FX: the two daemons, a client and a shared buffer on each; nothing
+// starts without a GPU.
+static fftd_test_fixture FX = {
+	.daemon
+	= { { &g.d[D_SINGLE], &g.c[D_SINGLE], single_conf, DAEMON_ARGS },
+	    { &g.d[D_PIPE], &g.c[D_PIPE], pipe_conf, DAEMON_ARGS } },
+	.timeout_ms  = TIMEOUT_MS,
+	.after_start = make_buffers,
+	.before_stop = destroy_buffers,
+};
 
 // --- one execution ---------------------------------------------------------
 
@@ -636,244 +624,6 @@ test_refused(void **state)
 	assert_int_equal(fftd_ping(g.c[D_SINGLE], NULL), FFTD_OK);
 }
 
-// --- fftctl ----------------------------------------------------------------
-
-// fftctl_path writes the fftctl binary of the build under test: the one
-// next to $FFTD_BIN.
-static void
-fftctl_path(char *buf, size_t len)
-{
-	const char *bin   = fftd_test_daemon_bin();
-	const char *slash = strrchr(bin, '/');
-	if (slash == NULL) {
-		snprintf(buf, len, "./fftctl");
-	} else {
-		snprintf(buf, len, "%.*s/fftctl", (int) (slash - bin), bin);
-	}
-}
-
-// run_fftctl runs `fftctl --url URL --timeout MS ARGS...` (args
-// NULL-terminated) against the default daemon with stdout and stderr in
-// log, and returns its exit status (-1 if it could not run or hung).
-static int
-run_fftctl(const char *log, const char *const *args)
-{
-	char        bin[512];
-	char        tmo[16];
-	const char *argv[24];
-	int         argc = 0;
-	fftctl_path(bin, sizeof(bin));
-	snprintf(tmo, sizeof(tmo), "%d", TIMEOUT_MS);
-	argv[argc++] = bin;
-	argv[argc++] = "--url";
-	argv[argc++] = g.d[D_SINGLE].url;
-	argv[argc++] = "--timeout";
-	argv[argc++] = tmo;
-	for (int i = 0; args[i] != NULL && argc < 23; i++) {
-		argv[argc++] = args[i];
-	}
-	argv[argc] = NULL;
-
-	posix_spawn_file_actions_t fa;
-	pid_t                      pid = -1;
-	int                        rc  = posix_spawn_file_actions_init(&fa);
-	if (rc == 0) {
-		rc = posix_spawn_file_actions_addopen(
-		    &fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	}
-	if (rc == 0) {
-		rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	}
-	if (rc == 0) {
-		fflush(stdout);
-		fflush(stderr);
-		rc = posix_spawn(
-		    &pid, bin, &fa, NULL, (char *const *) argv, environ);
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0) {
-		fprintf(stderr, "posix_spawn %s: %s\n", bin, strerror(rc));
-		return -1;
-	}
-	int code = -1;
-	fftd_test_wait_pids(&pid, 1, 2 * TIMEOUT_MS, &code);
-	return code;
-}
-
-// log_has says whether file path contains text (NULL: print the file and
-// say no), printing the file when it does not.
-static bool
-log_has(const char *path, const char *text)
-{
-	char  buf[8192];
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		fprintf(stderr, "%s: cannot open\n", path);
-		return false;
-	}
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	if (text != NULL && strstr(buf, text) != NULL) {
-		return true;
-	}
-	fprintf(stderr, "%s%s%s; it holds:\n%s\n", path,
-	    text != NULL ? " lacks " : "", text != NULL ? text : "", buf);
-	return false;
-}
-
-// npy_ok says whether an npy call returned FFTD__NPY_OK, printing its
-// message when not.
-static bool
-npy_ok(int rc, const char *msg)
-{
-	if (rc != FFTD__NPY_OK) {
-		fprintf(stderr, "npy: %s (%s)\n", fftd__npy_strerror(rc), msg);
-	}
-	return rc == FFTD__NPY_OK;
-}
-
-// fftctl_round_trip writes a batch of 3 complex transforms of 4096 points
-// in the .npy dtype of algo's precision, runs `fftctl fft --algorithm
-// algo` on it, checks OUT against the reference, runs the inverse with
-// --norm by-n on OUT and checks that it gives the input back.
-static void
-fftctl_round_trip(
-    const char *dir, const char *algo, fftd_precision p, double bound)
-{
-	const int64_t  n[1] = { 4096 };
-	fftd_plan_desc d;
-	fftd__shape    s;
-	char           msg[256];
-	assert_int_equal(fftd_plan_desc_init(&d, 1, n, FFTD_C2C, p), 0);
-	d.batch = 3;
-	assert_int_equal(
-	    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)), 0);
-	void *x = malloc((size_t) s.in.bytes);
-	assert_non_null(x);
-	fftd_ref_fill_input(
-	    x, &s, fftd_test_case_seed(p == FFTD_F16 ? 11 : 12));
-
-	// numpy has no complex half: fftctl's complex f16 is <f2 with a
-	// trailing axis of 2 (re, im); f32 complex is <c8.
-	int64_t         shape[3] = { 3, 4096, 2 };
-	int             nd       = p == FFTD_F16 ? 3 : 2;
-	fftd__npy_dtype dt       = p == FFTD_F16 ? FFTD__NPY_F2 : FFTD__NPY_C8;
-	char            in_path[400], out_path[400], back_path[400], log[400];
-	snprintf(in_path, sizeof(in_path), "%s/%s-in.npy", dir, algo);
-	snprintf(out_path, sizeof(out_path), "%s/%s-out.npy", dir, algo);
-	snprintf(back_path, sizeof(back_path), "%s/%s-back.npy", dir, algo);
-	snprintf(log, sizeof(log), "%s/%s.log", dir, algo);
-	assert_true(npy_ok(
-	    fftd__npy_save(in_path, dt, nd, shape, x, msg, sizeof(msg)), msg));
-
-	const char *fwd[]
-	    = { "fft", "--algorithm", algo, "-v", in_path, out_path, NULL };
-	int rc = run_fftctl(log, fwd);
-	if (rc != 0) {
-		(void) log_has(log, NULL);
-	}
-	assert_int_equal(rc, 0);
-	char by[32];
-	snprintf(by, sizeof(by), "by %s", algo);
-	assert_true(log_has(log, by)); // -v names the daemon's choice
-
-	fftd__npy y;
-	assert_true(
-	    npy_ok(fftd__npy_load(out_path, &y, msg, sizeof(msg)), msg));
-	assert_int_equal(y.dtype, dt);
-	assert_int_equal(y.ndim, nd);
-	for (int k = 0; k < nd; k++) {
-		assert_int_equal(y.shape[k], shape[k]);
-	}
-	assert_int_equal(y.nbytes, (size_t) s.out.bytes);
-	long double *ref = fftd_ref_transform(&s, x);
-	assert_non_null(ref);
-	double e_fwd = fftd_ref_rel_l2(&s, y.data, ref);
-	free(ref);
-
-	const char *inv[] = { "fft", "--algorithm", algo, "--inverse", "--norm",
-		"by-n", out_path, back_path, NULL };
-	rc                = run_fftctl(log, inv);
-	if (rc != 0) {
-		(void) log_has(log, NULL);
-	}
-	assert_int_equal(rc, 0);
-	fftd__npy z;
-	assert_true(
-	    npy_ok(fftd__npy_load(back_path, &z, msg, sizeof(msg)), msg));
-	assert_int_equal(z.nbytes, (size_t) s.in.bytes);
-	// The input itself is the reference of the round trip. Each leg is
-	// within bound (relative), and the inverse DFT scaled by 1/N maps the
-	// first leg's error to the same relative error, so the round trip is
-	// within twice the bound.
-	size_t       nr = (size_t) s.in.elems * 2;
-	long double *xr = malloc(nr * sizeof(long double));
-	assert_non_null(xr);
-	for (size_t i = 0; i < nr; i++) {
-		xr[i] = p == FFTD_F16 ? (long double) fftd_ref_f16_to_f32(
-		            ((const uint16_t *) x)[i])
-		                      : (long double) ((const float *) x)[i];
-	}
-	d.direction = FFTD_INVERSE;
-	d.norm      = FFTD_NORM_BY_N;
-	fftd__shape si;
-	assert_int_equal(
-	    fftd__shape_resolve(&d, NULL, &si, msg, sizeof(msg)), 0);
-	double e_back = fftd_ref_rel_l2(&si, z.data, xr);
-	print_message(
-	    "fftctl --algorithm %s: forward rel L2 %.3g (bound %.3g), "
-	    "round trip %.3g (bound %.3g)\n",
-	    algo, e_fwd, bound, e_back, 2 * bound);
-	assert_true(e_fwd <= bound);
-	assert_true(e_back <= 2 * bound);
-	free(xr);
-	fftd__npy_free(&y);
-	fftd__npy_free(&z);
-	free(x);
-	unlink(in_path);
-	unlink(out_path);
-	unlink(back_path);
-	unlink(log);
-}
-
-static void
-test_fftctl(void **state)
-{
-	(void) state;
-	skip_if_needed();
-	const char *tmp = getenv("TMPDIR");
-	char        dir[256];
-	snprintf(dir, sizeof(dir), "%s/fftd-tc-XXXXXX",
-	    tmp != NULL && tmp[0] != '\0' && strlen(tmp) < 128 ? tmp : "/tmp");
-	assert_non_null(mkdtemp(dir));
-	fftctl_round_trip(dir, "tc16", FFTD_F16, BOUND_TC16);
-	fftctl_round_trip(dir, "split16", FFTD_F32, BOUND_SPLIT16);
-
-	// fftctl passes the daemon's refusal on: tc16 of complex64 data.
-	char    path[400], log[400], msg[256];
-	int64_t shape[1] = { 4096 };
-	float  *z        = calloc(2 * 4096, sizeof(float));
-	assert_non_null(z);
-	snprintf(path, sizeof(path), "%s/c8.npy", dir);
-	snprintf(log, sizeof(log), "%s/refused.log", dir);
-	assert_true(npy_ok(
-	    fftd__npy_save(path, FFTD__NPY_C8, 1, shape, z, msg, sizeof(msg)),
-	    msg));
-	free(z);
-	char out[400];
-	snprintf(out, sizeof(out), "%s/never.npy", dir);
-	const char *args[] = { "fft", "--algorithm", "tc16", path, out, NULL };
-	assert_int_equal(run_fftctl(log, args), 1);
-	assert_true(log_has(log, "tc16 serves f16"));
-	assert_int_equal(access(out, F_OK), -1);
-	unlink(path);
-	unlink(log);
-	if (rmdir(dir) != 0) {
-		fail_msg("rmdir %s: %s", dir, strerror(errno));
-	}
-}
-
 // --- the end ---------------------------------------------------------------
 
 static void
@@ -908,7 +658,8 @@ int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	g.skip_reason = fftd_test_why_no_gpu(1);
+	g.skip_reason  = fftd_test_why_no_gpu(1);
+	FX.skip_reason = g.skip_reason;
 	if (g.skip_reason != NULL) {
 		printf("GPU tests skipped: %s\n", g.skip_reason);
 	} else {
@@ -921,13 +672,7 @@ main(void)
 		cmocka_unit_test(test_split16_1d),
 		cmocka_unit_test(test_split16_2d),
 		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_fftctl),
 		cmocka_unit_test(test_daemons_exit_cleanly),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER"); // e.g. "test_tc16_*"
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name(
-	    "tc_daemon", tests, group_setup, group_teardown);
+	return fftd_test_run_group("tc_daemon", tests, &FX);
 }

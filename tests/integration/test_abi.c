@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/session.h"
+#include "../util/fixture.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 60000
@@ -32,6 +32,13 @@ static const char *const DAEMON_ARGS[]
 
 static fftd_test_daemon D;
 static fftd_client     *C;
+
+// FX: one fftw daemon and its client for the whole group.
+static fftd_test_fixture FX = {
+	.daemon     = { { .d = &D, .c = &C, .args = DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+	.check_exit = 1,
+};
 
 // An older fftd_device_info: no memory_bytes.
 typedef struct old_device_info {
@@ -92,20 +99,6 @@ guard_intact(const unsigned char *b, size_t size)
 		}
 	}
 	return true;
-}
-
-static int
-setup(void **state)
-{
-	(void) state;
-	return fftd_test_session_start(&D, NULL, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-teardown(void **state)
-{
-	(void) state;
-	return fftd_test_session_stop(&D, &C) == 0 ? 0 : -1;
 }
 
 // An older fftd_info (older device entries, no ndaemons) gets the same
@@ -389,5 +382,5 @@ main(void)
 		cmocka_unit_test(test_bad_sizes),
 		cmocka_unit_test(test_stream_times),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return fftd_test_run_group("abi", tests, &FX);
 }

@@ -55,7 +55,9 @@
 #include <unistd.h>
 
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
+#include "clock.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000
@@ -64,6 +66,10 @@ static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
 static fftd_test_daemon D;
+
+// FX: this program's tests start their own daemon, D (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &D };
 
 // fd_path writes the daemon's descriptor socket path (its ipc path + .fd).
 static void
@@ -91,10 +97,10 @@ raw_reply(int s, int timeout_ms, char *msg, size_t msglen)
 {
 	uint8_t       rep[256];
 	size_t        got = 0;
-	long long     end = fftd_test_now_ms() + timeout_ms;
+	long long     end = fftd__mono_ms() + timeout_ms;
 	struct pollfd p   = { s, POLLIN, 0 };
 	while (got < sizeof(rep)) {
-		long long left = end - fftd_test_now_ms();
+		long long left = end - fftd__mono_ms();
 		if (left <= 0 || poll(&p, 1, (int) left) <= 0) {
 			return -1;
 		}
@@ -202,16 +208,6 @@ log_count(const fftd_test_daemon *d, const char *what)
 	return n;
 }
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (D.pid != 0) {
-		fftd_test_daemon_stop(&D);
-	}
-	return 0;
-}
-
 // --- idle peers --------------------------------------------------------------
 
 static void
@@ -226,9 +222,9 @@ test_idle_peers_delay_nobody(void **state)
 	for (int i = 0; i < 3; i++) {
 		idle[i] = raw_connect(&D);
 	}
-	long long t0 = fftd_test_now_ms();
+	long long t0 = fftd__mono_ms();
 	ASSERT_OK(fftd_buffer_create(c, 4096, &b));
-	long long took = fftd_test_now_ms() - t0;
+	long long took = fftd__mono_ms() - t0;
 	print_message("buffer registered in %lld ms with 3 idle peers\n", took);
 	assert_true(took < 1000);
 	// The idle ones are answered when their 2 s are up.
@@ -268,9 +264,9 @@ test_fd_connections_per_user(void **state)
 	close(idle[1]);
 	// Once the daemon has seen them go, registration works again.
 	int       rv;
-	long long end = fftd_test_now_ms() + 5000;
+	long long end = fftd__mono_ms() + 5000;
 	while ((rv = fftd_buffer_create(c, 4096, &b)) == FFTD_ELIMIT
-	    && fftd_test_now_ms() < end) {
+	    && fftd__mono_ms() < end) {
 		fftd_test_sleep_ms(20);
 	}
 	ASSERT_OK(rv);
@@ -321,9 +317,9 @@ test_out_of_descriptors(void **state)
 		waiting[i] = raw_connect(&D); // queued in the backlog
 	}
 	fftd_test_sleep_ms(300);
-	long long cpu0 = cpu_ms(D.pid), t0 = fftd_test_now_ms();
+	long long cpu0 = cpu_ms(D.pid), t0 = fftd__mono_ms();
 	fftd_test_sleep_ms(1500);
-	long long cpu = cpu_ms(D.pid) - cpu0, wall = fftd_test_now_ms() - t0;
+	long long cpu = cpu_ms(D.pid) - cpu0, wall = fftd__mono_ms() - t0;
 	print_message("at the limit: %lld ms of CPU in %lld ms\n", cpu, wall);
 	assert_true(cpu < 300);
 	assert_int_equal(log_count(&D, "fd socket: cannot accept"), 1);
@@ -439,7 +435,7 @@ start_with_fds(int n)
 	close(logfd);
 	close(nul);
 	int       st = 0, code = -1;
-	long long end = fftd_test_now_ms() + FFTD_TEST_START_MS;
+	long long end = fftd__mono_ms() + FFTD_TEST_START_MS;
 	for (;;) {
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			code = WIFEXITED(st) ? WEXITSTATUS(st)
@@ -455,7 +451,7 @@ start_with_fds(int n)
 		if (f != NULL) {
 			fclose(f);
 		}
-		if (ready || fftd_test_now_ms() > end) {
+		if (ready || fftd__mono_ms() > end) {
 			if (ready) {
 				kill(pid, SIGTERM);
 			}
@@ -553,17 +549,14 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(
-		    test_idle_peers_delay_nobody, local_teardown),
+		    test_idle_peers_delay_nobody, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
-		    test_fd_connections_per_user, local_teardown),
+		    test_fd_connections_per_user, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
-		    test_out_of_descriptors, local_teardown),
-		cmocka_unit_test_teardown(test_buffer_count, local_teardown),
+		    test_out_of_descriptors, fftd_test_local_teardown),
+		cmocka_unit_test_teardown(
+		    test_buffer_count, fftd_test_local_teardown),
 		cmocka_unit_test(test_startup_short_of_descriptors),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER");
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name("fdsock", tests, NULL, NULL);
+	return fftd_test_run_group("fdsock", tests, &FX);
 }

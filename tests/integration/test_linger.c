@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
+#include "clock.h"
 #include "fftd.h"
 
 // The client's timeout: a request nobody answers fails after this long.
@@ -26,30 +28,9 @@
 
 static fftd_test_daemon L;
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec * 1e-6;
-}
-
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
+// FX: this program's tests start their own daemon, L (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &L };
 
 // Pings sent after SIGTERM, while this client stays connected (so that the
 // daemon lingers), are answered FFTD_ESHUTDOWN: the first one the daemon
@@ -69,13 +50,13 @@ test_requests_in_linger_answered(void **state)
 	// Until the daemon has seen the signal, pings are served.
 	int    st    = FFTD_OK;
 	double took  = 0;
-	double until = now_ms() + 3000;
-	while (st == FFTD_OK && now_ms() < until) {
-		double t0 = now_ms();
+	double until = fftd__mono_ms() + 3000;
+	while (st == FFTD_OK && fftd__mono_ms() < until) {
+		double t0 = fftd__mono_ms();
 		st        = fftd_ping(c, NULL);
-		took      = now_ms() - t0;
+		took      = fftd__mono_ms() - t0;
 		if (st == FFTD_OK) {
-			sleep_ms(10);
+			fftd_test_sleep_ms(10);
 		}
 	}
 	if (st != FFTD_ESHUTDOWN) {
@@ -85,10 +66,10 @@ test_requests_in_linger_answered(void **state)
 	assert_int_equal(st, FFTD_ESHUTDOWN);
 
 	// Well inside the linger (1 s while a client is connected).
-	sleep_ms(300);
-	double t0 = now_ms();
+	fftd_test_sleep_ms(300);
+	double t0 = fftd__mono_ms();
 	st        = fftd_ping(c, NULL);
-	took      = now_ms() - t0;
+	took      = fftd__mono_ms() - t0;
 	if (st != FFTD_ESHUTDOWN) {
 		print_error("ping in the linger: %s after %.0f ms (%s)\n",
 		    fftd_err_name(st), took, fftd_last_error());
@@ -104,7 +85,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(
-		    test_requests_in_linger_answered, local_teardown),
+		    test_requests_in_linger_answered, fftd_test_local_teardown),
 	};
-	return cmocka_run_group_tests_name("linger", tests, NULL, NULL);
+	return fftd_test_run_group("linger", tests, &FX);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // test_load.c — a shortened bench/load against a real `fftd --backend
-// fftw` (tests/util/load.h describes the load):
+// fftw` (bench/lib/load.h describes the load):
 //   - mixed load: 16 client processes (2 realtime at 100 Hz, 14 batch of
 //     16 .. 192 KiB per request, f32 C2C and R2C, 4 in flight each), a few
 //     thousand requests: no result lost or wrong (each checked against
@@ -33,23 +33,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/daemon.h"
-#include "../util/load.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
+#include "../../bench/lib/load.h"
 #include "fftd.h"
 
-static fftd_test_daemon  L; // the test's own daemon
+static fftd_test_daemon L; // the test's own daemon
+
+// FX: this program's tests start their own daemon, L (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &L };
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
-
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
 
 static void
 config(fftd_load_config *cfg)
@@ -175,14 +170,11 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_mixed_load, local_teardown),
+		cmocka_unit_test_teardown(
+		    test_mixed_load, fftd_test_local_teardown),
 		cmocka_unit_test(test_fairness_figure),
 		cmocka_unit_test_teardown(
-		    test_sigterm_under_load, local_teardown),
+		    test_sigterm_under_load, fftd_test_local_teardown),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER");
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name("load", tests, NULL, NULL);
+	return fftd_test_run_group("load", tests, &FX);
 }

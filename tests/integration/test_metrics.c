@@ -32,8 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../util/daemon.h"
-#include "../util/session.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
+#include "clock.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 60000
@@ -113,10 +114,10 @@ http_get(int port, const char *path, char **body, char *ctype, size_t ctlen)
 	}
 	size_t    cap = 1 << 16, len = 0;
 	char     *buf      = malloc(cap);
-	long long deadline = fftd_test_now_ms() + 10000;
+	long long deadline = fftd__mono_ms() + 10000;
 	for (;;) {
 		struct pollfd pfd  = { s, POLLIN, 0 };
-		long long     left = deadline - fftd_test_now_ms();
+		long long     left = deadline - fftd__mono_ms();
 		if (left <= 0 || poll(&pfd, 1, (int) left) <= 0) {
 			print_error("GET %s: no end of answer in 10 s\n", path);
 			free(buf);
@@ -244,7 +245,7 @@ metrics_conf(char *buf, size_t len, const char *host, int port)
 static int
 log_has(const fftd_test_daemon *d, const char *text, int timeout_ms)
 {
-	long long until = fftd_test_now_ms() + timeout_ms;
+	long long until = fftd__mono_ms() + timeout_ms;
 	for (;;) {
 		FILE *f = fopen(d->log, "r");
 		if (f != NULL) {
@@ -257,44 +258,38 @@ log_has(const fftd_test_daemon *d, const char *text, int timeout_ms)
 			}
 			fclose(f);
 		}
-		if (fftd_test_now_ms() > until) {
+		if (fftd__mono_ms() > until) {
 			return -1;
 		}
 		fftd_test_sleep_ms(20);
 	}
 }
 
+// D_CONF is D's config: metrics on D_PORT (choose_port writes both).
+static char D_CONF[256];
+
+// choose_port picks a free port for D's metrics and writes D's config,
+// before D starts.
 static int
-group_setup(void **state)
+choose_port(void)
 {
-	(void) state;
-	char conf[256];
 	D_PORT = free_port();
 	if (D_PORT <= 0) {
 		fprintf(stderr, "no free port on 127.0.0.1\n");
 		return -1;
 	}
-	metrics_conf(conf, sizeof(conf), "127.0.0.1", D_PORT);
-	return fftd_test_session_start(&D, conf, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	(void) fftd_test_session_stop(&D, &C);
+	metrics_conf(D_CONF, sizeof(D_CONF), "127.0.0.1", D_PORT);
 	return 0;
 }
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
+// FX: the shared daemon D with this process's client C, metrics on a free
+// port; L is a test's own.
+static fftd_test_fixture FX = {
+	.daemon       = { { &D, &C, D_CONF, DAEMON_ARGS } },
+	.timeout_ms   = TIMEOUT_MS,
+	.local        = &L,
+	.before_start = choose_port,
+};
 
 // --- tests ------------------------------------------------------------------
 
@@ -328,7 +323,7 @@ test_scrape_counts_executions(void **state)
 	char     *body = NULL;
 	char      ctype[128];
 	double    cl = -1, total = -1, dev = -1, count = -1, bin = -1;
-	long long until = fftd_test_now_ms() + 5000;
+	long long until = fftd__mono_ms() + 5000;
 	for (;;) {
 		free(body);
 		int st
@@ -343,7 +338,7 @@ test_scrape_counts_executions(void **state)
 		metric(body, "fftd_client_bytes_in_total", mypid, &bin);
 		metric(body, "fftd_client_device_seconds_count", mypid, &count);
 		if ((cl == NEXEC && total == NEXEC && dev == NEXEC)
-		    || fftd_test_now_ms() > until) {
+		    || fftd__mono_ms() > until) {
 			break;
 		}
 		fftd_test_sleep_ms(50);
@@ -595,13 +590,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fftctl_stats),
 		cmocka_unit_test(test_refuses_bad_address),
 		cmocka_unit_test_teardown(
-		    test_sighup_change_needs_restart, local_teardown),
+		    test_sighup_change_needs_restart, fftd_test_local_teardown),
 		cmocka_unit_test(test_exit_with_open_connection),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER");
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name(
-	    "metrics", tests, group_setup, group_teardown);
+	return fftd_test_run_group("metrics", tests, &FX);
 }

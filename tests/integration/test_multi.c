@@ -41,8 +41,10 @@
 
 #include "../util/cases.h"
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "../util/ref.h"
+#include "clock.h"
 #include "fftd.h"
 #include "layout.h"
 
@@ -61,36 +63,37 @@ static const char        CONFIG_B[] = "[backend]\nfftw_threads = 1\n"
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
+// open_list opens M on the list of both daemons' URLs, once A and B run.
 static int
-group_setup(void **state)
+open_list(void)
 {
-	(void) state;
-	if (fftd_test_daemon_start(&A, CONFIG_A, DAEMON_ARGS) != 0
-	    || fftd_test_daemon_start(&B, CONFIG_B, DAEMON_ARGS) != 0) {
-		return -1;
-	}
 	// Blanks around the URLs are allowed.
 	snprintf(LIST, sizeof(LIST), " %s ,\t%s", A.url, B.url);
-	if (fftd_client_open(&M, LIST, TIMEOUT_MS) != FFTD_OK
-	    || fftd_client_open(&CA, A.url, TIMEOUT_MS) != FFTD_OK
-	    || fftd_client_open(&CB, B.url, TIMEOUT_MS) != FFTD_OK) {
+	if (fftd_client_open(&M, LIST, TIMEOUT_MS) != FFTD_OK) {
 		fprintf(stderr, "fftd_client_open: %s\n", fftd_last_error());
 		return -1;
 	}
 	return 0;
 }
 
-static int
-group_teardown(void **state)
+// close_list closes M before the daemons stop.
+static void
+close_list(void)
 {
-	(void) state;
 	fftd_client_close(M);
-	fftd_client_close(CA);
-	fftd_client_close(CB);
-	int a = fftd_test_daemon_stop(&A);
-	int b = fftd_test_daemon_stop(&B);
-	return a == 0 && b == 0 ? 0 : -1;
+	M = NULL;
 }
+
+// FX: daemons A (CONFIG_A) and B (CONFIG_B), a client on each (CA, CB) and
+// one on both (M); the teardown fails unless both exit 0.
+static fftd_test_fixture FX = {
+	.daemon      = { { &A, &CA, CONFIG_A, DAEMON_ARGS },
+	         { &B, &CB, CONFIG_B, DAEMON_ARGS } },
+	.timeout_ms  = TIMEOUT_MS,
+	.check_exit  = 1,
+	.after_start = open_list,
+	.before_stop = close_list,
+};
 
 static uint64_t
 executes(fftd_client *c)
@@ -123,9 +126,9 @@ queued(fftd_client *c)
 static void
 wait_queued(fftd_client *c, uint32_t n)
 {
-	long long until = fftd_test_now_ms() + 20000;
+	long long until = fftd__mono_ms() + 20000;
 	while (queued(c) < n) {
-		if (fftd_test_now_ms() > until) {
+		if (fftd__mono_ms() > until) {
 			fail_msg("never saw %u executions queued", n);
 		}
 		fftd_test_sleep_ms(2);
@@ -460,7 +463,7 @@ run_small(batch *b, int k)
 {
 	void         *out[16];
 	fftd_request *r[16];
-	long long     t0 = fftd_test_now_ms();
+	long long     t0 = fftd__mono_ms();
 	assert_true(k <= 16);
 	for (int i = 0; i < k; i++) {
 		out[i] = malloc(b->sh.out.bytes);
@@ -474,7 +477,7 @@ run_small(batch *b, int k)
 		batch_check(b, i, out[i]);
 		free(out[i]);
 	}
-	return fftd_test_now_ms() - t0;
+	return fftd__mono_ms() - t0;
 }
 
 // A daemon dies with work in flight.
@@ -516,7 +519,7 @@ test_daemon_killed(void **state)
 	ASSERT_OK(fftd_client_open(&c2, d2.url, 30000));
 	wait_queued(c2, 2); // both of d2's are there
 	fftd_client_close(c2);
-	long long t0 = fftd_test_now_ms();
+	long long t0 = fftd__mono_ms();
 	kill9(&d2);
 	int st[4];
 	for (int i = 0; i < 4; i++) {
@@ -536,8 +539,8 @@ test_daemon_killed(void **state)
 	assert_int_equal(st[3], FFTD_ECLOSED);
 	print_message("    in flight on the killed daemon failed %lld ms "
 	              "after the kill was sent\n",
-	    fftd_test_now_ms() - t0);
-	assert_true(fftd_test_now_ms() - t0 < 20000);
+	    fftd__mono_ms() - t0);
+	assert_true(fftd__mono_ms() - t0 < 20000);
 
 	// Later executions go to the survivor, at once.
 	uint64_t  e0 = executes(c1);
@@ -562,17 +565,17 @@ test_daemon_killed(void **state)
 	fftd_test_sleep_ms(300);
 	void *o = malloc(small.sh.out.bytes);
 	assert_non_null(o);
-	t0     = fftd_test_now_ms();
+	t0     = fftd__mono_ms();
 	int rv = fftd_execute(small.plan, small.in[0], o);
 	print_message("    with both daemons gone: %s (%s), %lld ms\n",
-	    fftd_err_name(rv), fftd_last_error(), fftd_test_now_ms() - t0);
+	    fftd_err_name(rv), fftd_last_error(), fftd__mono_ms() - t0);
 	assert_int_equal(rv, FFTD_ECLOSED);
-	assert_true(fftd_test_now_ms() - t0 < 1000);
+	assert_true(fftd__mono_ms() - t0 < 1000);
 	fftd_plan *p2 = NULL;
-	t0            = fftd_test_now_ms();
+	t0            = fftd__mono_ms();
 	assert_int_equal(fftd_plan_create(k, &d, &p2), FFTD_ECLOSED);
 	print_message("    plan_create: %s\n", fftd_last_error());
-	assert_true(fftd_test_now_ms() - t0 < 1000);
+	assert_true(fftd__mono_ms() - t0 < 1000);
 	free(o);
 	for (int i = 0; i < 4; i++) {
 		free(out[i]);
@@ -580,9 +583,9 @@ test_daemon_killed(void **state)
 	free(in);
 	batch_free(&small);
 	fftd_plan_destroy(lp);
-	long long tc = fftd_test_now_ms();
+	long long tc = fftd__mono_ms();
 	fftd_client_close(k);
-	assert_true(fftd_test_now_ms() - tc < 3000);
+	assert_true(fftd__mono_ms() - tc < 3000);
 }
 
 // A daemon killed while the client is still sending to it: large
@@ -619,7 +622,7 @@ test_daemon_killed_while_sending(void **state)
 	for (int i = 0; i < K; i++) { // d1, d2, d1, d2, ...
 		ASSERT_OK(fftd_execute_async(p, in, out[i], NULL, NULL, &r[i]));
 	}
-	long long t0 = fftd_test_now_ms();
+	long long t0 = fftd__mono_ms();
 	kill9(&d2);
 	int failed = 0;
 	for (int i = 0; i < K; i++) {
@@ -635,7 +638,7 @@ test_daemon_killed_while_sending(void **state)
 			failed += rv != FFTD_OK;
 		}
 	}
-	long long ms = fftd_test_now_ms() - t0;
+	long long ms = fftd__mono_ms() - t0;
 	print_message("    %d of the killed daemon's %d failed; all done %lld "
 	              "ms after the kill was sent\n",
 	    failed, K / 2, ms);
@@ -691,14 +694,14 @@ test_daemon_restarted(void **state)
 	ASSERT_OK(fftd_client_open(&c1, d1.url, 30000));
 	ASSERT_OK(fftd_client_open(&c2, d2.url, 30000));
 	batch     fresh;
-	long long until = fftd_test_now_ms() + 20000;
+	long long until = fftd__mono_ms() + 20000;
 	for (;;) {
 		batch_make(&fresh, k, &d, 2, 600);
 		if (plans(c2) == 1) {
 			break;
 		}
 		batch_free(&fresh);
-		assert_true(fftd_test_now_ms() < until);
+		assert_true(fftd__mono_ms() < until);
 		fftd_test_sleep_ms(50);
 	}
 	// The old plan: all on d1, none refused.
@@ -742,6 +745,5 @@ main(void)
 		cmocka_unit_test(test_daemon_killed_while_sending),
 		cmocka_unit_test(test_daemon_restarted),
 	};
-	return cmocka_run_group_tests_name(
-	    "multi", tests, group_setup, group_teardown);
+	return fftd_test_run_group("multi", tests, &FX);
 }

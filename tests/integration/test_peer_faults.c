@@ -30,8 +30,10 @@
 #include <unistd.h>
 
 #include "../util/cases.h"
-#include "../util/daemon.h"
-#include "../util/session.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
+#include "../util/probe.h"
+#include "clock.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000
@@ -56,22 +58,13 @@ static fftd_client      *C;
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
-// Each test has a daemon of its own: a wedged listener must not fail the
-// tests after it.
-static int
-setup(void **state)
-{
-	(void) state;
-	return fftd_test_session_start(&D, NULL, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-teardown(void **state)
-{
-	(void) state;
-	(void) fftd_test_session_stop(&D, &C);
-	return 0;
-}
+// FX: each test has a daemon of its own, D with the client C (started and
+// stopped around it): a wedged listener must not fail the tests after it.
+static fftd_test_fixture FX = {
+	.daemon     = { { &D, &C, NULL, DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+	.per_test   = 1,
+};
 
 // ipc_path returns the file system path of an ipc:// URL.
 static const char *
@@ -121,52 +114,6 @@ new_client_pings(void)
 	rv = fftd_ping(c, NULL);
 	fftd_client_close(c);
 	return rv;
-}
-
-// wait_stats waits up to timeout_ms for the daemon to count exactly
-// sessions sessions and plans plans.
-static int
-wait_stats(uint64_t sessions, uint64_t plans, int timeout_ms)
-{
-	long long  until = fftd_test_now_ms() + timeout_ms;
-	fftd_stats st;
-	memset(&st, 0, sizeof(st));
-	for (;;) {
-		int rv = fftd_get_stats(C, &st);
-		if (rv == FFTD_OK && st.sessions == sessions
-		    && st.plans == plans) {
-			return 0;
-		}
-		if (fftd_test_now_ms() > until) {
-			print_error(
-			    "stats: %llu sessions, %llu plans (%s); want "
-			    "%llu and %llu\n",
-			    (unsigned long long) st.sessions,
-			    (unsigned long long) st.plans, fftd_err_name(rv),
-			    (unsigned long long) sessions,
-			    (unsigned long long) plans);
-			return -1;
-		}
-		fftd_test_sleep_ms(20);
-	}
-}
-
-// open_fds counts the daemon's open descriptors, or -1.
-static int
-open_fds(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-	DIR *d = opendir(path);
-	if (d == NULL) {
-		return -1;
-	}
-	int n = 0;
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		n += e->d_name[0] != '.';
-	}
-	closedir(d);
-	return n;
 }
 
 // hammer URL: CONNS client connections in one process, each sending 4 MiB
@@ -282,8 +229,8 @@ static void
 test_killed_clients_released(void **state)
 {
 	(void) state;
-	assert_int_equal(wait_stats(1, 0, 5000), 0);
-	int fds0 = open_fds(D.pid);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 5000), 0);
+	int fds0 = fftd_test_open_fds(D.pid);
 	assert_true(fds0 > 0);
 	unsigned    seed   = (unsigned) fftd_test_seed();
 	const char *args[] = { D.url, NULL };
@@ -316,12 +263,12 @@ test_killed_clients_released(void **state)
 	    st1.bytes_in >= st0.bytes_in + (uint64_t) ROUNDS * N * BATCH * 8);
 	// Every killed client's sessions and plans go; the daemon's
 	// descriptors return to their level (the connections are closed).
-	assert_int_equal(wait_stats(1, 0, 15000), 0);
-	int       fds   = open_fds(D.pid);
-	long long until = fftd_test_now_ms() + 5000;
-	while (fds > fds0 && fftd_test_now_ms() < until) {
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 15000), 0);
+	int       fds   = fftd_test_open_fds(D.pid);
+	long long until = fftd__mono_ms() + 5000;
+	while (fds > fds0 && fftd__mono_ms() < until) {
 		fftd_test_sleep_ms(20);
-		fds = open_fds(D.pid);
+		fds = fftd_test_open_fds(D.pid);
 	}
 	assert_int_equal(fds, fds0);
 	// New clients are still served.
@@ -336,18 +283,14 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	(void) fftd_test_seed();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_connect_and_close, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_hang_up_mid_header, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_second_daemon_probe, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_killed_clients_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_and_close,
+		    fftd_test_setup, fftd_test_teardown),
+		cmocka_unit_test_setup_teardown(test_hang_up_mid_header,
+		    fftd_test_setup, fftd_test_teardown),
+		cmocka_unit_test_setup_teardown(test_second_daemon_probe,
+		    fftd_test_setup, fftd_test_teardown),
+		cmocka_unit_test_setup_teardown(test_killed_clients_released,
+		    fftd_test_setup, fftd_test_teardown),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER"); // e.g. "test_killed*"
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name("peer_faults", tests, NULL, NULL);
+	return fftd_test_run_group("peer_faults", tests, &FX);
 }

@@ -29,30 +29,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
+#include "clock.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 120000
 
 static fftd_test_daemon L;
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
+// FX: this program's tests start their own daemon, L (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &L };
 
 static int
 plan_n(fftd_client *c, int64_t n, fftd_plan **pp)
@@ -209,9 +197,9 @@ small_main(void *arg)
 	double      in[2048] = { 1.0 }, out[2048];
 	while (!atomic_load(&sl->stop)) {
 		bool   planning = atomic_load(&sl->planning);
-		double t0       = now_s();
+		double t0       = fftd__mono_s();
 		int    rv       = fftd_execute(sl->p, in, out);
-		double dt       = now_s() - t0;
+		double dt       = fftd__mono_s() - t0;
 		if (rv != FFTD_OK) {
 			sl->rv = rv;
 			break;
@@ -247,10 +235,10 @@ test_slow_plan_holds_no_execution(void **state)
 	assert_int_equal(pthread_create(&th, NULL, small_main, &sl), 0);
 
 	atomic_store(&sl.planning, true);
-	double     t0 = now_s();
+	double     t0 = fftd__mono_s();
 	fftd_plan *bp = NULL;
 	int        rv = plan_n(big, SLOW_N, &bp);
-	double     tp = now_s() - t0;
+	double     tp = fftd__mono_s() - t0;
 	atomic_store(&sl.planning, false);
 	atomic_store(&sl.stop, true);
 	pthread_join(th, NULL);
@@ -280,10 +268,10 @@ main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(
-		    test_plans_admitted_against_budget, local_teardown),
-		cmocka_unit_test_teardown(
-		    test_slow_plan_holds_no_execution, local_teardown),
+		cmocka_unit_test_teardown(test_plans_admitted_against_budget,
+		    fftd_test_local_teardown),
+		cmocka_unit_test_teardown(test_slow_plan_holds_no_execution,
+		    fftd_test_local_teardown),
 	};
-	return cmocka_run_group_tests_name("planning", tests, NULL, NULL);
+	return fftd_test_run_group("planning", tests, &FX);
 }

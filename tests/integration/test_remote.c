@@ -45,7 +45,8 @@
 
 #include "../util/cases.h"
 #include "../util/client_cases.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000
@@ -137,20 +138,37 @@ free_port(void)
 	return ntohs(sa.sin_port);
 }
 
-// start_tls_daemon starts a daemon (fftw backend) with config text and a
-// tls+tcp:// listener on a free port (plus the helper's ipc one), and
-// writes the tls URL into url; extra (may be NULL) is one more --listen.
+// TLS_ARGS is the size of tls_args' argument lists.
+#define TLS_ARGS 9
+
+// tls_args fills args (TLS_ARGS entries) with a daemon's command line (fftw
+// backend) with a tls+tcp:// listener on a free port (plus the helper's
+// ipc one), and writes the tls URL into url; extra (may be NULL) is one
+// more --listen. Returns 0, or -1 when no port is free.
 static int
-start_tls_daemon(fftd_test_daemon *d, const char *config, char *url,
-    size_t urllen, const char *extra)
+tls_args(const char **args, char *url, size_t urllen, const char *extra)
 {
 	int port = free_port();
 	if (port < 0) {
 		return -1;
 	}
 	snprintf(url, urllen, "tls+tcp://127.0.0.1:%d", port);
-	const char *args[] = { "--backend", "fftw", "--log-level", "info",
+	const char *a[TLS_ARGS] = { "--backend", "fftw", "--log-level", "info",
 		"--listen", url, extra ? "--listen" : NULL, extra, NULL };
+	memcpy(args, a, sizeof(a));
+	return 0;
+}
+
+// start_tls_daemon starts a daemon with config text and tls_args' command
+// line, and writes the tls URL into url.
+static int
+start_tls_daemon(fftd_test_daemon *d, const char *config, char *url,
+    size_t urllen, const char *extra)
+{
+	const char *args[TLS_ARGS];
+	if (tls_args(args, url, urllen, extra) != 0) {
+		return -1;
+	}
 	return fftd_test_daemon_start(d, config, args);
 }
 
@@ -243,10 +261,17 @@ write_conf(char *path, const char *text)
 // --- setup
 // ----------------------------------------------------------------------
 
+// D_CONF and D_ARGS are D's config and command line (make_pki writes
+// them).
+static char        D_CONF[1536];
+static const char *D_ARGS[TLS_ARGS];
+
+// make_pki makes the certificates in a fresh PKI folder and D's config
+// (client_ca = ca.pem) and command line (a tls+tcp:// listener), before D
+// starts.
 static int
-group_setup(void **state)
+make_pki(void)
 {
-	(void) state;
 	const char *tmp = getenv("TMPDIR");
 	snprintf(PKI, sizeof(PKI), "%s/fftd-test-pki-XXXXXX",
 	    tmp != NULL && tmp[0] != '\0' && strlen(tmp) < 64 ? tmp : "/tmp");
@@ -274,23 +299,16 @@ group_setup(void **state)
 		}
 		return -1;
 	}
-	char conf[1536];
-	snprintf(conf, sizeof(conf),
+	snprintf(D_CONF, sizeof(D_CONF),
 	    "[tls]\ncert = %s\nkey = %s\nclient_ca = %s\n", pki("server.pem"),
 	    pki("server.key"), pki("ca.pem"));
-	if (start_tls_daemon(&D, conf, URL, sizeof(URL), NULL) != 0) {
-		return -1;
-	}
-	return 0;
+	return tls_args(D_ARGS, URL, sizeof(URL), NULL);
 }
 
-static int
-group_teardown(void **state)
+// remove_pki removes the PKI folder, after the daemons stopped.
+static void
+remove_pki(void)
 {
-	(void) state;
-	if (D.pid != 0) {
-		fftd_test_daemon_stop(&D);
-	}
 	if (PKI[0] != '\0') {
 		char cmd[512];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", PKI);
@@ -298,18 +316,16 @@ group_teardown(void **state)
 			fprintf(stderr, "cannot remove %s\n", PKI);
 		}
 	}
-	return 0;
 }
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
+// FX: the CA-verified daemon D (no client: the tests open their own); L is
+// a test's own.
+static fftd_test_fixture FX = {
+	.daemon       = { { &D, NULL, D_CONF, D_ARGS } },
+	.local        = &L,
+	.before_start = make_pki,
+	.after_stop   = remove_pki,
+};
 
 // --- tests
 // ----------------------------------------------------------------------
@@ -726,20 +742,15 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_client_settings),
 		cmocka_unit_test(test_server_verified),
 		cmocka_unit_test_teardown(
-		    test_certificate_allow_list, local_teardown),
+		    test_certificate_allow_list, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
-		    test_no_client_cert_required, local_teardown),
+		    test_no_client_cert_required, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
-		    test_allow_list_keeps_loopback, local_teardown),
+		    test_allow_list_keeps_loopback, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
-		    test_network_allow_list, local_teardown),
+		    test_network_allow_list, fftd_test_local_teardown),
 		cmocka_unit_test(test_startup_refusals),
 		cmocka_unit_test(test_shared_daemon_exits_cleanly),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER");
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return cmocka_run_group_tests_name(
-	    "remote", tests, group_setup, group_teardown);
+	return fftd_test_run_group("remote", tests, &FX);
 }

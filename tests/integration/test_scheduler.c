@@ -42,12 +42,13 @@
 
 #include "../util/cases.h"
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "clock.h"
 #include "fftd.h"
 #include "layout.h"
-#include "../util/raw.h"
+#include "../../bench/lib/raw.h"
 #include "../util/ref.h"
-#include "../util/session.h"
+#include "../util/fixture.h"
 #include "wire.h"
 
 #define TIMEOUT_MS 60000
@@ -62,20 +63,13 @@ static const char        CONFIG[] = "[backend]\nfftw_threads = 1\n"
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
-static int
-group_setup(void **state)
-{
-	(void) state;
-	setenv("FFTD_INLINE_STAGING", "0", 1);
-	return fftd_test_session_start(&D, CONFIG, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	return fftd_test_session_stop(&D, &C) == 0 ? 0 : -1;
-}
+// FX: the shared daemon D (CONFIG) with the client C; the teardown fails
+// unless D exits 0.
+static fftd_test_fixture FX = {
+	.daemon     = { { &D, &C, CONFIG, DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+	.check_exit = 1,
+};
 
 static fftd_plan *
 long_plan(fftd_client *c)
@@ -126,9 +120,9 @@ my_stats(fftd_client *c)
 static void
 wait_inflight(fftd_client *c, uint32_t n)
 {
-	long long until = fftd_test_now_ms() + 20000;
+	long long until = fftd__mono_ms() + 20000;
 	while (my_stats(c).inflight < n) {
-		if (fftd_test_now_ms() > until) {
+		if (fftd__mono_ms() > until) {
 			fail_msg("never saw %u executions in flight (%u)", n,
 			    my_stats(c).inflight);
 		}
@@ -409,13 +403,13 @@ test_dead_client_work_dropped(void **state)
 	assert_true(pid > 0);
 	int code = -1;
 	assert_int_equal(fftd_test_wait_pids(&pid, 1, TIMEOUT_MS, &code), 0);
-	long long until = fftd_test_now_ms() + 20000;
+	long long until = fftd__mono_ms() + 20000;
 	do {
 		ASSERT_OK(fftd_get_stats(C, &after));
 		fftd_test_sleep_ms(10);
 	} while ((after.sessions != before.sessions
 	             || after.canceled == before.canceled)
-	    && fftd_test_now_ms() < until);
+	    && fftd__mono_ms() < until);
 	assert_int_equal(after.sessions, before.sessions);
 	// The running one finishes; what was queued is dropped (two, or one
 	// if the long one ended and a small one started before the daemon
@@ -495,10 +489,10 @@ rt_latency_ms(
 	// one would go first (it is queued ahead of batch work) and the
 	// lane-off case would not wait. 30 ms makes sure it runs.
 	fftd_test_sleep_ms(30);
-	long long t0 = fftd_test_now_ms();
+	long long t0 = fftd__mono_ms();
 	ASSERT_OK(fftd_execute_async(rt, x, y, NULL, NULL, &rr));
 	ASSERT_OK(fftd_request_wait(rr));
-	double ms        = (double) (fftd_test_now_ms() - t0);
+	double ms        = (double) (fftd__mono_ms() - t0);
 	*batch_done      = fftd_request_done(rl);
 	long double *ref = fftd_ref_transform(sh, x);
 	assert_true(fftd_ref_rel_l2(sh, y, ref) <= fftd_ref_bound(sh));
@@ -549,9 +543,9 @@ test_realtime_lane(void **state)
 	size_t     nb = fftd_plan_input_bytes(p);
 	void      *in = calloc(1, nb), *o = malloc(nb);
 	assert_true(in && o);
-	long long t0 = fftd_test_now_ms();
+	long long t0 = fftd__mono_ms();
 	ASSERT_OK(fftd_execute(p, in, o));
-	double solo = (double) (fftd_test_now_ms() - t0);
+	double solo = (double) (fftd__mono_ms() - t0);
 	fftd_plan_destroy(p);
 	free(in);
 	free(o);
@@ -592,6 +586,7 @@ main(int argc, char **argv)
 	fftd_test_child_dispatch(argc, argv, roles);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	setenv("FFTD_INLINE_STAGING", "0", 1);
 	(void) fftd_test_seed();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cancel),
@@ -603,6 +598,5 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_bad_priority),
 		cmocka_unit_test(test_realtime_lane),
 	};
-	return cmocka_run_group_tests_name(
-	    "scheduler", tests, group_setup, group_teardown);
+	return fftd_test_run_group("scheduler", tests, &FX);
 }

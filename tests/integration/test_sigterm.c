@@ -22,7 +22,9 @@
 #include <unistd.h>
 
 #include "../util/check.h"
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
+#include "clock.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000
@@ -33,6 +35,10 @@ static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
 static fftd_test_daemon D;
+
+// FX: this program's tests start their own daemon, D (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &D };
 
 static void
 test_repeated_sigterm(void **state)
@@ -70,9 +76,9 @@ test_repeated_sigterm(void **state)
 	assert_int_equal(nreq, NREQ);
 	fftd_test_sleep_ms(200); // some taken in, queued on the worker
 	assert_int_equal(fftd_test_daemon_signal(&D, SIGTERM), 0);
-	long long end  = fftd_test_now_ms() + 20000;
+	long long end  = fftd__mono_ms() + 20000;
 	int       sent = 1;
-	while (fftd_test_daemon_alive(&D) && fftd_test_now_ms() < end) {
+	while (fftd_test_daemon_alive(&D) && fftd__mono_ms() < end) {
 		fftd_test_sleep_ms(20);
 		if (kill(D.pid, SIGTERM) == 0) {
 			sent++;
@@ -100,7 +106,8 @@ main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_repeated_sigterm),
+		cmocka_unit_test_teardown(
+		    test_repeated_sigterm, fftd_test_local_teardown),
 	};
-	return cmocka_run_group_tests_name("sigterm", tests, NULL, NULL);
+	return fftd_test_run_group("sigterm", tests, &FX);
 }

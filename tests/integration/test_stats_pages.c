@@ -20,8 +20,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../util/daemon.h"
-#include "../util/raw.h"
+#include "../../bench/lib/daemon.h"
+#include "../util/fixture.h"
+#include "../../bench/lib/raw.h"
 #include "fftd.h"
 #include "wire.h"
 
@@ -31,15 +32,9 @@
 
 static fftd_test_daemon L;
 
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
+// FX: this program's tests start their own daemon, L (stopped by
+// fftd_test_local_teardown if a failed assertion left it running).
+static fftd_test_fixture FX = { .local = &L };
 
 static int
 by_id(const void *a, const void *b)
@@ -99,7 +94,7 @@ test_stats_of_many_clients(void **state)
 	assert_int_equal(st.sessions, NCONN + 1);
 
 	int                max = NCONN + 64, n = -1;
-	fftd_client_stats *cl  = calloc((size_t) max, sizeof(*cl));
+	fftd_client_stats *cl = calloc((size_t) max, sizeof(*cl));
 	assert_non_null(cl);
 	int rv = fftd_get_client_stats(c, cl, max, &n);
 	if (rv != FFTD_OK) {
@@ -159,7 +154,7 @@ main(void)
 	raise_nofile();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(
-		    test_stats_of_many_clients, local_teardown),
+		    test_stats_of_many_clients, fftd_test_local_teardown),
 	};
-	return cmocka_run_group_tests_name("stats_pages", tests, NULL, NULL);
+	return fftd_test_run_group("stats_pages", tests, &FX);
 }

@@ -31,7 +31,8 @@
 
 #include <cmocka.h>
 
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "clock.h"
 
 // notify_open binds a datagram socket at path for the daemon's messages.
 static int
@@ -109,15 +110,15 @@ test_notify_protocol(void **state)
 	char      msg[1024];
 	int       ready = 0, pings = 0, status = 0;
 	long long first_ping = 0, last_ping = 0, max_gap = 0;
-	long long until = fftd_test_now_ms() + 3000;
-	while (fftd_test_now_ms() < until) {
+	long long until = fftd__mono_ms() + 3000;
+	while (fftd__mono_ms() < until) {
 		if (notify_recv(s, msg, sizeof(msg), 500) < 0) {
 			break;
 		}
 		ready |= has_line(msg, "READY=1");
 		status |= has_line(msg, "STATUS=");
 		if (has_line(msg, "WATCHDOG=1")) {
-			long long now = fftd_test_now_ms();
+			long long now = fftd__mono_ms();
 			if (pings > 0 && now - last_ping > max_gap) {
 				max_gap = now - last_ping;
 			}
@@ -143,8 +144,8 @@ test_notify_protocol(void **state)
 
 	assert_int_equal(fftd_test_daemon_signal(&d, SIGTERM), 0);
 	int stopping = 0;
-	until        = fftd_test_now_ms() + 5000;
-	while (!stopping && fftd_test_now_ms() < until) {
+	until        = fftd__mono_ms() + 5000;
+	while (!stopping && fftd__mono_ms() < until) {
 		if (notify_recv(s, msg, sizeof(msg), 500) >= 0) {
 			stopping = has_line(msg, "STOPPING=1");
 		}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// test_spawn.c — tests/util/daemon.c's child processes (fftd_test_spawn)
+// test_spawn.c — bench/lib/daemon.c's child processes (fftd_test_spawn)
 // when the program's own file has been replaced on disk while it runs.
 // bench/soak runs for hours and re-execs itself for every client it
 // restarts; on the lent GPU machine a later device call copied the build
@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../util/daemon.h"
+#include "../../bench/lib/daemon.h"
 
 #define ANSWER 42 // the exit code of role "answer"
 #define WAIT_MS 60000

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../util/raw.h"
+#include "../../bench/lib/raw.h"
 #include "fftd.h"
 #include "wire.h"
 

@@ -34,11 +34,11 @@
 
 #include "cases.h"
 #include "check.h"
-#include "daemon.h"
+#include "../../bench/lib/daemon.h"
 #include "fftd.h"
 #include "layout.h"
 #include "ref.h"
-#include "session.h"
+#include "fixture.h"
 
 #define DEVICES_TIMEOUT_MS 60000
 
@@ -61,26 +61,14 @@ static struct {
 	fftd_client                *c;
 } devs;
 
-static int
-devices_setup(void **state)
-{
-	(void) state;
-	if (devs.cfg->skip_reason != NULL) {
-		return 0;
-	}
-	return fftd_test_session_start(&devs.d, devs.cfg->config,
-	    devs.cfg->args, DEVICES_TIMEOUT_MS, &devs.c);
-}
-
-static int
-devices_teardown(void **state)
-{
-	(void) state;
-	if (devs.cfg->skip_reason != NULL) {
-		return 0;
-	}
-	return fftd_test_session_stop(&devs.d, &devs.c) == 0 ? 0 : -1;
-}
+// devices_fixture: the daemon devs.d with the client devs.c, as the
+// config says (devices_suite_run fills it); the teardown fails unless
+// the daemon exits 0.
+static fftd_test_fixture devices_fixture = {
+	.daemon     = { { &devs.d, &devs.c, NULL, NULL } },
+	.timeout_ms = DEVICES_TIMEOUT_MS,
+	.check_exit = 1,
+};
 
 static void
 devices_executes(uint64_t ex[2])
@@ -243,8 +231,10 @@ devices_suite_run(const devices_suite_config *cfg)
 		cmocka_unit_test(test_unpinned_spreads),
 		cmocka_unit_test(test_pinned_stays),
 	};
-	return cmocka_run_group_tests_name(
-	    cfg->name, tests, devices_setup, devices_teardown);
+	devices_fixture.daemon[0].config = cfg->config;
+	devices_fixture.daemon[0].args   = cfg->args;
+	devices_fixture.skip_reason      = cfg->skip_reason;
+	return fftd_test_run_group(cfg->name, tests, &devices_fixture);
 }
 
 #endif // FFTD_TESTS_DEVICES_SUITE_H

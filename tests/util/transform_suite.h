@@ -28,7 +28,9 @@
 
 #include "cases.h"
 #include "client_cases.h"
-#include "daemon.h"
+#include "../../bench/lib/daemon.h"
+#include "fixture.h"
+#include "clock.h"
 #include "fftd.h"
 #include "ref.h"
 
@@ -51,44 +53,34 @@ static struct {
 // Client calls wait at most this long (sanitizer builds on two cores).
 #define SUITE_TIMEOUT_MS 60000
 
+// suite_started takes the daemon's facts once it answers.
 static int
-suite_setup(void **state)
+suite_started(void)
 {
-	(void) state;
-	if (suite.cfg->skip_reason != NULL) {
-		return 0;
-	}
-	const char *args[]
-	    = { "--backend", suite.cfg->backend, "--log-level", "info", NULL };
-	if (fftd_test_daemon_start(&suite.d, NULL, args) != 0) {
-		return -1;
-	}
-	int rv = fftd_client_open(&suite.c, suite.d.url, SUITE_TIMEOUT_MS);
-	if (rv != FFTD_OK) {
-		fprintf(stderr, "fftd_client_open: %s (%s)\n",
-		    fftd_err_name(rv), fftd_last_error());
-		fftd_test_daemon_stop(&suite.d);
-		return -1;
-	}
 	fftd_client_info(suite.c, &suite.info);
 	suite.started = 1;
 	return 0;
 }
 
-static int
-suite_teardown(void **state)
+// suite_summary prints the cases' summary before the client closes.
+static void
+suite_summary(void)
 {
-	(void) state;
 	fftd_test_print_summary(suite.cfg->name);
-	if (suite.c != NULL) {
-		fftd_client_close(suite.c);
-		suite.c = NULL;
-	}
-	if (suite.d.pid != 0) {
-		fftd_test_daemon_stop(&suite.d);
-	}
-	return 0;
 }
+
+// suite_args is the daemon's command line (fftd_suite_main fills in the
+// backend).
+static const char *suite_args[]
+    = { "--backend", NULL, "--log-level", "info", NULL };
+
+// suite_fixture: the daemon suite.d with the client suite.c.
+static fftd_test_fixture suite_fixture = {
+	.daemon      = { { &suite.d, &suite.c, NULL, suite_args } },
+	.timeout_ms  = SUITE_TIMEOUT_MS,
+	.after_start = suite_started,
+	.before_stop = suite_summary,
+};
 
 static void
 suite_skip_if_needed(void)
@@ -447,9 +439,8 @@ test_async_in_flight(void **state)
 	}
 	// Requests with reqp: poll, then wait.
 	for (int i = 1; i < ASYNC_N; i += 2) {
-		long long until = fftd_test_now_ms() + SUITE_TIMEOUT_MS;
-		while (
-		    !fftd_request_done(req[i]) && fftd_test_now_ms() < until) {
+		long long until = fftd__mono_ms() + SUITE_TIMEOUT_MS;
+		while (!fftd_request_done(req[i]) && fftd__mono_ms() < until) {
 			fftd_test_sleep_ms(1);
 		}
 		assert_int_equal(fftd_request_done(req[i]), 1);
@@ -457,8 +448,8 @@ test_async_in_flight(void **state)
 	}
 	// Callbacks: all of them, once each.
 	pthread_mutex_lock(&st.mtx);
-	long long until = fftd_test_now_ms() + SUITE_TIMEOUT_MS;
-	while (st.done < ncb && fftd_test_now_ms() < until) {
+	long long until = fftd__mono_ms() + SUITE_TIMEOUT_MS;
+	while (st.done < ncb && fftd__mono_ms() < until) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += 1;
@@ -770,14 +761,13 @@ fftd_suite_main(const fftd_suite_config *cfg)
 		test_same_plan_threads, NULL, NULL, NULL };
 	tests[nt++]
 	    = (struct CMUnitTest) { "refused", test_refused, NULL, NULL, NULL };
-	tests[nt++]        = (struct CMUnitTest) { "daemon_exits_cleanly",
-		       test_daemon_exits_cleanly, NULL, NULL, NULL };
-	const char *filter = getenv("FFTD_TEST_FILTER"); // e.g. "c2r_*"
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	return _cmocka_run_group_tests(
-	    cfg->name, tests, (size_t) nt, suite_setup, suite_teardown);
+	tests[nt++]   = (struct CMUnitTest) { "daemon_exits_cleanly",
+		  test_daemon_exits_cleanly, NULL, NULL, NULL };
+	suite_args[1] = cfg->backend;
+	suite_fixture.skip_reason = cfg->skip_reason;
+	// FFTD_TEST_FILTER (e.g. "c2r_*") picks tests.
+	return fftd_test_fixture_run(
+	    cfg->name, tests, (size_t) nt, &suite_fixture);
 }
 
 #endif // FFTD_TESTS_TRANSFORM_SUITE_H

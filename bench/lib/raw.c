@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// raw.c — a hand-driven NNG REQ socket for the tests (see raw.h).
+// raw.c — a hand-driven NNG REQ socket for the benchmarks and tests (see
+// raw.h).
 
 #include "raw.h"
 
@@ -30,6 +31,7 @@ raw_socket(nng_socket *s, int timeout_ms)
 	return rv;
 }
 
+// fftd_test_raw_open dials url synchronously (raw.h).
 int
 fftd_test_raw_open(nng_socket *s, const char *url, int timeout_ms)
 {
@@ -40,6 +42,7 @@ fftd_test_raw_open(nng_socket *s, const char *url, int timeout_ms)
 	return rv;
 }
 
+// fftd_test_raw_open_waiting dials url in the background (raw.h).
 int
 fftd_test_raw_open_waiting(nng_socket *s, const char *url, int timeout_ms)
 {
@@ -55,6 +58,7 @@ fftd_test_raw_open_waiting(nng_socket *s, const char *url, int timeout_ms)
 	return rv;
 }
 
+// fftd_test_raw_send sends len bytes as one message.
 int
 fftd_test_raw_send(nng_socket s, const void *buf, size_t len)
 {
@@ -72,6 +76,8 @@ fftd_test_raw_send(nng_socket s, const void *buf, size_t len)
 	return rv;
 }
 
+// fftd_test_raw_send_request sends a well-formed frame of rq
+// and a payload.
 int
 fftd_test_raw_send_request(nng_socket s, const Fftd__Wire__Request *rq,
     const void *payload, size_t payload_len)
@@ -96,6 +102,8 @@ fftd_test_raw_send_request(nng_socket s, const Fftd__Wire__Request *rq,
 	return rv;
 }
 
+// fftd_test_raw_recv_reply receives and unpacks one reply
+// (raw.h).
 int
 fftd_test_raw_recv_reply(
     nng_socket s, Fftd__Wire__Reply **rp, uint64_t *payload_len)
@@ -128,6 +136,8 @@ fftd_test_raw_recv_reply(
 	return 0;
 }
 
+// finish receives a reply and returns its status, keeping the reply in *rp
+// (when not NULL) or freeing it.
 static int
 finish(nng_socket s, Fftd__Wire__Reply **rp)
 {
@@ -144,6 +154,7 @@ finish(nng_socket s, Fftd__Wire__Reply **rp)
 	return status;
 }
 
+// fftd_test_raw_call sends raw bytes and receives the reply.
 int
 fftd_test_raw_call(
     nng_socket s, const void *buf, size_t len, Fftd__Wire__Reply **rp)
@@ -156,6 +167,7 @@ fftd_test_raw_call(
 	return finish(s, rp);
 }
 
+// fftd_test_raw_request sends rq and receives the reply.
 int
 fftd_test_raw_request(nng_socket s, const Fftd__Wire__Request *rq,
     const void *payload, size_t payload_len, Fftd__Wire__Reply **rp)
@@ -168,6 +180,7 @@ fftd_test_raw_request(nng_socket s, const Fftd__Wire__Request *rq,
 	return finish(s, rp);
 }
 
+// fftd_test_raw_hello sends a Hello of a protocol version.
 int
 fftd_test_raw_hello(nng_socket s, uint32_t version, Fftd__Wire__Reply **rp)
 {
@@ -180,6 +193,7 @@ fftd_test_raw_hello(nng_socket s, uint32_t version, Fftd__Wire__Reply **rp)
 	return fftd_test_raw_request(s, &rq, NULL, 0, rp);
 }
 
+// put_le stores v little-endian in n bytes.
 static void
 put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -188,6 +202,7 @@ put_le(uint8_t *p, uint64_t v, int n)
 	}
 }
 
+// fftd_test_frame builds a frame by hand, field by field (raw.h).
 uint8_t *
 fftd_test_frame(size_t *len, uint32_t magic, uint16_t version, uint16_t flags,
     uint32_t pb_len, uint32_t reserved, uint64_t payload_len, const void *pb,
@@ -218,6 +233,7 @@ fftd_test_frame(size_t *len, uint32_t magic, uint16_t version, uint16_t flags,
 	return b;
 }
 
+// fftd_test_pack packs a protobuf-c message into a malloc'd buffer.
 uint8_t *
 fftd_test_pack(const ProtobufCMessage *m, size_t *len)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// daemon.c — start, probe and stop a real fftd for the tests; run child
-// processes of the test program (see daemon.h).
+// daemon.c — start, probe and stop a real fftd for the benchmarks and
+// tests; run child processes of the calling program (see daemon.h).
 
 #include "daemon.h"
 
@@ -17,19 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fftd.h"
 #include "raw.h"
 
 #define CHILD_FLAG "--fftd-test-child"
 
-long long
-fftd_test_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
+// fftd_test_sleep_ms sleeps ms milliseconds, resuming after signals.
 void
 fftd_test_sleep_ms(int ms)
 {
@@ -37,6 +31,7 @@ fftd_test_sleep_ms(int ms)
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
 }
 
+// fftd_test_daemon_bin is $FFTD_BIN, else build/fftd.
 const char *
 fftd_test_daemon_bin(void)
 {
@@ -44,6 +39,7 @@ fftd_test_daemon_bin(void)
 	return b != NULL && b[0] != '\0' ? b : "build/fftd";
 }
 
+// status_code is a wait status as an exit code (128 + signal; -1).
 static int
 status_code(int st)
 {
@@ -56,6 +52,7 @@ status_code(int st)
 	return -1;
 }
 
+// print_log prints a daemon's log to stderr (a failed start or exit).
 static void
 print_log(const fftd_test_daemon *d)
 {
@@ -73,6 +70,7 @@ print_log(const fftd_test_daemon *d)
 	fclose(f);
 }
 
+// remove_dir removes a daemon's temporary folder and what it holds.
 static void
 remove_dir(fftd_test_daemon *d)
 {
@@ -109,6 +107,8 @@ probe(nng_socket s)
 	return 1;
 }
 
+// fftd_test_daemon_start starts a daemon and waits until a Hello
+// is answered (daemon.h).
 int
 fftd_test_daemon_start(
     fftd_test_daemon *d, const char *config, const char *const *args)
@@ -187,7 +187,7 @@ fftd_test_daemon_start(
 	close(logfd);
 	d->pid = pid;
 
-	long long  deadline = fftd_test_now_ms() + FFTD_TEST_START_MS;
+	long long  deadline = fftd__mono_ms() + FFTD_TEST_START_MS;
 	nng_socket ps;
 	if (fftd_test_raw_open_waiting(&ps, d->url, 250) != 0) {
 		fprintf(stderr, "daemon: cannot open a socket to probe %s\n",
@@ -215,7 +215,7 @@ fftd_test_daemon_start(
 			nng_close(ps);
 			return 0;
 		}
-		if (p < 0 || fftd_test_now_ms() > deadline) {
+		if (p < 0 || fftd__mono_ms() > deadline) {
 			nng_close(ps);
 			fprintf(stderr,
 			    "daemon: %s did not answer at %s within %d ms\n",
@@ -231,6 +231,7 @@ fftd_test_daemon_start(
 	}
 }
 
+// fftd_test_daemon_signal sends sig to a running daemon.
 int
 fftd_test_daemon_signal(fftd_test_daemon *d, int sig)
 {
@@ -240,6 +241,8 @@ fftd_test_daemon_signal(fftd_test_daemon *d, int sig)
 	return kill(d->pid, sig);
 }
 
+// fftd_test_daemon_alive is whether the daemon still runs (reaps
+// it when not).
 int
 fftd_test_daemon_alive(fftd_test_daemon *d)
 {
@@ -255,6 +258,8 @@ fftd_test_daemon_alive(fftd_test_daemon *d)
 	return 1;
 }
 
+// fftd_test_daemon_wait waits for the daemon's exit, kills it
+// after timeout_ms, removes its folder (daemon.h).
 int
 fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 {
@@ -264,7 +269,7 @@ fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 	} else if (d->pid == 0) {
 		code = -1;
 	} else {
-		long long deadline = fftd_test_now_ms() + timeout_ms;
+		long long deadline = fftd__mono_ms() + timeout_ms;
 		int       st;
 		for (;;) {
 			pid_t r = waitpid(d->pid, &st, WNOHANG);
@@ -276,7 +281,7 @@ fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 				code = -1;
 				break;
 			}
-			if (fftd_test_now_ms() > deadline) {
+			if (fftd__mono_ms() > deadline) {
 				fprintf(stderr,
 				    "daemon: still running %d ms after the "
 				    "signal: "
@@ -301,6 +306,7 @@ fftd_test_daemon_wait(fftd_test_daemon *d, int timeout_ms)
 	return code;
 }
 
+// fftd_test_daemon_stop is SIGTERM, then a 10 s wait.
 int
 fftd_test_daemon_stop(fftd_test_daemon *d)
 {
@@ -310,6 +316,8 @@ fftd_test_daemon_stop(fftd_test_daemon *d)
 	return fftd_test_daemon_wait(d, 10000);
 }
 
+// fftd_test_die_with_parent makes a fresh child die with its
+// parent (PR_SET_PDEATHSIG).
 void
 fftd_test_die_with_parent(pid_t parent)
 {
@@ -322,6 +330,8 @@ fftd_test_die_with_parent(pid_t parent)
 
 // --- child processes ------------------------------------------------------
 
+// fftd_test_child_dispatch runs a child's role and exits, or
+// returns in the parent (daemon.h).
 void
 fftd_test_child_dispatch(int argc, char **argv, const fftd_test_role *roles)
 {
@@ -394,10 +404,12 @@ fftd_test_spawn(const char *role, const char *const *args)
 	return spawn("/proc/self/exe", head, 3, args, -1);
 }
 
+// fftd_test_wait_pids waits for n children, killing the late ones
+// (daemon.h).
 int
 fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 {
-	long long deadline = fftd_test_now_ms() + timeout_ms;
+	long long deadline = fftd__mono_ms() + timeout_ms;
 	int       left = 0, bad = 0;
 	for (int i = 0; i < n; i++) {
 		codes[i] = -2; // still running
@@ -418,7 +430,7 @@ fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 		if (left == 0) {
 			break;
 		}
-		if (fftd_test_now_ms() > deadline) {
+		if (fftd__mono_ms() > deadline) {
 			for (int i = 0; i < n; i++) {
 				if (codes[i] == -2) {
 					fprintf(stderr,
@@ -440,6 +452,8 @@ fftd_test_wait_pids(const pid_t *pids, int n, int timeout_ms, int *codes)
 	return bad;
 }
 
+// fftd_test_run_children runs n children of a role at once and
+// waits for them (daemon.h).
 int
 fftd_test_run_children(int n, const char *role, const char *const *args,
     int timeout_ms, int *codes)
@@ -478,6 +492,8 @@ fftd_test_run_children(int n, const char *role, const char *const *args,
 	return bad;
 }
 
+// fftd_test_daemon_run runs the daemon binary to its end
+// (start-up refusals; daemon.h).
 int
 fftd_test_daemon_run(
     const char *const *args, int timeout_ms, char *out, size_t outlen)

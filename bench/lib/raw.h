@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
-// raw.h — PRIVATE to fftd's tests. A raw NNG REQ socket that speaks the
-// wire protocol by hand (common/wire.h framing, protobuf-c messages from
-// build/gen/fftd.pb-c.h), for probing the daemon without libfftd and for
-// sending it frames no correct client would send.
+// raw.h — PRIVATE to fftd's benchmarks and tests (bench/lib). A raw NNG REQ
+// socket that speaks the wire protocol by hand (common/wire.h framing,
+// protobuf-c messages from build/gen/fftd.pb-c.h), for probing the daemon
+// without libfftd and for sending it frames no correct client would send.
 
-#ifndef FFTD_TESTS_RAW_H
-#define FFTD_TESTS_RAW_H
+#ifndef FFTD_BENCH_RAW_H
+#define FFTD_BENCH_RAW_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -75,4 +75,4 @@ uint8_t *fftd_test_frame(size_t *len, uint32_t magic, uint16_t version,
 // stores its length in *len.
 uint8_t *fftd_test_pack(const ProtobufCMessage *m, size_t *len);
 
-#endif // FFTD_TESTS_RAW_H
+#endif // FFTD_BENCH_RAW_H

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// load.h — PRIVATE to fftd's tests and benchmarks. A many-tenant load on a
-// real daemon, shared by bench/load (the full run, issue 5's targets) and
-// tests/integration/test_load.c (a shortened run in CI).
+// load.h — PRIVATE to fftd's benchmarks and tests (bench/lib). A
+// many-tenant load on a real daemon, shared by bench/load (the full run,
+// issue 5's targets), bench/soak (its input generator) and
+// tests/integration/test_load.c (a shortened run in CI). Implemented by
+// bench/lib/load*.c (load_impl.h says which file holds what).
 //
 // N client processes (children of the calling program, started with
 // fftd_test_spawn in role FFTD_LOAD_ROLE) share the daemon:
@@ -61,8 +63,8 @@
 // or a wrong result fails. The daemon must exit 0 within 5 s of the
 // signal.
 
-#ifndef FFTD_TESTS_LOAD_H
-#define FFTD_TESTS_LOAD_H
+#ifndef FFTD_BENCH_LOAD_H
+#define FFTD_BENCH_LOAD_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -347,4 +349,4 @@ double fftd_load_gen_bound(const fftd_load_gen *g);
 // fftd_load_gen_free frees g (NULL is ignored).
 void fftd_load_gen_free(fftd_load_gen *g);
 
-#endif // FFTD_TESTS_LOAD_H
+#endif // FFTD_BENCH_LOAD_H

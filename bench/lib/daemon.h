@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
-// daemon.h — PRIVATE to fftd's tests. Start the real fftd binary on a fresh
-// ipc socket, wait until it answers, stop it and report how it exited; and
-// run child processes of the test program itself.
+// daemon.h — PRIVATE to fftd's benchmarks and tests (bench/lib, the
+// benchmark engine both link). Start the real fftd binary on a fresh ipc
+// socket, wait until it answers, stop it and report how it exited; and run
+// child processes of the calling program itself.
 //
 // The daemon binary is $FFTD_BIN (tests/run.sh sets it to the build folder
 // under test), or build/fftd when unset. Each daemon gets its own mkdtemp
@@ -15,8 +16,8 @@
 // program itself, forked and exec'd again (/proc/self/exe) in a child role:
 // main() calls fftd_test_child_dispatch() first.
 
-#ifndef FFTD_TESTS_DAEMON_H
-#define FFTD_TESTS_DAEMON_H
+#ifndef FFTD_BENCH_DAEMON_H
+#define FFTD_BENCH_DAEMON_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -111,10 +112,7 @@ int fftd_test_run_children(int n, const char *role, const char *const *args,
 // process started here does it.
 void fftd_test_die_with_parent(pid_t parent);
 
-// fftd_test_now_ms is a monotonic clock in milliseconds.
-long long fftd_test_now_ms(void);
-
 // fftd_test_sleep_ms sleeps ms milliseconds.
 void fftd_test_sleep_ms(int ms);
 
-#endif // FFTD_TESTS_DAEMON_H
+#endif // FFTD_BENCH_DAEMON_H

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
-// test_robustness.c — the daemon under pressure and abuse: 8 client
-// processes at once; a client killed (SIGKILL) with a large transform in
-// flight; malformed and hostile frames sent with a raw NNG REQ socket, each
-// answered with its exact status; a client closed with plans and requests
-// outstanding; limits from a config file; SIGTERM with requests in flight;
-// the command line. After each abuse the daemon must still serve.
+// test_robustness_clients.c — the daemon under pressure and abuse from its
+// clients: 8 client processes at once; a client killed (SIGKILL) with a
+// large transform in flight; a client closed with plans and requests
+// outstanding; malformed and hostile frames sent with a raw NNG REQ
+// socket, each answered with its exact status. After each abuse the
+// daemon must still serve. Its sibling test_robustness_daemon.c holds the
+// daemon's own limits, signals and command line.
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,10 +28,12 @@
 
 #include "../util/cases.h"
 #include "../util/client_cases.h"
-#include "../util/daemon.h"
-#include "../util/raw.h"
+#include "../../bench/lib/daemon.h"
+#include "../../bench/lib/raw.h"
 #include "../util/ref.h"
-#include "../util/session.h"
+#include "../util/fixture.h"
+#include "../util/probe.h"
+#include "clock.h"
 #include "fftd.h"
 #include "layout.h"
 #include "wire.h"
@@ -39,74 +42,17 @@
 #define NWORKERS 8
 
 static fftd_test_daemon  D; // the shared daemon (fftw backend, defaults)
-static fftd_test_daemon  L; // a test's own daemon (stopped by local_teardown)
 static fftd_client      *C; // the test's own client of D
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
+// FX: the shared daemon D (fftw backend, defaults) with the client C.
+static fftd_test_fixture FX = {
+	.daemon     = { { &D, &C, NULL, DAEMON_ARGS } },
+	.timeout_ms = TIMEOUT_MS,
+};
+
 // --- helpers ----------------------------------------------------------------
-
-static int
-group_setup(void **state)
-{
-	(void) state;
-	return fftd_test_session_start(&D, NULL, DAEMON_ARGS, TIMEOUT_MS, &C);
-}
-
-static int
-group_teardown(void **state)
-{
-	(void) state;
-	(void) fftd_test_session_stop(&D, &C);
-	return 0;
-}
-
-// local_teardown stops a test's own daemon if a failed assertion left it
-// running.
-static int
-local_teardown(void **state)
-{
-	(void) state;
-	if (L.pid != 0) {
-		fftd_test_daemon_stop(&L);
-	}
-	return 0;
-}
-
-static void
-need_daemon(void)
-{
-	assert_non_null(C);
-	assert_true(fftd_test_daemon_alive(&D));
-}
-
-// wait_stats waits (bounded) until the daemon reports `sessions` sessions
-// and `plans` plans; returns 0 or -1 (printing what it saw).
-static int
-wait_stats(fftd_client *c, uint64_t sessions, uint64_t plans, int timeout_ms)
-{
-	long long  until = fftd_test_now_ms() + timeout_ms;
-	fftd_stats st;
-	memset(&st, 0, sizeof(st));
-	for (;;) {
-		int rv = fftd_get_stats(c, &st);
-		if (rv == FFTD_OK && st.sessions == sessions
-		    && st.plans == plans) {
-			return 0;
-		}
-		if (fftd_test_now_ms() > until) {
-			print_error("stats: %llu sessions, %llu plans (rv %s); "
-			            "want %llu "
-			            "and %llu\n",
-			    (unsigned long long) st.sessions,
-			    (unsigned long long) st.plans, fftd_err_name(rv),
-			    (unsigned long long) sessions,
-			    (unsigned long long) plans);
-			return -1;
-		}
-		fftd_test_sleep_ms(20);
-	}
-}
 
 // one_case runs one transform of the shared table on client c and
 // returns 0 if it was right.
@@ -123,6 +69,7 @@ one_case(fftd_client *c, fftd_kind kind, int rank, fftd_precision p, size_t k,
 	return fftd_test_run_case(c, &tc[k % n], seed);
 }
 
+// desc_c2c describes a 1-D C2C plan of n points.
 static int
 desc_c2c(fftd_plan_desc *d, int64_t n, fftd_precision p)
 {
@@ -221,8 +168,8 @@ role_victim(int argc, char **argv)
 	}
 	int fd = atoi(argv[1]);
 	// Payloads through the socket, so the kill lands mid-transfer there
-	// (not through libfftd's shared-memory staging; test_shm kills a
-	// client holding shared buffers).
+	// (not through libfftd's shared-memory staging; test_shm_lifetime kills
+	// a client holding shared buffers).
 	setenv("FFTD_INLINE_STAGING", "0", 1);
 	fftd_client *c;
 	if (fftd_client_open(&c, argv[0], TIMEOUT_MS) != FFTD_OK) {
@@ -271,7 +218,7 @@ static void
 test_concurrent_clients(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	char seed[32];
 	snprintf(
 	    seed, sizeof(seed), "%llu", (unsigned long long) fftd_test_seed());
@@ -286,7 +233,7 @@ test_concurrent_clients(void **state)
 	}
 	assert_int_equal(bad, 0);
 	// Their sessions and plans are gone.
-	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 10000), 0);
 	fftd_stats st;
 	assert_int_equal(fftd_get_stats(C, &st), FFTD_OK);
 	assert_true(
@@ -300,7 +247,7 @@ static void
 test_killed_client(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
 	char fd[16];
@@ -322,12 +269,12 @@ test_killed_client(void **state)
 	// The victim holds a session and three plans, and 32 MiB executions
 	// follow each other: wait until the daemon has received one, so the
 	// kill lands with the next one in flight.
-	int        held = wait_stats(C, 2, 3, 10000);
+	int        held = fftd_test_wait_stats(C, 2, 3, 10000);
 	fftd_stats s0, s1;
 	int        rv      = fftd_get_stats(C, &s0);
-	long long  until   = fftd_test_now_ms() + 20000;
+	long long  until   = fftd__mono_ms() + 20000;
 	int        started = 0;
-	while (rv == FFTD_OK && fftd_test_now_ms() < until) {
+	while (rv == FFTD_OK && fftd__mono_ms() < until) {
 		if ((rv = fftd_get_stats(C, &s1)) == FFTD_OK
 		    && s1.bytes_in >= s0.bytes_in + (32u << 20)) {
 			started = 1;
@@ -345,7 +292,7 @@ test_killed_client(void **state)
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	// The daemon keeps serving, and soon forgets the victim.
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
-	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 10000), 0);
 	assert_int_equal(
 	    one_case(C, FFTD_C2C, 1, FFTD_F64, 3, fftd_test_case_seed(42)), 0);
 	assert_true(fftd_test_daemon_alive(&D));
@@ -413,12 +360,12 @@ role_closer(int argc, char **argv)
 		}
 	}
 	fftd_client_close(c);
-	long long until = fftd_test_now_ms() + 10000;
+	long long until = fftd__mono_ms() + 10000;
 	for (;;) {
 		pthread_mutex_lock(&cs.mtx);
 		int calls = cs.calls;
 		pthread_mutex_unlock(&cs.mtx);
-		if (calls >= 4 || fftd_test_now_ms() > until) {
+		if (calls >= 4 || fftd__mono_ms() > until) {
 			break;
 		}
 		fftd_test_sleep_ms(5);
@@ -446,14 +393,14 @@ static void
 test_close_releases_session(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	const char *args[] = { D.url, NULL };
 	pid_t       pid    = fftd_test_spawn("closer", args);
 	assert_true(pid > 0);
 	int code;
 	fftd_test_wait_pids(&pid, 1, 20000, &code);
 	// Whatever the child did, the daemon forgets its session and plans.
-	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 10000), 0);
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	if (code != 0) {
 		print_error("closer: exit status %d\n", code);
@@ -608,7 +555,7 @@ static void
 test_malformed_frames(void **state)
 {
 	(void) state;
-	need_daemon();
+	fftd_test_need_daemon();
 	raw_session rs;
 	raw_session_open(&rs);
 	int bad = 0;
@@ -802,239 +749,10 @@ test_malformed_frames(void **state)
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	assert_int_equal(
 	    one_case(C, FFTD_R2C, 2, FFTD_F32, 4, fftd_test_case_seed(7)), 0);
-	assert_int_equal(wait_stats(C, 1, 0, 10000), 0);
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 10000), 0);
 	assert_true(fftd_test_daemon_alive(&D));
 	assert_int_equal(bad, 0);
 #undef FRAME
-}
-
-// --- limits from a config file
-// --------------------------------------------------------------
-
-static void
-test_config_limits(void **state)
-{
-	(void) state;
-	static const char conf[] = "# limits for test_robustness\n"
-	                           "[limits]\n"
-	                           "max_request_bytes = 1048576\n"
-	                           "max_rank = 2\n"
-	                           "max_batch = 16\n"
-	                           "max_plans_per_client = 4\n"
-	                           "[cache]\n"
-	                           "budget_bytes = 12345678\n";
-	fftd_test_daemon *d      = &L;
-	assert_int_equal(fftd_test_daemon_start(d, conf, DAEMON_ARGS), 0);
-	fftd_client *c;
-	assert_int_equal(fftd_client_open(&c, d->url, TIMEOUT_MS), FFTD_OK);
-	fftd_info info;
-	assert_int_equal(fftd_client_info(c, &info), FFTD_OK);
-	assert_int_equal(info.max_request_bytes, 1048576);
-	assert_int_equal(info.max_rank, 2);
-	assert_int_equal(info.max_batch, 16);
-	fftd_stats st;
-	assert_int_equal(fftd_get_stats(c, &st), FFTD_OK);
-	assert_int_equal(st.cache_budget_bytes, 12345678);
-
-	fftd_plan_desc dd;
-	fftd_plan     *p = NULL;
-	desc_c2c(&dd, 65536, FFTD_F64); // exactly 1 MiB
-	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_OK);
-	fftd_plan_destroy(p);
-	desc_c2c(&dd, 65537, FFTD_F64);
-	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
-	int64_t nr = 131072; // real input 1 MiB, complex output 1 MiB + 16
-	assert_int_equal(
-	    fftd_plan_desc_init(&dd, 1, &nr, FFTD_R2C, FFTD_F64), 0);
-	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
-	desc_c2c(&dd, 16, FFTD_F32);
-	dd.batch = 16;
-	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_OK);
-	fftd_plan_destroy(p);
-	dd.batch = 17;
-	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
-	int64_t n3[3] = { 4, 4, 4 };
-	assert_int_equal(
-	    fftd_plan_desc_init(&dd, 3, n3, FFTD_C2C, FFTD_F32), 0);
-	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
-
-	// Four plans per client; the fifth is refused until one goes.
-	fftd_plan *held[4];
-	for (int i = 0; i < 4; i++) {
-		desc_c2c(
-		    &dd, 16, FFTD_F64); // the same description counts each time
-		assert_int_equal(fftd_plan_create(c, &dd, &held[i]), FFTD_OK);
-	}
-	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_ELIMIT);
-	// Another client has its own four.
-	fftd_client *c2;
-	assert_int_equal(fftd_client_open(&c2, d->url, TIMEOUT_MS), FFTD_OK);
-	assert_int_equal(fftd_plan_create(c2, &dd, &p), FFTD_OK);
-	fftd_plan_destroy(p);
-	fftd_client_close(c2);
-	fftd_plan_destroy(held[3]);
-	assert_int_equal(fftd_plan_create(c, &dd, &held[3]), FFTD_OK);
-	// Refused plans left nothing behind, and with one plan released a
-	// transform runs under the limits.
-	assert_int_equal(wait_stats(c, 1, 4, 5000), 0);
-	fftd_plan_destroy(held[0]);
-	held[0] = NULL;
-	fftd_test_case tc;
-	memset(&tc, 0, sizeof(tc));
-	snprintf(tc.name, sizeof(tc.name), "c2c f64 16 under limits");
-	tc.desc = dd;
-	assert_int_equal(
-	    fftd_test_run_case(c, &tc, fftd_test_case_seed(11)), 0);
-	for (int i = 0; i < 4; i++) {
-		fftd_plan_destroy(held[i]);
-	}
-	fftd_client_close(c);
-	assert_int_equal(fftd_test_daemon_stop(d), 0);
-}
-
-// --- SIGTERM with requests in flight
-// -------------------------------------------------------------
-
-#define SHUTDOWN_N 6
-
-static void
-test_sigterm_in_flight(void **state)
-{
-	(void) state;
-	fftd_test_daemon *d = &L;
-	assert_int_equal(fftd_test_daemon_start(d, NULL, DAEMON_ARGS), 0);
-	fftd_client *c;
-	// A short timeout: the last call below must fail, not hang.
-	assert_int_equal(fftd_client_open(&c, d->url, 3000), FFTD_OK);
-	fftd_plan_desc dd;
-	desc_c2c(&dd, (int64_t) 1 << 18, FFTD_F64); // 4 MiB each way
-	dd.norm = FFTD_NORM_ORTHO;
-	fftd_plan *p;
-	assert_int_equal(fftd_plan_create(c, &dd, &p), FFTD_OK);
-	fftd_test_buffers b[SHUTDOWN_N];
-	fftd_request     *req[SHUTDOWN_N];
-	for (int i = 0; i < SHUTDOWN_N; i++) {
-		assert_int_equal(fftd_test_buffers_make(&b[i], &dd, 0,
-		                     fftd_test_case_seed(300 + (uint64_t) i)),
-		    0);
-		assert_int_equal(fftd_execute_async(
-		                     p, b[i].in, b[i].out, NULL, NULL, &req[i]),
-		    FFTD_OK);
-	}
-	// A ping sent after them on the same connection is answered only once
-	// the daemon has read them: from here on they are accepted work.
-	assert_int_equal(fftd_ping(c, NULL), FFTD_OK);
-	assert_int_equal(fftd_test_daemon_signal(d, SIGTERM), 0);
-	int failed = 0;
-	for (int i = 0; i < SHUTDOWN_N; i++) {
-		int st = fftd_request_wait(req[i]);
-		if (st != FFTD_OK) {
-			print_error("request %d after SIGTERM: %s (%s)\n", i,
-			    fftd_err_name(st), fftd_last_error());
-			failed++;
-			continue;
-		}
-		fftd_test_result r;
-		char             why[512];
-		if (fftd_test_buffers_check(&b[i], &r, why, sizeof(why))) {
-			print_error("request %d after SIGTERM: %s\n", i, why);
-			failed++;
-		}
-	}
-	for (int i = 0; i < SHUTDOWN_N; i++) {
-		fftd_test_buffers_free(&b[i]);
-	}
-	int code = fftd_test_daemon_wait(d, 20000);
-	// The daemon is gone: calls fail rather than hang.
-	int rv = fftd_ping(c, NULL);
-	fftd_plan_destroy(p);
-	fftd_client_close(c);
-	assert_int_equal(failed, 0);
-	assert_int_equal(code, 0);
-	assert_int_not_equal(rv, FFTD_OK);
-}
-
-static void
-test_sigint_idle(void **state)
-{
-	(void) state;
-	fftd_test_daemon *d = &L;
-	assert_int_equal(fftd_test_daemon_start(d, NULL, DAEMON_ARGS), 0);
-	assert_int_equal(fftd_test_daemon_signal(d, SIGINT), 0);
-	assert_int_equal(fftd_test_daemon_wait(d, 10000), 0);
-}
-
-// --- the command line
-// ----------------------------------------------------------------------------
-
-// run_bin runs the daemon binary with args, output to /dev/null, and
-// returns its exit status (128 + signal; -1 if still running after 5 s).
-static int
-run_bin(const char *const *args)
-{
-	return fftd_test_daemon_run(args, 5000, NULL, 0);
-}
-
-static void
-test_command_line(void **state)
-{
-	(void) state;
-	const char *version[] = { "--version", NULL };
-	const char *help[]    = { "--help", NULL };
-	const char *bogus[]   = { "--no-such-option", NULL };
-	const char *backend[] = { "--backend", "abacus", "--listen",
-		"ipc:///tmp/fftd-test-never.sock", NULL };
-	const char *noconf[]  = { "--config", "/nonexistent/fftd.conf",
-		 "--listen", "ipc:///tmp/fftd-test-never.sock", NULL };
-	const char *level[]   = { "--log-level", "loud", "--listen",
-		  "ipc:///tmp/fftd-test-never.sock", NULL };
-	assert_int_equal(run_bin(version), 0);
-	assert_int_equal(run_bin(help), 0);
-	int c;
-	c = run_bin(bogus);
-	assert_true(c > 0 && c < 128);
-	c = run_bin(backend);
-	assert_true(c > 0 && c < 128);
-	c = run_bin(noconf);
-	assert_true(c > 0 && c < 128);
-	c = run_bin(level);
-	assert_true(c > 0 && c < 128);
-	// A config file with a bad value stops the start-up with an error.
-	static const char *const bad_confs[] = {
-		"[limits]\nmax_batch = -5\n",
-		"[limits]\nmax_rank = 7\n",
-		"[limits]\nmax_request_bytes = 0\n",
-		"[backend]\nbackend = abacus\n",
-		"[nosuchsection]\nkey = 1\n",
-		"[server]\ncontexts = zero\n",
-		"[log]\nlevel = loud\n",
-		"[backend]\nrealtime_lane = sometimes\n",
-		"[backend]\nrealtime_memory = 1.5\n",
-		"[backend]\nrealtime_memory = 0\n",
-		"[server]\nslice_us = 50\n",
-		"this is not an ini file\n",
-	};
-	char path[] = "/tmp/fftd-test-conf-XXXXXX";
-	int  fd     = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
-	const char *withconf[] = { "--config", path, "--backend", "fftw",
-		"--listen", "ipc:///tmp/fftd-test-never.sock", NULL };
-	for (size_t i = 0; i < sizeof(bad_confs) / sizeof(bad_confs[0]); i++) {
-		FILE *f = fopen(path, "w");
-		assert_non_null(f);
-		fputs(bad_confs[i], f);
-		fclose(f);
-		c = run_bin(withconf);
-		if (!(c > 0 && c < 128)) {
-			print_error(
-			    "config %zu (%s): exit status %d, want an error\n",
-			    i, bad_confs[i], c);
-			unlink(path);
-			fail();
-		}
-	}
-	unlink(path);
 }
 
 // The shared daemon, after everything above, exits 0 on SIGTERM (under
@@ -1043,8 +761,8 @@ static void
 test_shared_daemon_exits_cleanly(void **state)
 {
 	(void) state;
-	need_daemon();
-	assert_int_equal(wait_stats(C, 1, 0, 5000), 0);
+	fftd_test_need_daemon();
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 5000), 0);
 	fftd_client_close(C);
 	C = NULL;
 	assert_int_equal(fftd_test_daemon_stop(&D), 0);
@@ -1062,18 +780,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_killed_client),
 		cmocka_unit_test(test_close_releases_session),
 		cmocka_unit_test(test_malformed_frames),
-		cmocka_unit_test_teardown(test_config_limits, local_teardown),
-		cmocka_unit_test_teardown(
-		    test_sigterm_in_flight, local_teardown),
-		cmocka_unit_test_teardown(test_sigint_idle, local_teardown),
-		cmocka_unit_test(test_command_line),
 		cmocka_unit_test(test_shared_daemon_exits_cleanly),
 	};
-	const char *filter = getenv("FFTD_TEST_FILTER"); // e.g. "test_sigterm*"
-	if (filter != NULL) {
-		cmocka_set_test_filter(filter);
-	}
-	int rv = cmocka_run_group_tests_name(
-	    "robustness", tests, group_setup, group_teardown);
-	return rv;
+	return fftd_test_run_group("robustness_clients", tests, &FX);
 }

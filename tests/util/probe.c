@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+//
+// probe.c — a running daemon seen from outside: descriptors, memfd
+// mappings, statistics that settle (see probe.h).
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../bench/lib/daemon.h"
+#include "probe.h"
+#include "clock.h"
+
+// fftd_test_open_fds counts the open descriptors of process pid, or -1.
+int
+fftd_test_open_fds(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
+	DIR *d = opendir(path);
+	if (d == NULL) {
+		return -1;
+	}
+	int            n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		n += e->d_name[0] != '.';
+	}
+	closedir(d);
+	return n;
+}
+
+// fftd_test_count_memfd counts the mappings of memfds named `name` in process
+// pid (lines of /proc/PID/maps naming "memfd:NAME"), or -1.
+int
+fftd_test_count_memfd(pid_t pid, const char *name)
+{
+	char path[64], pat[96], line[1024];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+	snprintf(pat, sizeof(pat), "memfd:%s ", name);
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		return -1;
+	}
+	int n = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		n += strstr(line, pat) != NULL;
+	}
+	fclose(f);
+	return n;
+}
+
+// fftd_test_wait_stats waits (bounded) until the daemon reports `sessions`
+// sessions and `plans` plans; returns 0 or -1 (printing what it saw).
+int
+fftd_test_wait_stats(
+    fftd_client *c, uint64_t sessions, uint64_t plans, int timeout_ms)
+{
+	long long  until = fftd__mono_ms() + timeout_ms;
+	fftd_stats st;
+	memset(&st, 0, sizeof(st));
+	for (;;) {
+		int rv = fftd_get_stats(c, &st);
+		if (rv == FFTD_OK && st.sessions == sessions
+		    && st.plans == plans) {
+			return 0;
+		}
+		if (fftd__mono_ms() > until) {
+			print_error("stats: %llu sessions, %llu plans (rv %s); "
+			            "want %llu "
+			            "and %llu\n",
+			    (unsigned long long) st.sessions,
+			    (unsigned long long) st.plans, fftd_err_name(rv),
+			    (unsigned long long) sessions,
+			    (unsigned long long) plans);
+			return -1;
+		}
+		fftd_test_sleep_ms(20);
+	}
+}
+
+// fftd_test_daemon_settles waits (at most timeout_ms) until daemon pid maps
+// `maps` libfftd memfds, holds `fds` descriptors (unless fds < 0) and, asked
+// through c, reports `sessions` sessions. Returns 0 or -1 (printing what
+// it saw last).
+int
+fftd_test_daemon_settles(pid_t pid, int maps, int fds, fftd_client *c,
+    uint64_t sessions, int timeout_ms)
+{
+	long long  until = fftd__mono_ms() + timeout_ms;
+	fftd_stats st;
+	memset(&st, 0, sizeof(st));
+	for (;;) {
+		int m  = fftd_test_count_memfd(pid, FFTD_TEST_MEMFD_NAME);
+		int f  = fftd_test_open_fds(pid);
+		int rv = fftd_get_stats(c, &st);
+		if (m == maps && (fds < 0 || f == fds) && rv == FFTD_OK
+		    && st.sessions == sessions) {
+			return 0;
+		}
+		if (fftd__mono_ms() > until) {
+			print_error(
+			    "daemon %d: %d memfd mappings (want %d), %d fds "
+			    "(want %d), %llu sessions (want %llu, stats %s)\n",
+			    (int) pid, m, maps, f, fds,
+			    (unsigned long long) st.sessions,
+			    (unsigned long long) sessions, fftd_err_name(rv));
+			return -1;
+		}
+		fftd_test_sleep_ms(20);
+	}
+}
