@@ -76,6 +76,11 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
 		    "no memory for the cuda device state");
 	}
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&st->mtx, &ma);
+	pthread_mutexattr_destroy(&ma);
 	st->ordinal    = dev->local;
 	uint64_t total = prop.totalGlobalMem;
 	st->budget     = total / 10 * 9;
@@ -98,6 +103,7 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 	e        = cudaStreamCreateWithPriority(
 	           &st->stream, cudaStreamNonBlocking, prio);
 	if (e != cudaSuccess) {
+		pthread_mutex_destroy(&st->mtx);
 		free(st);
 		return fftd__cuda_fail(
 		    e, "cudaStreamCreateWithPriority", msg, msglen);
@@ -134,8 +140,9 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 }
 
 // cuda_close closes the device for this worker (backend.h: close), on the
-// worker's thread after its last job: it waits for the streams, then frees
-// the plans still live, the buffers and the streams.
+// worker's thread after its last job and after the planner thread stopped
+// (worker.c stops it first), so it takes no lock: it waits for the streams,
+// then frees the plans still live, the buffers and the streams.
 static void
 cuda_close(fftd__device *dev)
 {
@@ -165,6 +172,7 @@ cuda_close(fftd__device *dev)
 		(void) cudaStreamDestroy(ps->stream);
 	}
 	(void) cudaStreamDestroy(st->stream);
+	pthread_mutex_destroy(&st->mtx);
 	free(st);
 	dev->state = NULL;
 }
@@ -172,7 +180,9 @@ cuda_close(fftd__device *dev)
 // cuda_execute runs a plan on host memory (backend.h: execute), on the
 // worker's thread: it makes the device current, then runs the request as a
 // pipeline of chunks when its batch is large enough
-// (fftd__cuda_chunk_of), else on the single request stream.
+// (fftd__cuda_chunk_of), else on the single request stream. It holds
+// st->mtx throughout: the planner thread counts plan bytes and may drop the
+// request buffers this uses (cuda_impl.h, "Threads").
 static int
 cuda_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
     void *out, char *msg, size_t msglen)
@@ -184,24 +194,32 @@ cuda_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 	if ((e = cudaSetDevice(st->ordinal)) != cudaSuccess) {
 		return fftd__cuda_fail(e, "cudaSetDevice", msg, msglen);
 	}
+	pthread_mutex_lock(&st->mtx);
+	int     rv;
 	int64_t cb = fftd__cuda_chunk_of(st, s);
 	if (cb > 0) {
-		return fftd__cuda_pipeline_execute(
+		rv = fftd__cuda_pipeline_execute(
 		    st, p, s, cb, in, out, msg, msglen);
+	} else {
+		rv = fftd__cuda_execute_single(st, p, s, in, out, msg, msglen);
 	}
-	return fftd__cuda_execute_single(st, p, s, in, out, msg, msglen);
+	pthread_mutex_unlock(&st->mtx);
+	return rv;
 }
 
 // fftd__backend_cuda is the backend as the daemon sees it (backend.h).
 const fftd__backend fftd__backend_cuda = {
-	.name            = "cuda",
-	.algorithms      = fftd__cuda_algorithms,
-	.probe           = cuda_probe,
-	.open            = cuda_open,
-	.close           = cuda_close,
-	.plan            = fftd__cuda_plan_make,
-	.execute         = cuda_execute,
-	.destroy         = fftd__cuda_destroy,
+	.name          = "cuda",
+	.algorithms    = fftd__cuda_algorithms,
+	.probe         = cuda_probe,
+	.open          = cuda_open,
+	.close         = cuda_close,
+	.plan          = fftd__cuda_plan_make,
+	.execute       = cuda_execute,
+	.destroy       = fftd__cuda_destroy,
+	.plan_estimate = fftd__cuda_plan_estimate,
+	// Plans are made and destroyed on the device's planner thread.
+	.plan_any_thread = 1,
 	.host_register   = fftd__cuda_host_register,
 	.host_unregister = fftd__cuda_host_unregister,
 	.memory_in_use   = fftd__cuda_memory_in_use,

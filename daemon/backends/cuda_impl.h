@@ -50,10 +50,23 @@
 //                    stream or pipeline, and the vtable.
 //
 // Threads and CUDA contexts. probe runs on the main thread before any
-// worker starts. open, close, plan, destroy, execute and memory_in_use run
-// on the device's worker thread (daemon/worker.c): the backend does not set
-// plan_any_thread, so the plan cache makes and destroys plans on the worker
-// too, and nothing in fftd__cuda_state needs a lock. A device with the
+// worker starts. open, close, execute and memory_in_use run on the
+// device's worker thread (daemon/worker.c). The backend sets
+// plan_any_thread: plan and destroy run on the device's planner thread
+// (daemon/planner.c), beside execute, so that a plan that takes seconds to
+// make (cuFFT's planner for a large prime size) holds up no execution.
+// What the two threads share — the byte counts against the budget, the
+// worker's cached request buffers, the list of plans — is guarded by
+// st->mtx (recursive): execute holds it for a whole request; the planner
+// takes it only to count bytes in or out (dropping the request buffers
+// when a plan needs their room) and to link or unlink a plan, never across
+// cuFFT's planning or a cudaMalloc, so executions wait at most for those
+// few instructions and a plan waits at most for the request in progress.
+// cudaFree synchronises the device, so a destroy on the planner thread
+// waits for the worker's work in flight; the worker itself does not wait.
+// The tc planner's synchronous cudaMemcpy runs on the legacy default
+// stream, which does not wait for the worker's non-blocking streams. A
+// device with the
 // realtime lane has two workers, each with its own state (streams,
 // buffers, plans, share of the budget), both in the device's primary
 // context. host_register runs on the fd socket's thread and
@@ -68,6 +81,7 @@
 
 #include <cuda_runtime.h>
 #include <cufft.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,11 +134,16 @@ typedef struct fftd__cuda_pipe_stream {
 
 // fftd__cuda_state is one worker's hold on its device (dev->state).
 struct fftd__cuda_state {
-	int          ordinal;
-	cudaStream_t stream;
-	int          nstreams;    // pipeline streams (0: no pipeline)
-	size_t       chunk_bytes; // input bytes per pipeline chunk
-	uint64_t     pipe_bytes;  // device bytes of the pipeline buffers
+	// mtx guards plan_bytes, pipe_bytes, the request buffers d_in/d_out
+	// and the plans list between the worker and the planner thread (see
+	// "Threads" above); recursive, as execute holds it when it makes a
+	// plan's pipeline units.
+	pthread_mutex_t mtx;
+	int             ordinal;
+	cudaStream_t    stream;
+	int             nstreams;    // pipeline streams (0: no pipeline)
+	size_t          chunk_bytes; // input bytes per pipeline chunk
+	uint64_t        pipe_bytes;  // device bytes of the pipeline buffers
 	fftd__cuda_pipe_stream ps[FFTD__CUDA_MAX_STREAMS];
 	uint64_t               budget;      // device memory we may hold, bytes
 	uint64_t               plan_bytes;  // workspaces of the live plans
@@ -188,6 +207,7 @@ int  fftd__cuda_grow_host(
      fftd__cuda_buf *b, size_t need, char *msg, size_t msglen);
 int  fftd__cuda_reserve_plan_bytes(fftd__cuda_state *st, uint64_t need,
      const char *what, char *msg, size_t msglen);
+void fftd__cuda_release_plan_bytes(fftd__cuda_state *st, uint64_t n);
 int  fftd__cuda_grow_pipe(fftd__cuda_state *st, fftd__cuda_pipe_stream *ps,
      size_t nin, size_t nout, bool stage_in, bool stage_out, char *msg,
      size_t msglen);
@@ -199,14 +219,16 @@ uint64_t fftd__cuda_memory_in_use(fftd__device *dev);
 
 // --- cuda_plan.c -------------------------------------------------------------
 
-int  fftd__cuda_make_unit(fftd__cuda_state *st, const fftd__cuda_plan *p,
-     const fftd__shape *s, int64_t batch, cudaStream_t stream,
-     fftd__tc_plan *share, fftd__cuda_unit *u, char *msg, size_t msglen);
-void fftd__cuda_pipe_units_free(fftd__cuda_state *st, fftd__cuda_plan *p);
-int  fftd__cuda_plan_make(fftd__device *dev, const fftd__shape *s,
-     const char *algorithm, void **planp, uint64_t *bytes, char *msg,
-     size_t msglen);
-void fftd__cuda_destroy(fftd__device *dev, void *plan);
+int      fftd__cuda_make_unit(fftd__cuda_state *st, const fftd__cuda_plan *p,
+         const fftd__shape *s, int64_t batch, cudaStream_t stream,
+         fftd__tc_plan *share, fftd__cuda_unit *u, char *msg, size_t msglen);
+void     fftd__cuda_pipe_units_free(fftd__cuda_state *st, fftd__cuda_plan *p);
+int      fftd__cuda_plan_make(fftd__device *dev, const fftd__shape *s,
+         const char *algorithm, void **planp, uint64_t *bytes, char *msg,
+         size_t msglen);
+void     fftd__cuda_destroy(fftd__device *dev, void *plan);
+uint64_t fftd__cuda_plan_estimate(
+    fftd__device *dev, const fftd__shape *s, const char *algorithm);
 void fftd__cuda_plan_free(fftd__cuda_state *st, fftd__cuda_plan *p);
 
 // --- cuda_exec.c -------------------------------------------------------------

@@ -60,11 +60,11 @@ fftd__cuda_grow_dev(fftd__cuda_state *st, fftd__cuda_buf *b,
 	if (b->cap >= need) {
 		return FFTD_OK;
 	}
-	uint64_t held = st->plan_bytes + other->cap;
+	uint64_t held = st->plan_bytes + st->pipe_bytes + other->cap;
 	if (held > st->budget || need > st->budget - held) {
 		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
 		    "%s needs %.1f MiB of device memory; budget %.1f MiB, "
-		    "%.1f MiB held by plans and the other buffer",
+		    "%.1f MiB held by plans, pipeline and the other buffer",
 		    what, fftd__cuda_mib(need), fftd__cuda_mib(st->budget),
 		    fftd__cuda_mib(held));
 	}
@@ -105,27 +105,46 @@ fftd__cuda_grow_host(fftd__cuda_buf *b, size_t need, char *msg, size_t msglen)
 	return FFTD_OK;
 }
 
-// fftd__cuda_reserve_plan_bytes checks that need more device bytes for a plan
-// fit the budget. The single-shot request buffers are a cache, so they are
-// dropped before a plan is refused for their sake.
+// fftd__cuda_reserve_plan_bytes counts need more device bytes for a plan in
+// plan_bytes if they fit the budget, before they are allocated, so that
+// the worker, growing its buffers meanwhile, sees them taken. The
+// single-shot request buffers are a cache, so they are dropped before a
+// plan is refused for their sake (under st->mtx: no request is using them
+// then). Any thread; the caller gives back what it does not allocate with
+// fftd__cuda_release_plan_bytes.
 int
 fftd__cuda_reserve_plan_bytes(fftd__cuda_state *st, uint64_t need,
     const char *what, char *msg, size_t msglen)
 {
+	pthread_mutex_lock(&st->mtx);
 	uint64_t bufs = st->d_in.cap + st->d_out.cap;
 	if (st->plan_bytes + st->pipe_bytes + need + bufs > st->budget) {
 		fftd__cuda_buf_free_dev(&st->d_in);
 		fftd__cuda_buf_free_dev(&st->d_out);
 	}
 	uint64_t held = st->plan_bytes + st->pipe_bytes;
+	int      rv   = FFTD_OK;
 	if (held > st->budget || need > st->budget - held) {
-		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
+		rv = fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
 		    "plan needs %.1f MiB of %s; device budget %.1f MiB, "
 		    "%.1f MiB held by other plans and buffers",
 		    fftd__cuda_mib(need), what, fftd__cuda_mib(st->budget),
 		    fftd__cuda_mib(held));
+	} else {
+		st->plan_bytes += need;
 	}
-	return FFTD_OK;
+	pthread_mutex_unlock(&st->mtx);
+	return rv;
+}
+
+// fftd__cuda_release_plan_bytes takes n bytes of a plan off plan_bytes (a
+// freed unit, or a reservation not used). Any thread.
+void
+fftd__cuda_release_plan_bytes(fftd__cuda_state *st, uint64_t n)
+{
+	pthread_mutex_lock(&st->mtx);
+	st->plan_bytes -= n;
+	pthread_mutex_unlock(&st->mtx);
 }
 
 // fftd__cuda_grow_pipe sizes pipeline stream buffers, within the device budget.
@@ -232,5 +251,9 @@ uint64_t
 fftd__cuda_memory_in_use(fftd__device *dev)
 {
 	fftd__cuda_state *st = dev->state;
-	return st->plan_bytes + st->pipe_bytes + st->d_in.cap + st->d_out.cap;
+	pthread_mutex_lock(&st->mtx);
+	uint64_t n
+	    = st->plan_bytes + st->pipe_bytes + st->d_in.cap + st->d_out.cap;
+	pthread_mutex_unlock(&st->mtx);
+	return n;
 }

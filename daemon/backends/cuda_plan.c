@@ -13,6 +13,7 @@
 #include <cufft.h>
 #include <cufftXt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +245,7 @@ make_cufft_unit(fftd__cuda_state *st, const fftd__shape *s, int64_t batch,
 	if (work > 0) {
 		if ((e = cudaMalloc(&u->work, work)) != cudaSuccess) {
 			(void) cufftDestroy(u->handle);
+			fftd__cuda_release_plan_bytes(st, work);
 			return fftd__cuda_fail(
 			    e, "cudaMalloc (cuFFT workspace)", msg, msglen);
 		}
@@ -251,6 +253,7 @@ make_cufft_unit(fftd__cuda_state *st, const fftd__shape *s, int64_t batch,
 		    != CUFFT_SUCCESS) {
 			(void) cudaFree(u->work);
 			(void) cufftDestroy(u->handle);
+			fftd__cuda_release_plan_bytes(st, work);
 			return fftd__cufft_fail(
 			    r, "cufftSetWorkArea", msg, msglen);
 		}
@@ -260,12 +263,13 @@ make_cufft_unit(fftd__cuda_state *st, const fftd__shape *s, int64_t batch,
 			(void) cudaFree(u->work);
 		}
 		(void) cufftDestroy(u->handle);
+		fftd__cuda_release_plan_bytes(st, work);
 		return fftd__cufft_fail(r, "cufftSetStream", msg, msglen);
 	}
+	// The reservation above counted work in plan_bytes already.
 	u->work_bytes = work;
 	u->held       = work;
 	u->made       = true;
-	st->plan_bytes += work;
 	return FFTD_OK;
 }
 
@@ -294,14 +298,16 @@ make_tc_unit(fftd__cuda_state *st, fftd__cuda_algo a, const fftd__shape *s,
 		u->tc_owned = true;
 		tables      = tc_table_bytes(s);
 	}
-	size_t work = 0;
-	int    rv   = FFTD_OK;
+	size_t work     = 0;
+	int    rv       = FFTD_OK;
+	bool   reserved = false;
 	if ((rc = fftd__tc_workspace_size(u->tc, &work)) != FFTD__TC_OK) {
 		rv = fftd__cuda_tc_fail(
 		    rc, "fftd__tc_workspace_size", msg, msglen);
 	} else {
 		rv = fftd__cuda_reserve_plan_bytes(
 		    st, work + tables, "tc workspace and tables", msg, msglen);
+		reserved = rv == FFTD_OK;
 	}
 	if (rv == FFTD_OK && work > 0) {
 		cudaError_t e = cudaMalloc(&u->work, work);
@@ -311,6 +317,9 @@ make_tc_unit(fftd__cuda_state *st, fftd__cuda_algo a, const fftd__shape *s,
 			rv = fftd__cuda_fail(
 			    e, "cudaMalloc (tc work)", msg, msglen);
 		}
+	}
+	if (rv != FFTD_OK && reserved) {
+		fftd__cuda_release_plan_bytes(st, work + tables);
 	}
 	if (rv != FFTD_OK) {
 		if (u->tc_owned) {
@@ -326,10 +335,10 @@ make_tc_unit(fftd__cuda_state *st, fftd__cuda_algo a, const fftd__shape *s,
 		fftd__log(FFTD_LOG_DEBUG, "cuda: %s batch %lld: %s",
 		    fftd__cuda_algorithms[a], (long long) batch, d);
 	}
+	// The reservation above counted these bytes in plan_bytes already.
 	u->work_bytes = work;
 	u->held       = work + tables;
 	u->made       = true;
-	st->plan_bytes += u->held;
 	return FFTD_OK;
 }
 
@@ -366,7 +375,7 @@ unit_free(fftd__cuda_state *st, fftd__cuda_unit *u)
 	if (u->work != NULL) {
 		(void) cudaFree(u->work);
 	}
-	st->plan_bytes -= u->held;
+	fftd__cuda_release_plan_bytes(st, u->held);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -456,13 +465,15 @@ fftd__cuda_plan_make(fftd__device *dev, const fftd__shape *s,
 		free(p);
 		return rv;
 	}
+	pthread_mutex_lock(&st->mtx);
 	p->next = st->plans;
 	if (st->plans != NULL) {
 		st->plans->prev = p;
 	}
 	st->plans = p;
-	*planp    = p;
-	*bytes    = p->main.held;
+	pthread_mutex_unlock(&st->mtx);
+	*planp = p;
+	*bytes = p->main.held;
 	return FFTD_OK;
 }
 
@@ -477,6 +488,7 @@ fftd__cuda_destroy(fftd__device *dev, void *plan)
 		return;
 	}
 	(void) cudaSetDevice(st->ordinal);
+	pthread_mutex_lock(&st->mtx);
 	if (p->prev != NULL) {
 		p->prev->next = p->next;
 	} else {
@@ -485,6 +497,7 @@ fftd__cuda_destroy(fftd__device *dev, void *plan)
 	if (p->next != NULL) {
 		p->next->prev = p->prev;
 	}
+	pthread_mutex_unlock(&st->mtx);
 	fftd__cuda_plan_free(st, p);
 }
 
@@ -495,4 +508,77 @@ fftd__cuda_plan_free(fftd__cuda_state *st, fftd__cuda_plan *p)
 	unit_free(st, &p->main);
 	fftd__cuda_pipe_units_free(st, p);
 	free(p);
+}
+
+// --- estimates (no GPU work, any thread) -------------------------------------
+
+// fftd__cuda_plan_estimate is the device bytes fftd__cuda_plan_make would
+// count for (s, algorithm) (backend.h: plan_estimate), known before
+// planning, so that the plan cache admits or refuses a plan before the
+// planner thread spends time on it. cuFFT: its own estimate of the
+// workspace (cufftEstimateMany64 is host arithmetic: no handle, no device
+// memory); f16 plans, which it does not cover, take the estimate of the f32
+// plan of the same shape, whose elements are twice as large. tc16 and
+// split16: tc.h's workspace rule (one copy of the batch for 1D transforms
+// of more than 16384 points) and the tables' bound. 0 where the algorithm
+// does not serve s: plan then refuses it and says why.
+uint64_t
+fftd__cuda_plan_estimate(
+    fftd__device *dev, const fftd__shape *s, const char *algorithm)
+{
+	(void) dev;
+	int a = -1;
+	for (int i = 0; algorithm != NULL && i < FFTD__CUDA_ALG_COUNT; i++) {
+		if (strcmp(algorithm, fftd__cuda_algorithms[i]) == 0) {
+			a = i;
+		}
+	}
+	if (a < 0) {
+		return 0;
+	}
+	if (a != FFTD__CUDA_ALG_CUFFT) {
+		if (tc_check((fftd__cuda_algo) a, s, NULL, 0) != FFTD_OK) {
+			return 0;
+		}
+		uint64_t ws = 0;
+		if (s->rank == 1 && s->n[0] > 16384) {
+			uint64_t elem = a == FFTD__CUDA_ALG_TC16 ? 4 : 8;
+			ws = (uint64_t) s->batch * (uint64_t) s->total * elem;
+		}
+		return ws + tc_table_bytes(s);
+	}
+	// cuFFT's estimate takes int arguments; a shape past them gets the
+	// bound of one copy of the batch in complex elements of its precision,
+	// what cuFFT's large multi-pass plans use as workspace.
+	uint64_t elem  = s->precision == FFTD_F64 ? 16
+	     : s->precision == FFTD_F32           ? 8
+	                                          : 4;
+	uint64_t bound = (uint64_t) s->batch * (uint64_t) s->total * elem;
+	int      n[FFTD_MAX_RANK], ie[FFTD_MAX_RANK], oe[FFTD_MAX_RANK];
+	int64_t  big = s->batch > s->in.dist ? s->batch : s->in.dist;
+	big          = big > s->out.dist ? big : s->out.dist;
+	if (big > INT32_MAX || s->in.stride > INT32_MAX
+	    || s->out.stride > INT32_MAX) {
+		return bound;
+	}
+	for (int k = 0; k < s->rank; k++) {
+		if (s->in.embed[k] > INT32_MAX || s->out.embed[k] > INT32_MAX) {
+			return bound;
+		}
+		n[k]  = (int) s->n[k];
+		ie[k] = (int) s->in.embed[k];
+		oe[k] = (int) s->out.embed[k];
+	}
+	bool      d    = s->precision == FFTD_F64;
+	cufftType t    = s->kind == FFTD_C2C ? (d ? CUFFT_Z2Z : CUFFT_C2C)
+	       : s->kind == FFTD_R2C         ? (d ? CUFFT_D2Z : CUFFT_R2C)
+	                                     : (d ? CUFFT_Z2D : CUFFT_C2R);
+	size_t    work = 0;
+	if (cufftEstimateMany(s->rank, n, ie, (int) s->in.stride,
+	        (int) s->in.dist, oe, (int) s->out.stride, (int) s->out.dist, t,
+	        (int) s->batch, &work)
+	    != CUFFT_SUCCESS) {
+		return bound;
+	}
+	return work;
 }
