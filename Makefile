@@ -125,7 +125,7 @@ GPU_SRC   := $(wildcard tests/gpu/test_*.c)
 # tests/util/gpu.c calls the CUDA runtime: GPU tests only.
 TEST_UTIL_SRC := $(filter-out tests/util/load.c tests/util/session.c tests/util/gpu.c,$(wildcard tests/util/*.c))
 TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
-LOAD_OBJ  := $(BUILD)/tests/util/load.o
+LOAD_OBJ  := $(BUILD)/tests/util/load.o $(BUILD)/daemon/cpu_slice.o
 SESSION_OBJ := $(BUILD)/tests/util/session.o
 GPU_UTIL_OBJ := $(BUILD)/tests/util/gpu.o
 UNIT_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))

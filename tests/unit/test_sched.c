@@ -30,7 +30,7 @@
 
 #include "../util/mock_backend.h"
 #include "backend.h"
-#include "slice.h"
+#include "cpu_slice.h"
 #include "worker.h"
 
 static const char *const mock_algorithms[] = { "mock", NULL };

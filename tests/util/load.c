@@ -5,7 +5,7 @@
 // libfftd).
 
 #include "load.h"
-#include "slice.h"
+#include "cpu_slice.h"
 
 #include <errno.h>
 #include <fcntl.h>
