@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// stats_reply.c — the paged Stats reply (stats_reply.h). The clients are
+// stats.c — the paged Stats reply (stats_reply.h). The clients are
 // sorted by id and a page is cut by a cursor (the last id the client has)
 // rather than an offset, so that clients connecting or leaving between two
 // pages shift nothing: each client still connected is listed once.
