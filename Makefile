@@ -132,7 +132,9 @@ CLIENT_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_UTIL_SRC))
 # the load engine), one archive that bench/* and the tests link; a program
 # takes only the members it uses (the load engine calls libfftd).
 BENCH_LIB := $(BUILD)/bench/lib/libbench.a
-BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/lib/*.c))
+# The load engine gives its clients CPU time slices as the daemon does
+# (daemon/cpu_slice.c).
+BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/lib/*.c)) $(BUILD)/daemon/cpu_slice.o
 GPU_UTIL_OBJ := $(BUILD)/tests/util/gpu.o
 UNIT_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))

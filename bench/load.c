@@ -26,7 +26,7 @@
 // client processes run only on those CPUs, e.g. 4-15, as an administrator
 // keeps batch jobs off the cores of realtime pipelines; --rt-slice-us US: the
 // realtime clients' threads ask for a time slice of US microseconds, see
-// common/slice.h); --requests (default 10^5) requests
+// daemon/cpu_slice.h); --requests (default 10^5) requests
 // in all, every result checked against c_k X (bench/lib/load.h says how).
 // Measured: lost and wrong results, the daemon's error count, Jain's
 // fairness index over the batch clients' device time (the daemon's

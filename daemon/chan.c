@@ -39,7 +39,7 @@ struct fftd__chanpoll {
 };
 
 // fftd__chan_submit_parse checks one packet's size, slot and flags (see
-// chan.h); the server's chan_packet calls it on every packet.
+// chan.h); exec.c's fftd__exec_stream_packet calls it on every packet.
 int
 fftd__chan_submit_parse(const void *pkt, size_t len, uint32_t depth,
     fftd__chan_submit *sub, char *msg, size_t msglen)

@@ -24,7 +24,7 @@
 #include "backend.h"
 #include "config.h"
 #include "log.h"
-#include "slice.h"
+#include "cpu_slice.h"
 #include "metrics.h"
 #include "server.h"
 #include "worker.h"
@@ -552,7 +552,7 @@ main(int argc, char **argv)
 	if (d.cfg.slice_us > 0) {
 		// Every thread now running (workers, NNG's, the metrics
 		// server's): a request's wake-ups should not wait out a busy
-		// client's slice (common/slice.h).
+		// client's slice (cpu_slice.h).
 		int n = fftd__set_slice_all((uint64_t) d.cfg.slice_us * 1000);
 		if (n > 0) {
 			fftd__log(FFTD_LOG_INFO,

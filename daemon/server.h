@@ -4,7 +4,9 @@
 // served by many contexts (several requests in flight per client and across
 // clients), sessions (one per client connection), the plan handles each
 // session holds, request validation, and the hand-off of plan and execute
-// work to the device workers.
+// work to the device workers. Its files (server.c on top, then sessions,
+// executions, stream channels, buffers, plans, statistics and replies) share
+// the private server_impl.h, which lists them floor by floor.
 
 #ifndef FFTD_DAEMON_SERVER_H
 #define FFTD_DAEMON_SERVER_H

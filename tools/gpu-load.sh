@@ -30,7 +30,7 @@
 #               as an administrator keeps batch jobs off the realtime
 #               pipelines' cores; the daemon and realtime clients anywhere
 #   rtslice     the realtime clients' threads ask for 100 us time slices
-#               too (--rt-slice-us 100; common/slice.h)
+#               too (--rt-slice-us 100; daemon/cpu_slice.h)
 #   rtslice-shm both of the above
 #   block       [backend] gpu_sync = block
 #   chunk1m, chunk2m  [backend] pipeline_chunk_bytes = 1M, 2M (a realtime

@@ -8,7 +8,7 @@
 // in flight), checking and counting every answer in its slot.
 
 #include "load_impl.h"
-#include "slice.h"
+#include "cpu_slice.h"
 
 #include <errno.h>
 #include <fcntl.h>

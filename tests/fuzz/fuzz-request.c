@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // fuzz-request.c — libFuzzer target for what the daemon does to every NNG
-// message before it dispatches it (daemon/server.c, ctx_recv_done): the
+// message before it dispatches it (daemon/server.c, handle_request): the
 // frame header (fftd__frame_parse), the protobuf-c Request decode, the
 // "only execute requests carry a payload" rule, and, for PlanCreate, the
 // whole validation that needs no running server: fftd__desc_from_wire and
@@ -14,10 +14,10 @@
 // Reply and converted as the client library converts Stats replies.
 //
 // Not covered here (they need a session, a plan or a buffer of a live
-// server and are static in server.c): Execute's ranges and payload length
-// against its plan, StreamOpen's slot checks, BufferRegister's limits,
-// Hello's name handling. The integration tests (test_robustness_clients) cover
-// those with hostile requests against a real daemon.
+// server: daemon/exec.c, stream.c, buffer.c, session.c): Execute's ranges
+// and payload length against its plan, StreamOpen's slot checks,
+// BufferRegister's limits, Hello's name handling. The integration tests
+// (test_robustness_clients) cover those with hostile requests against a real daemon.
 
 #include <stdbool.h>
 #include <stdint.h>

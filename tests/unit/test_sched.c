@@ -11,7 +11,7 @@
 // batch, FIFO inside a flow, no credit for idle time, deadlines (dropped
 // with FFTD_EDEADLINE, never run), cancellation by tag and of a whole flow,
 // and that control jobs overtake client work. Also the time slice our
-// threads ask the kernel for (common/slice.h).
+// threads ask the kernel for (daemon/cpu_slice.h).
 
 #include <errno.h>
 #include <pthread.h>
@@ -30,7 +30,7 @@
 
 #include "../util/mock_backend.h"
 #include "backend.h"
-#include "slice.h"
+#include "cpu_slice.h"
 #include "worker.h"
 
 static const char *const mock_algorithms[] = { "mock", NULL };
@@ -411,7 +411,7 @@ test_control_first(void **state)
 	assert_int_equal(run_log.n, 5);
 }
 
-// fftd__set_slice_all (common/slice.h) sets the EEVDF slice of every
+// fftd__set_slice_all (daemon/cpu_slice.h) sets the EEVDF slice of every
 // thread of the process, as the kernel then reports it. Skipped where the
 // kernel has no sched_setattr, refuses it (a seccomp filter), or does not
 // show the slice (before Linux 6.12, where it is ignored).

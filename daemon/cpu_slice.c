@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
-// slice.c — a short EEVDF time slice for latency-bound threads (slice.h).
+// cpu_slice.c — a short EEVDF CPU time slice for latency-bound threads
+// (cpu_slice.h). Moved from common/slice.c: the daemon asks for it
+// (server.slice_us, main.c); the load engine (tests/util/load.c) links
+// this file too, for its realtime client threads.
 
-#include "slice.h"
+#include "cpu_slice.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// slice.h — PRIVATE to fftd. Asking the kernel for a short time slice.
+// cpu_slice.h — PRIVATE to fftd (the daemon's main.c; the load engine and
+// test_sched link it too). Asking the kernel for a short CPU time slice.
 //
 // On a host whose CPUs are all busy, a thread that wakes up (a request
 // arrived, the device finished) waits for a CPU. Linux's EEVDF scheduler
@@ -11,8 +12,8 @@
 // shorter slice than the running one preempts it. Older kernels accept
 // and ignore the request.
 
-#ifndef FFTD_COMMON_SLICE_H
-#define FFTD_COMMON_SLICE_H
+#ifndef FFTD_DAEMON_CPU_SLICE_H
+#define FFTD_DAEMON_CPU_SLICE_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,4 +28,4 @@ int fftd__set_slice(pid_t tid, uint64_t ns);
 // threads set, or -errno of the first failure when none could be.
 int fftd__set_slice_all(uint64_t ns);
 
-#endif // FFTD_COMMON_SLICE_H
+#endif // FFTD_DAEMON_CPU_SLICE_H
