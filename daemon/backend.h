@@ -20,6 +20,7 @@
 #include "layout.h"
 
 typedef struct fftd__device fftd__device;
+struct fftd__mf_args; // mf.h
 
 // fftd__backend_config holds the settings a backend reads at open.
 typedef struct fftd__backend_config {
@@ -120,6 +121,31 @@ typedef struct fftd__backend {
 	// memory_in_use is the device memory the backend holds now (plans,
 	// workspaces, pipeline and request buffers), bytes. NULL: none (CPU).
 	uint64_t (*memory_in_use)(fftd__device *dev);
+
+	// Resident arrays (issue 16). NULL where the backend has none: the
+	// daemon answers FFTD_EUNSUPPORTED. All run on the device's worker.
+	//
+	// array_alloc gives `bytes` of zero-filled device memory (host memory
+	// on the CPU backend) in *ptr, within the device budget beside plans
+	// and buffers (FFTD_EDEVMEM when it does not fit).
+	int (*array_alloc)(fftd__device *dev, uint64_t bytes, void **ptr,
+	    char *msg, size_t msglen);
+	// array_free frees what array_alloc gave (bytes: its size).
+	void (*array_free)(fftd__device *dev, void *ptr, uint64_t bytes);
+	// array_copy copies len bytes: host to device (dir 0), device to host
+	// (dir 1) or device to device (dir 2); host memory may be a client's
+	// shared buffer (pinned by host_register) or any other.
+	int (*array_copy)(fftd__device *dev, void *dst, const void *src,
+	    size_t len, int dir, char *msg, size_t msglen);
+	// execute_device is execute with input and output in device memory
+	// (array_alloc's), with the same guarantees on out.
+	int (*execute_device)(fftd__device *dev, void *plan,
+	    const fftd__shape *s, void *in, void *out, char *msg,
+	    size_t msglen);
+	// mf_bank runs the matched-filter bank (mf.h) on device memory,
+	// results into the host memory args names.
+	int (*mf_bank)(fftd__device *dev, struct fftd__mf_args *args, char *msg,
+	    size_t msglen);
 } fftd__backend;
 
 // fftd__device is one device served by one worker thread.
