@@ -51,6 +51,7 @@ fftd__config_defaults(fftd__config *cfg)
 	cfg->max_streams_per_client      = 64;
 	cfg->max_streams_per_user        = 1024;
 	cfg->max_fd_connections_per_user = 16;
+	cfg->max_connections_per_user    = 256;
 	cfg->max_inflight_per_client     = 32;
 	cfg->max_queued_bytes_per_client = 4ull << 30;
 	cfg->socket_mode                 = 0660;
@@ -379,6 +380,8 @@ fftd__config_set(
 		    offsetof(fftd__config, max_streams_per_user) },
 		{ "max_fd_connections_per_user",
 		    offsetof(fftd__config, max_fd_connections_per_user) },
+		{ "max_connections_per_user",
+		    offsetof(fftd__config, max_connections_per_user) },
 	};
 	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
 		if (IS("limits", counts[k].key)) {

@@ -104,6 +104,9 @@ static const struct {
 	{ "limits", "max_fd_connections_per_user =",
 	    "F:3: [limits] max_fd_connections_per_user = : a value is "
 	    "required" },
+	{ "limits", "max_connections_per_user = 0",
+	    "F:3: [limits] max_connections_per_user = 0: out of range 1 .. "
+	    "1048576" },
 	{ "cache", "budget_bytes = 1GB",
 	    "F:3: [cache] budget_bytes = 1GB: 'GB' after the number: the "
 	    "only suffixes are K, M, G and T" },
@@ -149,6 +152,7 @@ test_good_forms(void **state)
 	                      "max_streams_per_client = 3\n"
 	                      "max_streams_per_user = 4\n"
 	                      "max_fd_connections_per_user = 2\n"
+	                      "max_connections_per_user = 5\n"
 	                      "[cache]\nbudget_bytes = 1T\n"
 	                      "[metrics]\nlisten =\n"
 	                      "[tls]\nkey =\n"
@@ -167,6 +171,7 @@ test_good_forms(void **state)
 	assert_int_equal(cfg.max_streams_per_client, 3);
 	assert_int_equal(cfg.max_streams_per_user, 4);
 	assert_int_equal(cfg.max_fd_connections_per_user, 2);
+	assert_int_equal(cfg.max_connections_per_user, 5);
 	assert_int_equal(cfg.cache_budget, 1ull << 40);
 	assert_string_equal(cfg.metrics_listen, "");
 	assert_int_equal(cfg.nallow, 0);
