@@ -461,6 +461,7 @@ fftd__server_reload(fftd__server *s, const fftd__config *fresh)
 	s->cfg.max_streams_per_user        = fresh->max_streams_per_user;
 	fftd__fdsock_set_max_per_user(
 	    s->fdsock, (int) fresh->max_fd_connections_per_user);
+	s->cfg.max_connections_per_user = fresh->max_connections_per_user;
 	memcpy(s->cfg.weights, fresh->weights, sizeof(s->cfg.weights));
 	s->cfg.nweights = fresh->nweights;
 	// New weights apply to the jobs clients send from now on.

@@ -135,7 +135,30 @@ fftd__session_on_pipe(nng_pipe p, nng_pipe_ev ev, void *arg)
 		        == 0
 		    && nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &ss->uid)
 		        == 0;
+		// One user's ipc connections are limited: each is a session
+		// with NNG's buffers and descriptors, and a local user opening
+		// them without end would exhaust the daemon's. Counted and
+		// linked in one hold of the lock, so two connecting at once
+		// cannot both pass. Remote peers have no uid; [remote] governs
+		// them.
 		pthread_mutex_lock(&s->mtx);
+		uint32_t mine = 0;
+		for (fftd__session *o = s->sessions; ss->ipc && o != NULL;
+		     o                = o->next) {
+			mine += o->ipc && o->uid == ss->uid;
+		}
+		uint32_t most = s->cfg.max_connections_per_user;
+		if (ss->ipc && most > 0 && mine >= most) {
+			pthread_mutex_unlock(&s->mtx);
+			snprintf(why, sizeof(why),
+			    "uid %" PRIu64 " holds %u connections, the limit "
+			    "([limits] max_connections_per_user)",
+			    ss->uid, mine);
+			fftd__log(FFTD_LOG_WARN, "connection refused: %s", why);
+			free(ss);
+			refuse(s, p, why);
+			return;
+		}
 		ss->weight
 		    = ss->ipc ? fftd__config_weight(&s->cfg, ss->uid) : 1.0;
 		ss->next    = s->sessions;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // test_robustness_daemon.c — the daemon's own edges: limits from a config
-// file; SIGTERM with requests in flight, SIGINT idle; the command line.
-// Each test starts a daemon of its own. Its sibling
-// test_robustness_clients.c holds the abuse by clients (many at once,
+// file (connections per user among them); SIGTERM with requests in flight,
+// SIGINT idle; the command line. Each test starts a daemon of its own. Its
+// sibling test_robustness_clients.c holds the abuse by clients (many at once,
 // killed, closed, malformed frames).
 
 #include <setjmp.h>
@@ -134,6 +134,39 @@ test_config_limits(void **state)
 		fftd_plan_destroy(held[i]);
 	}
 	fftd_client_close(c);
+	assert_int_equal(fftd_test_daemon_stop(d), 0);
+}
+
+// test_connections_per_user: [limits] max_connections_per_user = 3 lets
+// this user hold three connections; the fourth is refused with
+// FFTD_EREFUSED naming the limit and leaves no session behind; once one of
+// the three closes, a new one is admitted.
+static void
+test_connections_per_user(void **state)
+{
+	(void) state;
+	static const char conf[] = "[limits]\nmax_connections_per_user = 3\n";
+	fftd_test_daemon *d      = &L;
+	assert_int_equal(fftd_test_daemon_start(d, conf, DAEMON_ARGS), 0);
+	fftd_client *c[3];
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(
+		    fftd_client_open(&c[i], d->url, TIMEOUT_MS), FFTD_OK);
+	}
+	fftd_client *x = NULL;
+	assert_int_equal(
+	    fftd_client_open(&x, d->url, TIMEOUT_MS), FFTD_EREFUSED);
+	assert_non_null(strstr(fftd_last_error(), "max_connections_per_user"));
+	fftd_stats st;
+	assert_int_equal(fftd_get_stats(c[0], &st), FFTD_OK);
+	assert_int_equal(st.sessions, 3);
+	fftd_client_close(c[2]);
+	assert_int_equal(fftd_test_wait_stats(c[0], 2, 0, 5000), 0);
+	assert_int_equal(fftd_client_open(&c[2], d->url, TIMEOUT_MS), FFTD_OK);
+	assert_int_equal(fftd_ping(c[2], NULL), FFTD_OK);
+	for (int i = 0; i < 3; i++) {
+		fftd_client_close(c[i]);
+	}
 	assert_int_equal(fftd_test_daemon_stop(d), 0);
 }
 
@@ -292,6 +325,8 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(
 		    test_config_limits, fftd_test_local_teardown),
+		cmocka_unit_test_teardown(
+		    test_connections_per_user, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
 		    test_sigterm_in_flight, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
