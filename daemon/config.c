@@ -51,7 +51,7 @@ fftd__config_defaults(fftd__config *cfg)
 	cfg->max_streams_per_client      = 64;
 	cfg->max_streams_per_user        = 1024;
 	cfg->max_fd_connections_per_user = 16;
-	cfg->max_connections_per_user    = 256;
+	cfg->max_connections_per_user    = 1024;
 	cfg->max_inflight_per_client     = 32;
 	cfg->max_queued_bytes_per_client = 4ull << 30;
 	cfg->socket_mode                 = 0660;

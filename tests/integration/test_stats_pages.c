@@ -68,8 +68,11 @@ test_stats_of_many_clients(void **state)
 	}
 	static const char *const args[]
 	    = { "--backend", "fftw", "--log-level", "warn", NULL };
-	assert_int_equal(
-	    fftd_test_daemon_start(&L, "[server]\ncontexts = 64\n", args), 0);
+	assert_int_equal(fftd_test_daemon_start(&L,
+	                     "[server]\ncontexts = "
+	                     "64\n[limits]\nmax_connections_per_user = 2000\n",
+	                     args),
+	    0);
 	nng_socket *socks = calloc(NCONN, sizeof(*socks));
 	assert_non_null(socks);
 	for (int i = 0; i < NCONN; i++) {
