@@ -49,8 +49,20 @@ CC        ?= cc
 CXX       ?= c++
 OPT       ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
-CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread \
-	-Iinclude -Iclient -Ifftctl -Icommon -Idaemon -Ikernels -I$(BUILD)/gen -I$(NNG_PREFIX)/include -I/usr/include/hdf5/serial
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread
+# Include paths per part of the tree, so that a file cannot include another
+# part's private header by accident: libfftd sees the public header,
+# common/ and its own; the daemon its own, common/ and the kernels' C ABI;
+# fftctl and the example their own and the public header. Tests,
+# benchmarks and tools (everything else) see all of it.
+INC_BASE  := -Iinclude -Icommon -I$(BUILD)/gen -I$(NNG_PREFIX)/include
+INC       := $(INC_BASE) -Iclient -Ifftctl -Idaemon -Ikernels -I/usr/include/hdf5/serial
+$(BUILD)/client/%.o: INC := $(INC_BASE) -Iclient
+$(BUILD)/common/%.o: INC := $(INC_BASE)
+$(BUILD)/daemon/%.o: INC := $(INC_BASE) -Idaemon -Ikernels
+$(BUILD)/fftctl-obj/%.o: INC := $(INC_BASE) -Ifftctl
+$(BUILD)/examples/%.o: INC := -Iinclude -I/usr/include/hdf5/serial
+$(BUILD)/kernels/%.o: INC := $(INC_BASE) -Ikernels
 CXXFLAGS_ALL := -std=c++17 $(OPT) -Wall -Wextra -Werror -Iinclude -Iclient -I$(NNG_PREFIX)/include
 LDFLAGS_ALL := -pthread
 
@@ -164,7 +176,7 @@ $(GEN_C) $(GEN_H) &: proto/fftd.proto
 	protoc-c --proto_path=proto --c_out=$(BUILD)/gen proto/fftd.proto
 
 $(BUILD)/gen/fftd.pb-c.o: $(GEN_C)
-	$(CC) $(filter-out -Wshadow -Wstrict-prototypes,$(CFLAGS_ALL)) -Wno-unused-parameter -c $< -o $@
+	$(CC) $(filter-out -Wshadow -Wstrict-prototypes,$(CFLAGS_ALL)) $(INC_BASE) -Wno-unused-parameter -c $< -o $@
 
 # --- objects -------------------------------------------------------------------
 # Header dependencies come from the compiler (-MMD -MP: one .d file beside
@@ -172,11 +184,11 @@ $(BUILD)/gen/fftd.pb-c.o: $(GEN_C)
 # must exist before the first compile, hence order-only.
 $(BUILD)/%.o: %.c | $(GEN_H) $(NNG_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(INC) -MMD -MP -c $< -o $@
 
 $(BUILD)/fftctl-obj/%.o: fftctl/%.c | $(GEN_H) $(NNG_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(INC) -MMD -MP -c $< -o $@
 
 $(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 	@mkdir -p $(dir $@)
@@ -218,8 +230,14 @@ NPY_OBJ := $(BUILD)/fftctl-obj/npy.o
 $(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_fftctl: $(NPY_OBJ)
 $(BUILD)/tests/unit/test_npy $(BUILD)/tests/gpu/test_tc_fftctl: TEST_EXTRA_OBJ := $(NPY_OBJ)
 
-$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(TC_HOST_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(TC_HOST_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
+# Unit tests link the daemon's internals from one archive, so each takes
+# only the objects it calls into (and what those call), not the daemon.
+DAEMON_LIB := $(BUILD)/libfftd_daemon.a
+$(DAEMON_LIB): $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(TC_HOST_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(DAEMON_LIB) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(TEST_UTIL_OBJ) $(BENCH_LIB) $(DAEMON_LIB) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lsystemd -lcmocka -lstdc++ -lm
 
 $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
