@@ -53,7 +53,8 @@ CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -pthread
 # Include paths per part of the tree, so that a file cannot include another
 # part's private header by accident: libfftd sees the public header,
 # common/ and its own; the daemon its own, common/ and the kernels' C ABI;
-# fftctl and the example their own and the public header. Tests,
+# fftctl its own, common/ and the public header; the example its own and the
+# public header. Tests,
 # benchmarks and tools (everything else) see all of it.
 INC_BASE  := -Iinclude -Icommon -I$(BUILD)/gen -I$(NNG_PREFIX)/include
 INC       := $(INC_BASE) -Iclient -Ifftctl -Idaemon -Ikernels -I/usr/include/hdf5/serial

@@ -17,7 +17,6 @@
 
 #include "handover.h"
 
-#define FFTD__FDSOCK_MAX_FDS 4 // descriptors one connection holds
 #define FFTD__FDSOCK_MAX_FDS 4 // descriptors taken from one request
 
 typedef struct fftd__fdsock fftd__fdsock;

@@ -292,6 +292,18 @@ on_sighup(uv_signal_t *h, int signum)
 		    d->cfg.metrics_listen, fresh.metrics_listen);
 	}
 	fftd__server_reload(d->server, &fresh);
+	// The plan caches' budgets, split between the lanes as at start;
+	// unreferenced plans over a lowered budget are evicted at once.
+	double   rt_share = d->cfg.realtime_lane ? d->cfg.realtime_memory : 0;
+	uint64_t rt_cache = (uint64_t) ((double) fresh.cache_budget * rt_share);
+	for (int i = 0; i < d->nworkers; i++) {
+		fftd__cache_set_budget(fftd__worker_cache(d->workers[i]),
+		    fresh.cache_budget - rt_cache);
+		if (d->cfg.realtime_lane && d->rt_workers[i] != NULL) {
+			fftd__cache_set_budget(
+			    fftd__worker_cache(d->rt_workers[i]), rt_cache);
+		}
+	}
 	fftd__log_set_level((fftd__log_level) fresh.log_level);
 	fftd__log(FFTD_LOG_INFO, "SIGHUP: reloaded %s", d->config_path);
 	fftd__config_free(&fresh);

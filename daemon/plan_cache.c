@@ -7,7 +7,7 @@
 // for the few hundred plans a device holds; the counters are atomics so the
 // metrics path can read them from another thread. A mutex guards the list
 // and the references, since plans are made on the device's planner thread
-// and released on its worker; it is not held while the backend plans, so a
+// and released on its planner thread; it is not held while the backend plans, so a
 // slow plan holds up neither. A plan being made holds its estimated bytes
 // as a reservation meanwhile, so two admissions cannot both count the
 // same room.

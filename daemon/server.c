@@ -10,8 +10,9 @@
 // Each context runs a small state machine on NNG's aio callbacks:
 // RECV → (validate) → WORK → SEND → RECV. Cheap requests (hello, ping,
 // stats, plan destroy, and every rejection) are answered from the callback;
-// plan creation and execution are posted to the device worker, which answers
-// through the same context when done. Requests are validated completely
+// plan creation goes to the device's planner thread and execution to its
+// worker; both answer through the completion callback the context set
+// (reply.c: fftd__ctx_exec_done for executions). Requests are validated completely
 // before anything is allocated for them.
 //
 // Sessions are NNG pipes (one per client connection). When a pipe goes away

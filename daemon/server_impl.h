@@ -44,7 +44,7 @@
 //   fd socket thread     fftd__buf_on_fd and the stream attach it calls.
 //   stream poller        fftd__exec_stream_packet, fftd__stream_hangup.
 //   main thread          fftd__server_create/start/drain/destroy/reload,
-//                        fftd__server_get_stats; the metrics thread calls
+//                        fftd__server_get_stats; NNG's HTTP threads (metrics.c) call
 //                        fftd__server_snapshot.
 // A dropped execution (canceled, expired, its client gone) is answered on
 // the thread that dropped it (worker.h).
@@ -127,10 +127,13 @@ struct fftd__handle {
 
 // A client's shared-memory buffer, mapped here and pinned for DMA
 // (buffer.c). References: one from the session's list, one per execution
-// or stream channel using it. Pinning and unpinning (cudaHostRegister,
-// tens of ms for large buffers) run on the thread that registers or drops
-// the buffer, never on a device worker, where they would hold up realtime
-// work.
+// or stream channel using it. Pinning (cudaHostRegister, tens of ms for
+// large buffers) runs on the fd socket's thread; unpinning and unmapping on
+// the thread that drops the last reference: usually the one releasing the
+// buffer or closing the session, but a device worker when an execution or
+// stream on it was the last holder (the client released the buffer, or
+// died, while it ran). The cuda backend sets its device on every entry, so
+// that is correct, if slower for that worker.
 struct fftd__shbuf {
 	uint64_t      id;
 	void         *addr;

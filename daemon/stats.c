@@ -11,7 +11,7 @@
 // each client still connected is listed once. Calls reply.c only.
 //
 // Threads: fftd__server_get_stats from the main thread, fftd__server_snapshot
-// from any (the metrics thread, NNG's task threads for a Stats request).
+// from any (NNG's HTTP threads for /metrics, NNG's task threads for a Stats request).
 // Locks: the sessions, the channel list and the busy-fraction windows are
 // read under the server lock; counters are atomics.
 

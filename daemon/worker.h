@@ -3,9 +3,12 @@
 // worker.h — PRIVATE to fftd. One worker thread per device: it opens the
 // device (and so owns its CUDA context, streams and FFTW planner use), owns
 // the device's plan cache, and runs the jobs posted to it one at a time.
-// Everything that touches a backend runs here, except planning where the
-// backend allows it elsewhere: then plans are made and destroyed on the
-// device's planner thread (fftd__worker_post_plan), beside the worker.
+// Executions and a backend's open and close run here. Plans are made and
+// destroyed on the device's planner thread (fftd__worker_post_plan) beside
+// the worker where the backend allows it (both backends do), else here;
+// host_register runs on the fd socket's thread, host_unregister and
+// plan_estimate on whichever thread needs them (backend.h). With the
+// realtime lane a device has two workers, which share its CUDA context.
 //
 // The worker is also the device's scheduler. Control jobs (planning, plan
 // release) run first, in order. Client work is queued

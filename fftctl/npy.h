@@ -2,7 +2,7 @@
 //
 // npy.h — PRIVATE to fftctl (not installed): fftctl/*.c include it, and so
 // do the tests that link npy.c (tests/unit/test_npy.c,
-// tests/gpu/test_tc_daemon.c, tests/fuzz/). Reads and writes numpy .npy
+// tests/gpu/test_tc_fftctl.c, tests/fuzz/). Reads and writes numpy .npy
 // files so that fftctl's inputs and outputs are what numpy.load and
 // numpy.save exchange. Only what an FFT needs is supported: little-endian
 // C-order arrays of f8, f4, f2, c16 and c8, rank 0 to 4. Headers come from

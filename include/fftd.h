@@ -28,8 +28,9 @@
 //
 // Threads: an fftd_client and its plans may be used from any number of
 // threads at once; every function here is thread-safe except that a plan
-// must not be destroyed while another thread executes it, and a client must
-// not be closed while its plans are in use.
+// must not be destroyed while another thread executes it, a client must
+// not be closed while its plans are in use, and an fftd_stream is driven
+// by one thread at a time (its slot ring has no lock).
 
 #ifndef FFTD_H
 #define FFTD_H

@@ -55,6 +55,9 @@
 // plan_any_thread: plan and destroy run on the device's planner thread
 // (daemon/planner.c), beside execute, so that a plan that takes seconds to
 // make (cuFFT's planner for a large prime size) holds up no execution.
+// (The split-batch pipeline's per-stream units are the exception: they are
+// made inside execute, on the worker, on a plan's first pipelined
+// execution.)
 // What the two threads share — the byte counts against the budget, the
 // worker's cached request buffers, the list of plans — is guarded by
 // st->mtx (recursive): execute holds it for a whole request; the planner

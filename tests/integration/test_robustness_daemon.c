@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // test_robustness_daemon.c — the daemon's own edges: limits from a config
-// file (connections per user among them); SIGTERM with requests in flight,
+// file (connections per user among them), the cache budget reloaded by
+// SIGHUP; SIGTERM with requests in flight,
 // SIGINT idle; the command line. Each test starts a daemon of its own. Its
 // sibling test_robustness_clients.c holds the abuse by clients (many at once,
 // killed, closed, malformed frames).
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/cases.h"
@@ -167,6 +169,40 @@ test_connections_per_user(void **state)
 	for (int i = 0; i < 3; i++) {
 		fftd_client_close(c[i]);
 	}
+	assert_int_equal(fftd_test_daemon_stop(d), 0);
+}
+
+// test_reload_cache_budget: SIGHUP re-reads [cache] budget_bytes and the
+// device's plan cache takes it (the Stats reply's cache budget follows).
+static void
+test_reload_cache_budget(void **state)
+{
+	(void) state;
+	fftd_test_daemon *d = &L;
+	assert_int_equal(fftd_test_daemon_start(d,
+	                     "[cache]\nbudget_bytes = 12345678\n", DAEMON_ARGS),
+	    0);
+	fftd_client *c;
+	assert_int_equal(fftd_client_open(&c, d->url, TIMEOUT_MS), FFTD_OK);
+	fftd_stats st;
+	assert_int_equal(fftd_get_stats(c, &st), FFTD_OK);
+	assert_int_equal(st.cache_budget_bytes, 12345678);
+	FILE *f = fopen(d->conf, "w");
+	assert_non_null(f);
+	fputs("[cache]\nbudget_bytes = 23456789\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(fftd_test_daemon_signal(d, SIGHUP), 0);
+	uint64_t seen = 0;
+	for (int i = 0; i < 500 && seen != 23456789; i++) {
+		assert_int_equal(fftd_get_stats(c, &st), FFTD_OK);
+		seen = st.cache_budget_bytes;
+		if (seen != 23456789) {
+			struct timespec ts = { 0, 10000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	assert_int_equal(seen, 23456789);
+	fftd_client_close(c);
 	assert_int_equal(fftd_test_daemon_stop(d), 0);
 }
 
@@ -327,6 +363,8 @@ main(int argc, char **argv)
 		    test_config_limits, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
 		    test_connections_per_user, fftd_test_local_teardown),
+		cmocka_unit_test_teardown(
+		    test_reload_cache_budget, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
 		    test_sigterm_in_flight, fftd_test_local_teardown),
 		cmocka_unit_test_teardown(
