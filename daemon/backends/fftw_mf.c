@@ -124,10 +124,14 @@ check_args(const fftd__mf_args *a, char *msg, size_t msglen)
 		    "matched filter: count = %lld, or a NULL array",
 		    (long long) a->count);
 	}
-	if (a->nseries < 0 || (a->nseries > 0 && a->series == NULL)) {
+	if (a->nseries < 0
+	    || (a->nseries > 0
+	        && (a->series == NULL || a->series_index == NULL))) {
 		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "matched filter: nseries = %d, series %s", a->nseries,
-		    a->series == NULL ? "NULL" : "given");
+		    "matched filter: nseries = %d with series %s, "
+		    "series_index %s",
+		    a->nseries, a->series == NULL ? "NULL" : "given",
+		    a->series_index == NULL ? "NULL" : "given");
 	}
 	for (int s = 0; s < a->nseries; s++) {
 		int64_t j = a->series_index[s];

@@ -851,6 +851,13 @@ test_errors(void **state)
 	int64_t idx[] = { 2 };
 	*a            = ok;
 	assert_int_equal(run(&dev1, &b, 4, 1, idx, msg), FFTD_EINVAL);
+	idx[0] = 1; // and a series without its index array
+	assert_int_equal(run(&dev1, &b, 4, 1, idx, msg), FFTD_OK);
+	free(b.series_index);
+	b.series_index  = NULL;
+	a->series_index = NULL;
+	assert_int_equal(
+	    fftd__fftw_mf_bank(&dev1, a, msg, MSGLEN), FFTD_EINVAL);
 
 	// A PSD bin of 0 inside the band (outside it is not read), a NaN
 	// datum, an Inf in a template.
