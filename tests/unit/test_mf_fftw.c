@@ -76,6 +76,9 @@ typedef struct bank {
 	int64_t       nbins;
 	void         *data, *psd, *templates, *series;
 	int64_t      *series_index;
+	// The result arrays (also in a, which tests may overwrite).
+	fftd__mf_peak    *peaks;
+	fftd__mf_trigger *triggers;
 	// The reference, per template: sigma and z(t), rho(t) over the
 	// searched samples (width of them).
 	int64_t      width;
@@ -155,8 +158,8 @@ bank_free(bank *b)
 	free(b->templates);
 	free(b->series);
 	free(b->series_index);
-	free(b->a.peaks);
-	free(b->a.triggers);
+	free(b->peaks);
+	free(b->triggers);
 	free(b->sigma);
 	free(b->rho);
 	free(b->zre);
@@ -331,8 +334,8 @@ run(fftd__device *dev, bank *b, size_t max_triggers, int nseries,
     const int64_t *series_index, char *msg)
 {
 	fftd__mf_args *a = &b->a;
-	free(a->peaks);
-	free(a->triggers);
+	free(b->peaks);
+	free(b->triggers);
 	free(b->series);
 	free(b->series_index);
 	b->series       = NULL;
@@ -341,6 +344,8 @@ run(fftd__device *dev, bank *b, size_t max_triggers, int nseries,
 	a->triggers     = malloc((max_triggers + 1) * sizeof(*a->triggers));
 	assert_non_null(a->peaks);
 	assert_non_null(a->triggers);
+	b->peaks    = a->peaks;
+	b->triggers = a->triggers;
 	fftd_ref_poison(a->peaks, (size_t) a->count * sizeof(*a->peaks));
 	fftd_ref_poison(a->triggers, (max_triggers + 1) * sizeof(*a->triggers));
 	a->max_triggers = max_triggers;
