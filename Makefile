@@ -252,8 +252,8 @@ $(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(
 # with examples/gw150914/requirements.txt). Not part of `all`.
 PYCBC_DRIVER := $(BUILD)/tests/pycbc/mf_driver
 pycbc-driver: $(PYCBC_DRIVER)
-$(PYCBC_DRIVER): $(BUILD)/tests/pycbc/mf_driver.o $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(KERNEL_LIB)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) $(HDF5_LIBS) -lsystemd -lstdc++ -lm
+$(PYCBC_DRIVER): $(BUILD)/tests/pycbc/mf_driver.o $(DAEMON_LIB) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) $(HDF5_LIBS) -lsystemd -lstdc++ -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc include/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)
