@@ -161,7 +161,7 @@ BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 
 include bench/kernels.mk
 
-.PHONY: all deps test check test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
+.PHONY: all deps test check pycbc-driver test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
@@ -245,6 +245,15 @@ $(BUILD)/tests/integration/%: $(BUILD)/tests/integration/%.o $(TEST_UTIL_OBJ) $(
 
 $(BUILD)/tests/gpu/%: $(BUILD)/tests/gpu/%.o $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_EXTRA_OBJ) $(TEST_UTIL_OBJ) $(GPU_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(REF_LIBS) $(CUDA_LIBS) -lcmocka -lstdc++ -lm
+
+# tests/pycbc/mf_driver: the fftw backend's matched-filter bank on the
+# GW150914 search input, for tests/pycbc/check_mf.py to compare with PyCBC
+# (tests/pycbc/run.sh builds it and runs the check; it needs a Python venv
+# with examples/gw150914/requirements.txt). Not part of `all`.
+PYCBC_DRIVER := $(BUILD)/tests/pycbc/mf_driver
+pycbc-driver: $(PYCBC_DRIVER)
+$(PYCBC_DRIVER): $(BUILD)/tests/pycbc/mf_driver.o $(DAEMON_LIB) $(KERNEL_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) $(HDF5_LIBS) -lsystemd -lstdc++ -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc include/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)

@@ -24,6 +24,7 @@
 
 #include "backend_util.h"
 #include "errmsg.h"
+#include "fftw_impl.h"
 
 // FFTW's planner (wisdom, twiddle cache, plan_with_nthreads) is global to
 // each precision's library: planning and destroying must not run on two
@@ -321,7 +322,8 @@ cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 
 	cpu_plan *p = calloc(1, sizeof(*p));
 	if (p == NULL) {
-		return fftd__errmsg(FFTD_ENOMEM, msg, msglen, "no memory for a plan");
+		return fftd__errmsg(
+		    FFTD_ENOMEM, msg, msglen, "no memory for a plan");
 	}
 	p->prec = s->precision;
 	p->kind = s->kind;
@@ -464,6 +466,23 @@ cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 	}
 	fftd__host_finish(out, s);
 	return FFTD_OK;
+}
+
+// fftd__fftw_planner_lock hands planner_lock to the backend's other files
+// (fftw_mf.c plans its bank transforms under it).
+pthread_mutex_t *
+fftd__fftw_planner_lock(void)
+{
+	return &planner_lock;
+}
+
+// fftd__fftw_nthreads is the device's FFTW thread count, so that the
+// bank's transforms use the threads [devices] gives the backend.
+int
+fftd__fftw_nthreads(const fftd__device *dev)
+{
+	const cpu_state *st = dev != NULL ? dev->state : NULL;
+	return st != NULL ? st->nthreads : 1;
 }
 
 static const char *const cpu_algorithms[] = { "fftw", NULL };
