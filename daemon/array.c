@@ -7,7 +7,8 @@
 // device budget), ArrayWrite and ArrayRead (bytes inline, or by reference
 // in one of the client's shared buffers), ArrayDestroy, the arrays'
 // references and lookups for executions (exec.c) and the bank (mf_req.c),
-// and the release of a closed session's arrays. Calls reply.c only.
+// and the release of a closed session's arrays. Calls reply.c, and
+// buffer.c (same floor) for the shared buffers a copy names.
 //
 // Threads: the request handlers run on NNG's task threads; the backend's
 // array calls (array_alloc, array_copy, array_free) only on the device's

@@ -27,8 +27,8 @@
 //   2      buffer.c   shared buffers and their references,     0-1
 //                     descriptor tokens, the descriptor
 //                     callback (on the fd socket's thread)
-//   2      array.c    resident arrays: create, destroy,        0-1
-//                     write, read (jobs on the device's
+//   2      array.c    resident arrays: create, destroy,        0-1,
+//                     write, read (jobs on the device's        buffer.c
 //                     worker), references, limits, lookups
 //   1      plan.c     plan handles: create, destroy,           0
 //                     references
