@@ -147,7 +147,9 @@ fftd__rpc_payload(fftd_client *c, int i, const Fftd__Wire__Request *req,
 	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0
 	    || (rv = nng_ctx_open(&ctx, c->ep[i].sock)) != 0) {
 		nng_msg_free(m);
-		nng_aio_free(aio);
+		if (aio != NULL) {
+			nng_aio_free(aio);
+		}
 		return fftd__set_error(
 		    fftd__map_nng(rv), "%s", nng_strerror(rv));
 	}
