@@ -302,7 +302,7 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer $(WARN) -p
 FUZZ_LDFLAGS := -pthread -fsanitize=address,undefined
 FUZZ_LIBS    := $(NNG_LIB) -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -linih -lsystemd -lm
 # What the targets exercise, compiled with the fuzz flags.
-FUZZ_LIB_SRC := client/errors.c common/errmsg.c common/layout.c common/wire.c client/hist.c \
+FUZZ_LIB_SRC := client/errors.c common/errmsg.c common/layout.c common/mf_wire.c common/wire.c client/hist.c \
 	daemon/chan.c daemon/fdsock.c daemon/config.c daemon/log.c daemon/remote.c fftctl/npy.c
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRC)) $(FUZZ_BUILD)/gen/fftd.pb-c.o
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))

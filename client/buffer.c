@@ -197,6 +197,30 @@ buffer_make(fftd_client *client, size_t bytes, bool staging, fftd_buffer **bufp)
 	return FFTD_OK;
 }
 
+// fftd__buffer_find says whether [p, p + len) lies inside one of c's shared
+// buffers at an offset the daemon takes (a multiple of elem, the side's
+// element size), and if so gives its id and the offset (exec.c, array.c).
+// An array only aligned to its real type (as C allows for complex)
+// travels inline.
+bool
+fftd__buffer_find(fftd_client *c, const void *p, uint64_t len, size_t elem,
+    uint64_t *id, uint64_t *off)
+{
+	bool found = false;
+	pthread_mutex_lock(&c->mtx);
+	for (fftd_buffer *b = c->buffers; b != NULL && !found; b = b->next) {
+		uintptr_t a = (uintptr_t) b->addr, x = (uintptr_t) p;
+		if (x >= a && len <= b->size && x - a <= b->size - len
+		    && (x - a) % elem == 0) {
+			*id   = b->id;
+			*off  = x - a;
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&c->mtx);
+	return found;
+}
+
 // fftd__stage_acquire lends an idle staging buffer of at least `bytes` bytes,
 // making one if none fits (sized to a power of two, so that requests of
 // similar sizes share). NULL: use the socket (not ipc, the daemon refused a

@@ -15,6 +15,8 @@
 //   exec.c      executions: endpoint choice, sending, completion
 //   buffer.c    shared-memory buffers, the descriptor hand-over, staging
 //   stream.c    streams and their stream channel
+//   array.c     resident arrays: create, copies, executions on them
+//   mf.c        the matched-filter bank request
 //
 // One NNG REQ socket per daemon the client talks to (one, or a list: see
 // fftd_client_open); every call opens its own NNG context, so any number of
@@ -126,6 +128,17 @@ struct fftd_plan {
 	uint64_t epoch[FFTD_MAX_DAEMONS];
 };
 
+// fftd_array is a resident array in the daemon of the first endpoint,
+// held by that endpoint's session `epoch` (ep_link.epoch): a reconnected
+// session holds none of the arrays of the one before.
+struct fftd_array {
+	fftd_client *client; // holds a reference
+	uint64_t     id;
+	uint64_t     epoch;
+	int          device;
+	size_t       bytes;
+};
+
 enum req_state { REQ_SEND, REQ_RECV, REQ_DONE };
 
 struct fftd_request {
@@ -219,6 +232,12 @@ int fftd__rpc_finish(fftd__rpc_call *call, Fftd__Wire__Reply **rp);
 // fftd__rpc_on sends req to endpoint i and waits for the reply.
 int fftd__rpc_on(fftd_client *c, int i, const Fftd__Wire__Request *req,
     Fftd__Wire__Reply **rp);
+// fftd__rpc_payload sends req with len payload bytes to endpoint i and
+// waits; on FFTD_OK the caller frees *rp and the reply message *mp (its
+// payload in *f).
+int fftd__rpc_payload(fftd_client *c, int i, const Fftd__Wire__Request *req,
+    const void *payload, uint64_t len, Fftd__Wire__Reply **rp, nng_msg **mp,
+    fftd__frame *f);
 // fftd__rpc is fftd__rpc_on the first endpoint.
 int fftd__rpc(
     fftd_client *c, const Fftd__Wire__Request *req, Fftd__Wire__Reply **rp);
@@ -254,6 +273,12 @@ int fftd__ep_open(fftd_client *c, int i, fftd_info *info);
 // client's); the last frees the client.
 void fftd__client_unref(fftd_client *c);
 
+// --- array.c -------------------------------------------------------------
+
+// fftd__array_alive says whether a's session still holds it: FFTD_OK, or
+// FFTD_ECLOSED with the last error set.
+int fftd__array_alive(const fftd_array *a);
+
 // --- plan.c --------------------------------------------------------------
 
 // fftd__ep_usable says whether executions of plan p may go to endpoint i.
@@ -271,6 +296,11 @@ void fftd__buffer_release(fftd_client *c, fftd_buffer *buf);
 // (NULL: use the socket); fftd__stage_release gives it back.
 fftd_buffer *fftd__stage_acquire(fftd_client *c, uint64_t bytes);
 void         fftd__stage_release(fftd_client *c, fftd_buffer *b);
+// fftd__buffer_find says whether [p, p + len) lies inside one of c's
+// shared buffers at an offset that is a multiple of elem, and if so gives
+// its id and the offset.
+bool fftd__buffer_find(fftd_client *c, const void *p, uint64_t len, size_t elem,
+    uint64_t *id, uint64_t *off);
 // fftd__par_memcpy is memcpy, over several threads for large copies.
 void fftd__par_memcpy(void *dst, const void *src, size_t n);
 

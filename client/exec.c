@@ -207,29 +207,6 @@ request_cb(void *arg)
 	request_finish(req, status);
 }
 
-// find_buffer says whether [p, p + len) lies inside one of c's shared
-// buffers at an offset the daemon takes (a multiple of elem, the side's
-// element size), and if so gives its id and the offset. An array only
-// aligned to its real type (as C allows for complex) travels inline.
-static bool
-find_buffer(fftd_client *c, const void *p, uint64_t len, size_t elem,
-    uint64_t *id, uint64_t *off)
-{
-	bool found = false;
-	pthread_mutex_lock(&c->mtx);
-	for (fftd_buffer *b = c->buffers; b != NULL && !found; b = b->next) {
-		uintptr_t a = (uintptr_t) b->addr, x = (uintptr_t) p;
-		if (x >= a && len <= b->size && x - a <= b->size - len
-		    && (x - a) % elem == 0) {
-			*id   = b->id;
-			*off  = x - a;
-			found = true;
-		}
-	}
-	pthread_mutex_unlock(&c->mtx);
-	return found;
-}
-
 // no_endpoint says why no endpoint is left for plan p (several daemons).
 static int
 no_endpoint(const fftd_client *c, const fftd_plan *p)
@@ -367,10 +344,11 @@ fftd_execute_async_opts_sized(const fftd_plan *plan, const void *in, void *out,
 	wr.body_case   = FFTD__WIRE__REQUEST__BODY_EXECUTE;
 	wr.execute     = &ex;
 	// Arrays inside this client's shared buffers go by reference.
-	find_buffer(plan->client, in, plan->shape.in.bytes,
+	fftd__buffer_find(plan->client, in, plan->shape.in.bytes,
 	    plan->shape.in.elem_size, &ex.in_buffer, &ex.in_offset);
-	req->out_shared = find_buffer(plan->client, out, plan->shape.out.bytes,
-	    plan->shape.out.elem_size, &ex.out_buffer, &ex.out_offset);
+	req->out_shared
+	    = fftd__buffer_find(plan->client, out, plan->shape.out.bytes,
+	        plan->shape.out.elem_size, &ex.out_buffer, &ex.out_offset);
 	if (!ex.in_buffer && !req->out_shared
 	    && plan->shape.in.bytes >= plan->client->stage_min) {
 		uint64_t in_span

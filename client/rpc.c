@@ -3,11 +3,13 @@
 // rpc.c — libfftd's round trips: one request and its reply over an NNG context
 // of an endpoint's socket, with no payload either way (hello, plans, ping,
 // statistics, buffers, cancel), one daemon or several at once
-// (fftd__rpc_start, then fftd__rpc_finish). Executions, which carry
-// payloads and complete asynchronously, are exec.c's; the reply decoder is
-// shared with it.
+// (fftd__rpc_start, then fftd__rpc_finish), or with payloads, waited for
+// (fftd__rpc_payload: resident arrays' copies, the bank's results).
+// Executions, which carry payloads and complete asynchronously, are
+// exec.c's; the reply decoder is shared with it.
 
 #include <stdio.h>
+#include <string.h>
 
 #include <nng/nng.h>
 
@@ -114,6 +116,73 @@ fftd__rpc_on(fftd_client *c, int i, const Fftd__Wire__Request *req,
 	fftd__rpc_call call;
 	fftd__rpc_start(c, i, req, &call);
 	return fftd__rpc_finish(&call, rp);
+}
+
+// fftd__rpc_payload sends req with len payload bytes copied from payload to
+// endpoint i and waits for the reply. On FFTD_OK the caller owns *rp and
+// *mp (the reply message, whose payload f describes) and frees both; on an
+// error neither is left and the last error says why (the reply's own
+// status and message among them).
+int
+fftd__rpc_payload(fftd_client *c, int i, const Fftd__Wire__Request *req,
+    const void *payload, uint64_t len, Fftd__Wire__Reply **rp, nng_msg **mp,
+    fftd__frame *f)
+{
+	nng_msg *m;
+	void    *pl;
+	nng_aio *aio = NULL;
+	nng_ctx  ctx;
+	*rp    = NULL;
+	*mp    = NULL;
+	int rv = fftd__msg_build(&m, &req->base, len, &pl);
+	if (rv != FFTD_OK) {
+		return fftd__set_error(rv,
+		    "cannot build a request of %llu "
+		    "payload bytes",
+		    (unsigned long long) len);
+	}
+	if (len != 0) {
+		memcpy(pl, payload, (size_t) len);
+	}
+	if ((rv = nng_aio_alloc(&aio, NULL, NULL)) != 0
+	    || (rv = nng_ctx_open(&ctx, c->ep[i].sock)) != 0) {
+		nng_msg_free(m);
+		if (aio != NULL) {
+			nng_aio_free(aio);
+		}
+		return fftd__set_error(
+		    fftd__map_nng(rv), "%s", nng_strerror(rv));
+	}
+	nng_aio_set_timeout(aio, c->timeout);
+	nng_aio_set_msg(aio, m);
+	nng_ctx_send(ctx, aio);
+	nng_aio_wait(aio);
+	if ((rv = nng_aio_result(aio)) != 0) {
+		nng_msg_free(nng_aio_get_msg(aio));
+	} else {
+		nng_ctx_recv(ctx, aio);
+		nng_aio_wait(aio);
+		rv = nng_aio_result(aio);
+	}
+	nng_msg *r = rv == 0 ? nng_aio_get_msg(aio) : NULL;
+	nng_ctx_close(ctx);
+	nng_aio_free(aio);
+	if (rv != 0) {
+		return fftd__set_error(fftd__map_nng(rv),
+		    "no answer from the daemon: %s", nng_strerror(rv));
+	}
+	int st = fftd__decode_reply(r, rp, f);
+	if (st == FFTD_OK && (*rp)->status != FFTD_OK) {
+		st = (*rp)->status; // the last error holds its message
+		fftd__wire__reply__free_unpacked(*rp, NULL);
+		*rp = NULL;
+	}
+	if (st != FFTD_OK) {
+		nng_msg_free(r);
+		return st;
+	}
+	*mp = r;
+	return FFTD_OK;
 }
 
 // fftd__rpc is fftd__rpc_on the first endpoint: what a client of several

@@ -52,6 +52,8 @@ fftd__config_defaults(fftd__config *cfg)
 	cfg->max_streams_per_user        = 1024;
 	cfg->max_fd_connections_per_user = 16;
 	cfg->max_connections_per_user    = 1024;
+	cfg->max_arrays_per_client       = 1024;
+	cfg->max_array_bytes_per_client  = 0; // the device budget rules
 	cfg->max_inflight_per_client     = 32;
 	cfg->max_queued_bytes_per_client = 4ull << 30;
 	cfg->socket_mode                 = 0660;
@@ -363,6 +365,9 @@ fftd__config_set(
 	if (IS("limits", "max_plan_bytes_per_client")) {
 		return parse_u64(value, &cfg->max_plan_bytes_per_client);
 	}
+	if (IS("limits", "max_array_bytes_per_client")) {
+		return parse_u64(value, &cfg->max_array_bytes_per_client);
+	}
 	if (IS("limits", "max_buffer_bytes")) {
 		return parse_u64(value, &cfg->max_buffer_bytes);
 	}
@@ -382,6 +387,8 @@ fftd__config_set(
 		    offsetof(fftd__config, max_fd_connections_per_user) },
 		{ "max_connections_per_user",
 		    offsetof(fftd__config, max_connections_per_user) },
+		{ "max_arrays_per_client",
+		    offsetof(fftd__config, max_arrays_per_client) },
 	};
 	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
 		if (IS("limits", counts[k].key)) {

@@ -7,9 +7,12 @@
 // the client's books, dropping and canceling. An execution does not know
 // who asked: it answers through the completion callback its submitter set
 // (fftd__ctx_exec_done in reply.c, fftd__stream_exec_done in stream.c),
-// after releasing its plan and buffer references in their own files. The
-// worker (worker.h) calls this file's job functions, never server.c. Calls
-// reply.c, plan.c, buffer.c and stream.c.
+// after releasing its plan, buffer and array references in their own
+// files. An execution on resident arrays (Execute's in_array and
+// out_array) runs on the arrays' device with no payload and no staging
+// (the backend's execute_device). The worker (worker.h) calls this file's
+// job functions, never server.c. Calls reply.c, plan.c, buffer.c, array.c
+// and stream.c.
 //
 // Threads: fftd__exec_request and fftd__exec_cancel run on NNG's task
 // threads; fftd__exec_stream_packet on the stream poller's thread;
@@ -31,7 +34,8 @@
 
 // An execution: one transform of a plan, from its submission to its
 // answer. References: one to its plan, one per shared buffer it names (two
-// when both arrays are in one buffer), and, for a stream channel's, one to
+// when both arrays are in one buffer), one per resident array it names
+// (two when both sides are in one), and, for a stream channel's, one to
 // the channel (done_arg's); the plan's and buffers' go before the answer,
 // the channel's with it.
 typedef struct fftd__exec {
@@ -50,6 +54,7 @@ typedef struct fftd__exec {
 	nng_msg           *req;
 	void              *payload;    // inline input, or NULL
 	fftd__shbuf       *inb, *outb; // shared buffers, or NULL
+	fftd__array       *ina, *outa; // resident arrays (both), or NULL
 	uint64_t           in_off, out_off;
 	uint64_t inline_bytes; // counted in the session's queued_bytes
 	uint64_t deadline_us;
@@ -226,6 +231,8 @@ exec_job_drop(fftd__worker *w, fftd__job *job, int status)
 	fftd__plan_unref(s, ej->h);
 	fftd__buf_unref(s, ej->inb);
 	fftd__buf_unref(s, ej->outb);
+	fftd__array_unref(s, ej->ina);
+	fftd__array_unref(s, ej->outa);
 	uint64_t deadline_us = ej->deadline_us;
 	free(ej);
 	switch (status) {
@@ -293,6 +300,7 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 	uint32_t            slot        = ej->slot;
 	uint64_t            received_ns = ej->received_ns;
 	fftd__shbuf        *inb = ej->inb, *outb = ej->outb;
+	fftd__array        *ina = ej->ina, *outa = ej->outa;
 	const fftd__shape  *sh  = &h->shape;
 	const fftd__device *dev = fftd__worker_device(w);
 	void    *in     = inb ? (char *) inb->addr + ej->in_off : ej->payload;
@@ -334,7 +342,8 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 			rv = fftd__cache_acquire(fftd__worker_cache(w), sh,
 			    h->algorithm, &entry, msg, sizeof(msg));
 		}
-		if (rv != FFTD_OK && !ej->moved && wi != h->home) {
+		if (rv != FFTD_OK && !ej->moved && wi != h->home
+		    && ina == NULL) {
 			// This device cannot take it (memory): the plan's
 			// home device can, as it planned it.
 			fftd__log(FFTD_LOG_DEBUG,
@@ -351,7 +360,10 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		}
 		atomic_store(&h->entries[wi], entry);
 	}
-	if (inb != NULL
+	if (ina != NULL) {
+		// Resident arrays: no payload, no staging, no copy.
+		in = (char *) ina->ptr + ej->in_off;
+	} else if (inb != NULL
 	    && (dev->backend->aligned_input
 	        || (dst != NULL
 	            && overlaps(in, sh->in.bytes, dst, sh->out.bytes)))) {
@@ -377,7 +389,11 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		in = to;
 	}
 	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
-	if (dst == NULL) {
+	if (outa != NULL) {
+		rv  = nng_answer ? fftd__msg_build(&m, &r.base, 0, NULL)
+		                 : FFTD_OK;
+		out = (char *) outa->ptr + ej->out_off;
+	} else if (dst == NULL) {
 		rv = fftd__msg_build(&m, &r.base, sh->out.bytes, &out);
 	} else if (sh->out.dense) {
 		// A stream channel's answer is no NNG message.
@@ -400,9 +416,14 @@ exec_job_run(fftd__worker *w, fftd__job *job)
 		goto done;
 	}
 	uint64_t t0 = fftd__mono_ns();
-	rv          = dev->backend->execute((fftd__device *) dev,
-	             fftd__cache_plan(entry), sh, in, out, msg, sizeof(msg));
-	t_exec      = fftd__mono_ns() - t0; // the transform's own, for est_ns
+	if (ina != NULL) {
+		rv = dev->backend->execute_device((fftd__device *) dev,
+		    fftd__cache_plan(entry), sh, in, out, msg, sizeof(msg));
+	} else {
+		rv = dev->backend->execute((fftd__device *) dev,
+		    fftd__cache_plan(entry), sh, in, out, msg, sizeof(msg));
+	}
+	t_exec = fftd__mono_ns() - t0; // the transform's own, for est_ns
 	if (rv == FFTD_OK && tmp_out != NULL) {
 		fftd__side_copy(dst, tmp_out, &sh->out, sh->rank, sh->batch);
 	}
@@ -439,6 +460,8 @@ done:
 	fftd__plan_unref(s, h);
 	fftd__buf_unref(s, inb);
 	fftd__buf_unref(s, outb);
+	fftd__array_unref(s, ina);
+	fftd__array_unref(s, outa);
 	if (rv != FFTD_OK) {
 		if (m != NULL) {
 			nng_msg_free(m);
@@ -482,6 +505,73 @@ check_range(const fftd__shbuf *b, uint64_t off, uint64_t bytes,
 	return FFTD_OK;
 }
 
+// check_arrays validates an Execute on resident arrays (both sides named,
+// nothing else, on one device that the plan may run on, spans inside the
+// arrays and apart from each other, a backend that executes on device
+// memory), its arrays ina and outa found.
+static int
+check_arrays(fftd__server *s, const fftd__handle *h,
+    const Fftd__Wire__Execute *ex, const fftd__frame *f, const fftd__array *ina,
+    const fftd__array *outa, char *msg, size_t msglen)
+{
+	const fftd__shape *sh = &h->shape;
+	if (ex->in_array == 0 || ex->out_array == 0) {
+		snprintf(msg, msglen,
+		    "an execution takes both its input and its output in "
+		    "resident arrays, or neither");
+		return FFTD_EUNSUPPORTED;
+	}
+	if (ex->in_buffer != 0 || ex->out_buffer != 0 || f->payload_len != 0) {
+		snprintf(msg, msglen,
+		    "an execution on arrays names no buffer and carries no "
+		    "payload");
+		return FFTD_EPROTO;
+	}
+	uint64_t id = ina == NULL ? ex->in_array : ex->out_array;
+	if (ina == NULL || outa == NULL) {
+		snprintf(msg, msglen,
+		    "array %" PRIu64 " does not exist on this connection", id);
+		return FFTD_EINVAL;
+	}
+	if (ina->wi != outa->wi) {
+		snprintf(msg, msglen,
+		    "input array %" PRIu64 " is on device %d, output array "
+		    "%" PRIu64 " on device %d: both must be on one",
+		    ina->id, ina->wi, outa->id, outa->wi);
+		return FFTD_EINVAL;
+	}
+	if (h->pinned && h->home != ina->wi) {
+		snprintf(msg, msglen,
+		    "plan %" PRIu64 " is pinned to device %d; the arrays are "
+		    "on device %d",
+		    h->id, h->home, ina->wi);
+		return FFTD_EINVAL;
+	}
+	const fftd__device *dev
+	    = fftd__worker_device(fftd__lane(s, h->realtime)[ina->wi]);
+	if (dev->backend->execute_device == NULL) {
+		snprintf(msg, msglen, "the %s backend cannot execute on arrays",
+		    dev->backend->name);
+		return FFTD_EUNSUPPORTED;
+	}
+	int rv = fftd__array_span(ina, ex->in_offset, sh->in.bytes,
+	    sh->in.elem_size, "input", msg, msglen);
+	if (rv == FFTD_OK) {
+		rv = fftd__array_span(outa, ex->out_offset, sh->out.bytes,
+		    sh->out.elem_size, "output", msg, msglen);
+	}
+	if (rv == FFTD_OK && ina == outa
+	    && ex->in_offset < ex->out_offset + sh->out.bytes
+	    && ex->out_offset < ex->in_offset + sh->in.bytes) {
+		snprintf(msg, msglen,
+		    "input and output overlap in array %" PRIu64
+		    ": executions on arrays are out of place",
+		    ina->id);
+		rv = FFTD_EINVAL;
+	}
+	return rv;
+}
+
 // exec_job_init fills the parts of an execution that do not depend on
 // where its arrays are or where its answer goes.
 static void
@@ -513,7 +603,7 @@ exec_admit(
     fftd__server *s, uint32_t pipe, fftd__exec *ej, char *msg, size_t msglen)
 {
 	fftd__handle *h  = ej->h;
-	int           wi = place(s, h);
+	int           wi = ej->ina != NULL ? ej->ina->wi : place(s, h);
 	int           rv = FFTD_OK;
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = fftd__session_find(s, pipe);
@@ -559,12 +649,19 @@ fftd__exec_request(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 {
 	fftd__server *s   = c->srv;
 	fftd__shbuf  *inb = NULL, *outb = NULL;
-	int           rv = FFTD_OK;
+	fftd__array  *ina = NULL, *outa = NULL;
+	bool          arrays = ex->in_array != 0 || ex->out_array != 0;
+	int           rv     = FFTD_OK;
 	char          msg[512];
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = fftd__session_find(s, pipe);
 	fftd__handle  *h  = fftd__session_plan(ss, ex->plan_id);
-	if (h != NULL) {
+	if (h != NULL && arrays) {
+		atomic_fetch_add(&h->refs, 1);
+		ina  = ex->in_array ? fftd__array_find(ss, ex->in_array) : NULL;
+		outa = ex->out_array ? fftd__array_find(ss, ex->out_array)
+		                     : NULL;
+	} else if (h != NULL) {
 		atomic_fetch_add(&h->refs, 1);
 		if (ex->in_buffer != 0
 		    && (inb = fftd__buf_find(ss, ex->in_buffer)) == NULL) {
@@ -592,7 +689,9 @@ fftd__exec_request(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 		return;
 	}
 	const fftd__shape *sh = &h->shape;
-	if (rv == FFTD_OK && inb != NULL) {
+	if (arrays) {
+		rv = check_arrays(s, h, ex, f, ina, outa, msg, sizeof(msg));
+	} else if (rv == FFTD_OK && inb != NULL) {
 		rv = f->payload_len != 0 ? FFTD_EPROTO : FFTD_OK;
 		snprintf(msg, sizeof(msg), "input both in a buffer and inline");
 		if (rv == FFTD_OK) {
@@ -606,7 +705,7 @@ fftd__exec_request(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 		    " bytes; the plan's input is %" PRIu64,
 		    f->payload_len, sh->in.bytes);
 	}
-	if (rv == FFTD_OK && outb != NULL) {
+	if (rv == FFTD_OK && outb != NULL && !arrays) {
 		rv = check_range(outb, ex->out_offset, sh->out.bytes,
 		    sh->out.elem_size, "out", msg, sizeof(msg));
 	}
@@ -624,6 +723,8 @@ fftd__exec_request(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 		ej->payload      = f->payload;
 		ej->inb          = inb;
 		ej->outb         = outb;
+		ej->ina          = ina;
+		ej->outa         = outa;
 		ej->in_off       = ex->in_offset;
 		ej->out_off      = ex->out_offset;
 		ej->inline_bytes = f->payload_len;
@@ -636,6 +737,8 @@ fftd__exec_request(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 	fftd__plan_unref(s, h);
 	fftd__buf_unref(s, inb);
 	fftd__buf_unref(s, outb);
+	fftd__array_unref(s, ina);
+	fftd__array_unref(s, outa);
 	nng_msg_free(req);
 	fftd__ctx_reply_error(c, rv, "%s", msg);
 }

@@ -84,11 +84,12 @@ handle_request(fftd__ctx *c, nng_msg *m)
 		return;
 	}
 	if (f.payload_len != 0
-	    && req->body_case != FFTD__WIRE__REQUEST__BODY_EXECUTE) {
+	    && req->body_case != FFTD__WIRE__REQUEST__BODY_EXECUTE
+	    && req->body_case != FFTD__WIRE__REQUEST__BODY_ARRAY_WRITE) {
 		fftd__wire__request__free_unpacked(req, NULL);
 		nng_msg_free(m);
-		fftd__ctx_reply_error(
-		    c, FFTD_EPROTO, "only execute requests carry a payload");
+		fftd__ctx_reply_error(c, FFTD_EPROTO,
+		    "only execute and array write requests carry a payload");
 		return;
 	}
 	switch (req->body_case) {
@@ -136,6 +137,25 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	case FFTD__WIRE__REQUEST__BODY_STREAM_OPEN:
 		nng_msg_free(m);
 		fftd__stream_open(c, pipe, req->stream_open);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_ARRAY_CREATE:
+		nng_msg_free(m);
+		fftd__array_create(c, pipe, req->array_create);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_ARRAY_DESTROY:
+		nng_msg_free(m);
+		fftd__array_destroy(c, pipe, req->array_destroy);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_ARRAY_WRITE:
+		fftd__array_write(c, pipe, req->array_write, m, &f); // takes m
+		break;
+	case FFTD__WIRE__REQUEST__BODY_ARRAY_READ:
+		nng_msg_free(m);
+		fftd__array_read(c, pipe, req->array_read);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_MATCHED_FILTER:
+		nng_msg_free(m);
+		fftd__mf_request(c, pipe, req->matched_filter);
 		break;
 	default:
 		nng_msg_free(m);
@@ -238,6 +258,7 @@ fftd__server_create(fftd__server **sp, const fftd__config *cfg,
 	s->max_plan_bytes   = cfg->max_plan_bytes_per_client;
 	s->max_buffer_bytes = cfg->max_buffer_bytes;
 	atomic_store(&s->next_buf_id, 1);
+	atomic_store(&s->next_array_id, 1);
 	snprintf(s->backend, sizeof(s->backend), "%s", backend_name);
 	atomic_store(&s->next_plan_id, 1);
 	pthread_mutex_init(&s->mtx, NULL);
@@ -460,6 +481,8 @@ fftd__server_reload(fftd__server *s, const fftd__config *fresh)
 	s->cfg.max_buffers_per_user        = fresh->max_buffers_per_user;
 	s->cfg.max_streams_per_client      = fresh->max_streams_per_client;
 	s->cfg.max_streams_per_user        = fresh->max_streams_per_user;
+	s->cfg.max_arrays_per_client       = fresh->max_arrays_per_client;
+	s->cfg.max_array_bytes_per_client  = fresh->max_array_bytes_per_client;
 	fftd__fdsock_set_max_per_user(
 	    s->fdsock, (int) fresh->max_fd_connections_per_user);
 	s->cfg.max_connections_per_user = fresh->max_connections_per_user;

@@ -18,12 +18,18 @@
 //                     Hello, closing a session
 //   4      exec.c     executions: placement, admission, run,   0-3
 //                     settle, cancel; their two submitters
-//                     (Execute requests, stream packets)
+//                     (Execute requests, stream packets);
+//                     executions on resident arrays
+//   4      mf_req.c   the MatchedFilter request: checks, the   0-3
+//                     bank's job on the device, the reply
 //   3      stream.c   stream channels: StreamOpen, attach,     0-2
 //                     answers, hang-up, references
 //   2      buffer.c   shared buffers and their references,     0-1
 //                     descriptor tokens, the descriptor
 //                     callback (on the fd socket's thread)
+//   2      array.c    resident arrays: create, destroy,        0-1,
+//                     write, read (jobs on the device's        buffer.c
+//                     worker), references, limits, lookups
 //   1      plan.c     plan handles: create, destroy,           0
 //                     references
 //   1      stats.c    statistics: counters, snapshots, the     0
@@ -38,7 +44,8 @@
 //                        reply's send.
 //   NNG's pipe callback  fftd__session_on_pipe (connect, disconnect).
 //   device workers       plan and release jobs (when the backend plans on
-//                        the worker), execution jobs (worker.h).
+//                        the worker), execution jobs (worker.h), array
+//                        jobs (create, write, read, free) and bank jobs.
 //   device planners      plan and release jobs, an execution's first
 //                        planning on a device (planner.h).
 //   fd socket thread     fftd__buf_on_fd and the stream attach it calls.
@@ -82,6 +89,7 @@ typedef struct fftd__shbuf   fftd__shbuf;
 typedef struct fftd__stream  fftd__stream;
 typedef struct fftd__token   fftd__token;
 typedef struct fftd__ctx     fftd__ctx;
+typedef struct fftd__array   fftd__array;
 
 enum ctx_state { CTX_RECV, CTX_WORK, CTX_SEND, CTX_DONE };
 
@@ -142,6 +150,24 @@ struct fftd__shbuf {
 	bool          pinned;
 	_Atomic int   refs;
 	fftd__shbuf  *next;
+};
+
+// A resident array (array.c): device memory a client created, on the
+// device of batch worker wi (its index in s->workers, the device index).
+// References: one from the session's list while it is alive, one per job
+// that uses it (copies, executions, bank requests); the last posts the
+// free (job) to worker wi, the only thread that touches the backend's
+// memory calls.
+struct fftd__array {
+	fftd__job     job; // the free job; must be first
+	fftd__server *srv;
+	uint64_t      id;
+	uint32_t      pipe; // owning session's pipe id
+	int           wi;
+	void         *ptr; // the backend's memory (array_alloc)
+	uint64_t      bytes;
+	_Atomic int   refs;
+	fftd__array  *next; // in the session's list
 };
 
 #define MAX_PENDING_TOKENS 4
@@ -211,8 +237,11 @@ struct fftd__session {
 	bool              ipc; // peer credentials known: shared memory allowed
 	fftd__handle     *plans;
 	fftd__shbuf      *bufs;
-	uint64_t          buf_bytes; // mapped and promised to pending tokens
-	uint32_t          nbufs;     // buffers mapped and promised, as those
+	fftd__array      *arrays;
+	uint32_t          narrays;     // alive and being created
+	uint64_t          array_bytes; // their bytes
+	uint64_t          buf_bytes;   // mapped and promised to pending tokens
+	uint32_t          nbufs;       // buffers mapped and promised, as those
 	fftd__token       pending[MAX_PENDING_TOKENS];
 	int               npending;
 	int               nchans; // stream channels open
@@ -244,6 +273,7 @@ struct fftd__server {
 	fftd__chanpoll  *chanpoll;
 	fftd__stream    *chans; // open stream channels (server lock)
 	_Atomic uint64_t next_buf_id;
+	_Atomic uint64_t next_array_id;
 	fftd__limits     limits;
 	uint32_t         max_plans;
 	uint64_t         max_plan_bytes; // per connection (0: no limit)
@@ -386,6 +416,38 @@ void fftd__token_reply(
 int fftd__token_over_count(
     fftd__server *s, fftd__session *ss, bool streams, char *msg, size_t len);
 
+// fftd__array_create, fftd__array_destroy, fftd__array_write and
+// fftd__array_read answer ArrayCreate, ArrayDestroy, ArrayWrite and
+// ArrayRead (NNG task thread; the copies and the allocation run on the
+// array's device worker, which answers c). fftd__array_write takes req,
+// which carries the inline bytes (f: its frame).
+void fftd__array_create(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__ArrayCreate *ac);
+void fftd__array_destroy(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__ArrayDestroy *ad);
+void fftd__array_write(fftd__ctx *c, uint32_t pipe,
+    const Fftd__Wire__ArrayWrite *aw, nng_msg *req, const fftd__frame *f);
+void fftd__array_read(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__ArrayRead *ar);
+
+// fftd__array_find returns session ss's array id with one more reference,
+// or NULL (server lock held).
+fftd__array *fftd__array_find(fftd__session *ss, uint64_t id);
+
+// fftd__array_unref drops one reference to a (NULL: none); the last posts
+// its free to its device's worker. Any thread.
+void fftd__array_unref(fftd__server *s, fftd__array *a);
+
+// fftd__array_span checks that [off, off + len) lies inside a, with off a
+// multiple of align: FFTD_OK, FFTD_ESIZE (past the end) or FFTD_EINVAL
+// (misaligned), msg naming `what`.
+int fftd__array_span(const fftd__array *a, uint64_t off, uint64_t len,
+    uint64_t align, const char *what, char *msg, size_t msglen);
+
+// fftd__array_release_all drops the references of a closed session ss
+// (unlinked: no lock needed) to its arrays; returns how many it held.
+int fftd__array_release_all(fftd__server *s, fftd__session *ss);
+
 // --- floor 3: stream.c
 // ---------------------------------------------------------
 
@@ -441,6 +503,15 @@ void fftd__exec_cancel(
 // every worker of every lane; returns how many.
 int fftd__exec_cancel_all(
     fftd__server *s, uint32_t pipe, uint64_t tag, int status);
+
+// --- floor 4: mf_req.c
+// ---------------------------------------------------------
+
+// fftd__mf_request answers a MatchedFilter (NNG task thread): it checks
+// every argument and posts the bank to the arrays' device, which answers
+// c.
+void fftd__mf_request(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__MatchedFilter *mf);
 
 // --- floor 5: session.c
 // --------------------------------------------------------

@@ -4,9 +4,9 @@
 // client connection (NNG pipe). A connection's arrival (the session made
 // with its peer's credentials and weight, or the connection refused and
 // kept open to be told why), Hello, and its departure, when the session's
-// stream channels hang up, its queued work is dropped and its plans and
-// buffers are released, each in its own file. Calls reply.c, plan.c,
-// buffer.c, stream.c and exec.c.
+// stream channels hang up, its queued work is dropped and its plans,
+// buffers and arrays are released, each in its own file. Calls reply.c,
+// plan.c, buffer.c, array.c, stream.c and exec.c.
 //
 // Threads: fftd__session_on_pipe and fftd__session_close run on NNG's pipe
 // callback (and fftd__session_close on the main thread at destroy);
@@ -64,6 +64,7 @@ fftd__session_close(fftd__server *s, uint32_t pipe)
 		fftd__buf_unref(s, b);
 		nb++;
 	}
+	int  na = fftd__array_release_all(s, ss);
 	char f_client[32], f_pid[40];
 	snprintf(f_client, sizeof(f_client), "FFTD_CLIENT=%u", pipe);
 	snprintf(f_pid, sizeof(f_pid), "FFTD_CLIENT_PID=%" PRIu64, ss->pid);
@@ -71,8 +72,8 @@ fftd__session_close(fftd__server *s, uint32_t pipe)
 	    = { f_client, f_pid, "FFTD_EVENT=disconnect", NULL };
 	fftd__log_fields(FFTD_LOG_INFO, fields,
 	    "client %u (pid %" PRIu64 ") disconnected; %d plan(s), %d "
-	    "buffer(s) released, %d queued execution(s) dropped",
-	    pipe, ss->pid, n, nb, nq);
+	    "buffer(s), %d array(s) released, %d queued job(s) dropped",
+	    pipe, ss->pid, n, nb, na, nq);
 	free(ss);
 	atomic_fetch_sub(&s->n_sessions, 1);
 }

@@ -141,6 +141,11 @@ worker_main(void *arg)
 		job->next = NULL;
 		if (job->flow == 0) {
 			job->fn(w, job);
+			// Control jobs free memory too (plan releases, arrays).
+			if (w->dev.backend->memory_in_use != NULL) {
+				atomic_store(&w->memory_used,
+				    w->dev.backend->memory_in_use(&w->dev));
+			}
 			atomic_fetch_sub(&w->load, 1);
 			continue;
 		}

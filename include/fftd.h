@@ -58,19 +58,19 @@ extern "C" {
 //
 // Structs the caller allocates (fftd_plan_desc, fftd_info,
 // fftd_device_info, fftd_stats, fftd_client_stats, fftd_device_stats,
-// fftd_exec_options, fftd_stream_times) may grow in later versions. The
-// calls that take one are macros that pass the library the sizeof the
-// caller was compiled with (fftd_get_stats(c, s) is
-// fftd_get_stats_sized(c, s, sizeof(fftd_stats)); arrays and the devices
-// inside fftd_info pass their element's sizeof too), so a program built
-// against an older fftd.h keeps working with a newer library and the
-// reverse: the library reads and writes only the bytes the caller's struct
-// has; a field the caller's struct lacks reads as its default (as
-// fftd_plan_desc_init sets it; zero, or none, elsewhere); bytes of a
-// caller's struct that the library does not know are ignored on input and
-// zeroed on output. A size of 0, not a multiple of 4, or over 64 KiB is
-// FFTD_EINVAL. Bindings that call the library directly call the _sized
-// symbols with their structs' sizes.
+// fftd_exec_options, fftd_stream_times, fftd_mf_desc, fftd_mf_peak,
+// fftd_mf_trigger) may grow in later versions. The calls that take one
+// are macros that pass the library the sizeof the caller was compiled
+// with (fftd_get_stats(c, s) is fftd_get_stats_sized(c, s,
+// sizeof(fftd_stats)); arrays and the devices inside fftd_info pass
+// their element's sizeof too), so a program built against an older
+// fftd.h keeps working with a newer library and the reverse: the library reads
+// and writes only the bytes the caller's struct has; a field the caller's
+// struct lacks reads as its default (as fftd_plan_desc_init sets it; zero, or
+// none, elsewhere); bytes of a caller's struct that the library does not know
+// are ignored on input and zeroed on output. A size of 0, not a multiple of 4,
+// or over 64 KiB is FFTD_EINVAL. Bindings that call the library directly call
+// the _sized symbols with their structs' sizes.
 //
 // Within libfftd.so.0: calls and enum values are only added; a struct
 // grows only at its end, each new field starting at or after the previous
@@ -639,6 +639,155 @@ FFTD_API size_t fftd_buffer_size(const fftd_buffer *buf);
 // fftd_buffer_destroy releases the buffer in the daemon and unmaps it here.
 // No execution on it may be in flight. NULL is ignored.
 FFTD_API void fftd_buffer_destroy(fftd_buffer *buf);
+
+// --- resident arrays (device memory in the daemon)
+// ----------------------------
+
+// fftd_array is memory held in the daemon's device (GPU memory on the cuda
+// backend; the daemon's host memory, 64-byte aligned, on the fftw backend)
+// between requests, so that a chain of steps (executions, the
+// matched-filter bank) never moves its data through the socket or PCIe.
+// It belongs to the client's connection (the first daemon of a URL list):
+// the daemon frees it at fftd_array_destroy, fftd_client_close, or when
+// the client process dies.
+typedef struct fftd_array fftd_array;
+
+// fftd_array_create makes an array of `bytes` bytes (> 0) on device
+// `device` (an fftd_info.devices[].index; -1: device 0), zero-filled
+// (never another client's old bytes), and stores a new handle in *arrp.
+// Errors: FFTD_EINVAL (bytes 0, device below -1), FFTD_ENODEVICE,
+// FFTD_ELIMIT ([limits] max_arrays_per_client or
+// max_array_bytes_per_client), FFTD_EDEVMEM (does not fit the device's
+// memory budget beside plans, work areas and other arrays: never an
+// out-of-memory crash), FFTD_EUNSUPPORTED (a backend without arrays).
+FFTD_API int fftd_array_create(
+    fftd_client *client, int device, size_t bytes, fftd_array **arrp);
+
+// fftd_array_size is the array's size in bytes (0 for NULL).
+FFTD_API size_t fftd_array_size(const fftd_array *arr);
+
+// fftd_array_device is the index of the array's device (-1 for NULL).
+FFTD_API int fftd_array_device(const fftd_array *arr);
+
+// fftd_array_write copies len bytes from host memory src into
+// [offset, offset + len) of the array; fftd_array_read copies that span
+// into dst. Memory inside one of this client's fftd_buffers goes by
+// reference (the daemon DMAs from or to it); other memory travels in the
+// request (large spans through the client's staging buffers, in chunks).
+// len 0 does nothing. Blocking; safe from any thread, but the caller
+// orders writes, reads and executions on one span. Errors: FFTD_EINVAL
+// (NULL arguments), FFTD_ESIZE (span past the array's end), FFTD_ECLOSED
+// (the array's connection is gone), the connection's errors.
+FFTD_API int fftd_array_write(
+    fftd_array *arr, size_t offset, const void *src, size_t len);
+FFTD_API int fftd_array_read(
+    fftd_array *arr, size_t offset, void *dst, size_t len);
+
+// fftd_array_destroy frees the array in the daemon and the handle. Nothing
+// may be in flight on it. NULL is ignored; it may be called after
+// fftd_client_close.
+FFTD_API void fftd_array_destroy(fftd_array *arr);
+
+// fftd_execute_arrays executes plan with its input in array in at byte
+// offset in_offset and its output in array out at out_offset (the
+// layouts of fftd_plan_desc, as fftd_execute reads and writes host
+// arrays): the execution runs on the arrays' device and moves no data to
+// or from the client. in and out may be one array with spans apart. A C2R
+// execution may overwrite its input span (as FFTW and cuFFT do); the
+// output layout's gaps are zeroed. Blocking. Errors: FFTD_EINVAL (NULL,
+// arrays of another client, arrays on two devices, a plan pinned to
+// another device, overlapping spans, an offset not a multiple of the
+// element size), FFTD_ESIZE (a span past its array), FFTD_EUNSUPPORTED, as
+// fftd_execute otherwise.
+FFTD_API int fftd_execute_arrays(const fftd_plan *plan, fftd_array *in,
+    size_t in_offset, fftd_array *out, size_t out_offset);
+
+// --- matched-filter bank (issue 16)
+// -------------------------------------------
+
+// fftd_mf_desc describes a matched-filter bank search: FINDCHIRP's filter
+// (Allen et al. 2012, Phys. Rev. D 85, 122006, sec. IV; PyCBC's
+// matched_filter_core). For template j of the bank and bins k in
+// [kmin, kmax):
+//   z_j(t) = 4 delta_f sum_k D_k conj(h_jk) / S_k exp(+2 pi i k t / N)
+//            (the length-N complex inverse DFT of the one-sided product,
+//            zero outside [kmin, kmax): PyCBC's q),
+//   sigma_j^2 = 4 delta_f sum_k |h_jk|^2 / S_k,
+//   rho_j(t) = |z_j(t)| / sigma_j.
+// Initialise with fftd_mf_desc_init and set what you need.
+typedef struct fftd_mf_desc {
+	int64_t        n;         // N, time samples; spectra have N/2+1 bins
+	fftd_precision precision; // FFTD_F32 or FFTD_F64 (data, psd, h)
+	double         delta_f;   // Hz (= sample rate / N), > 0
+	// Bins used: 0 <= kmin < kmax <= N/2+1 (kmax 0: N/2+1).
+	int64_t kmin, kmax;
+	// Samples of rho searched: 0 <= t_begin < t_end <= N (t_end 0: N).
+	int64_t t_begin, t_end;
+	double  threshold; // rho above which triggers are kept; <= 0: none
+	// cluster is the trigger window in samples (>= 1): the windows are
+	// [t_begin + w cluster, t_begin + (w + 1) cluster); each window whose
+	// loudest rho is above threshold gives one trigger, its loudest.
+	int64_t cluster;
+} fftd_mf_desc;
+
+// fftd_mf_desc_init fills *desc with the defaults: n 0, FFTD_F64,
+// delta_f 0, kmin 0, kmax 0 and t_begin 0, t_end 0 (the whole spectrum
+// and series), threshold 0 (peaks only), cluster 1.
+FFTD_API int fftd_mf_desc_init_sized(fftd_mf_desc *desc, size_t size);
+#define fftd_mf_desc_init(desc)                                                \
+	fftd_mf_desc_init_sized((desc), sizeof(fftd_mf_desc))
+
+// fftd_mf_peak is one template's result.
+typedef struct fftd_mf_peak {
+	double  rho;        // max rho over [t_begin, t_end)
+	int64_t t;          // its sample (the first one on ties)
+	double  sigma;      // sigma_j
+	double  z_re, z_im; // z_j(t) at the peak (its phase, for coincidence)
+} fftd_mf_peak;
+
+// fftd_mf_trigger is one clustered trigger.
+typedef struct fftd_mf_trigger {
+	int64_t template_index; // in the slice searched (0 .. count - 1)
+	int64_t t;              // sample
+	double  rho;
+	double  z_re, z_im;
+} fftd_mf_trigger;
+
+// fftd_mf_bank searches `count` templates against one data segment, all
+// resident in arrays of one device: data holds D (N/2+1 complex of
+// desc->precision) at data_offset; psd holds S (N/2+1 reals, the
+// one-sided PSD in 1/Hz) at psd_offset; templates holds count complex
+// spectra of N/2+1 bins each, contiguous, the first at templates_offset
+// (so a bank may be searched in slices). F32 users scale as PyCBC does:
+// data and templates by DYN_RANGE_FAC = 2^69, the PSD by its square (rho
+// is unchanged). Offsets are bytes, multiples of the real size.
+// Results, host memory the caller owns: peaks, count entries; triggers,
+// room for max_triggers (may be NULL when 0), *ntriggers (not NULL) the
+// number written; when more are found the loudest max_triggers are kept,
+// FFTD_OK is returned and *ntotal (may be NULL) says how many were found.
+// series (NULL or nseries 0: none) receives rho(t) over [t_begin, t_end)
+// of the nseries templates series_index[] (indices into the slice), as
+// [nseries][t_end - t_begin] values of desc->precision's real type.
+// Blocking. Errors: FFTD_EINVAL (naming the argument: ranges, NULLs,
+// arrays of another client or on two devices, misaligned offsets),
+// FFTD_ESIZE (a span past its array), FFTD_EOVERFLOW, FFTD_ELIMIT (the
+// results would exceed [limits] max_request_bytes: search in slices),
+// FFTD_EUNSUPPORTED (f16; a backend without the bank), FFTD_EBACKEND.
+FFTD_API int fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *desc,
+    size_t desc_size, fftd_array *data, size_t data_offset, fftd_array *psd,
+    size_t psd_offset, fftd_array *templates, size_t templates_offset,
+    int64_t count, fftd_mf_peak *peaks, size_t peak_size,
+    fftd_mf_trigger *triggers, size_t trigger_size, size_t max_triggers,
+    size_t *ntriggers, size_t *ntotal, const int64_t *series_index, int nseries,
+    void *series);
+#define fftd_mf_bank(client, desc, data, data_offset, psd, psd_offset,         \
+    templates, templates_offset, count, peaks, triggers, max_triggers,         \
+    ntriggers, ntotal, series_index, nseries, series)                          \
+	fftd_mf_bank_sized((client), (desc), sizeof(fftd_mf_desc), (data),     \
+	    (data_offset), (psd), (psd_offset), (templates),                   \
+	    (templates_offset), (count), (peaks), sizeof(fftd_mf_peak),        \
+	    (triggers), sizeof(fftd_mf_trigger), (max_triggers), (ntriggers),  \
+	    (ntotal), (series_index), (nseries), (series))
 
 // --- streaming (one plan, many transforms)
 // -------------------------------------

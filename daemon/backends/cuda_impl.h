@@ -46,6 +46,8 @@
 //                    single-stream execution of a request;
 //   cuda_pipeline.c  the split-batch pipeline: chunks over K streams,
 //                    copies overlapping transforms;
+//   cuda_array.c     resident arrays: device memory counted against the
+//                    budget, copies, executions on device pointers;
 //   cuda_device.c    open, close, the execute entry that picks single
 //                    stream or pipeline, and the vtable.
 //
@@ -148,11 +150,13 @@ struct fftd__cuda_state {
 	size_t          chunk_bytes; // input bytes per pipeline chunk
 	uint64_t        pipe_bytes;  // device bytes of the pipeline buffers
 	fftd__cuda_pipe_stream ps[FFTD__CUDA_MAX_STREAMS];
-	uint64_t               budget;      // device memory we may hold, bytes
-	uint64_t               plan_bytes;  // workspaces of the live plans
-	fftd__cuda_buf         d_in, d_out; // device
-	fftd__cuda_buf         h_in, h_out; // pinned host staging
-	fftd__cuda_plan       *plans; // live plans, so close can free leftovers
+	uint64_t               budget; // device memory we may hold, bytes
+	// plan_bytes: workspaces of the live plans, and the bytes of the
+	// resident arrays (cuda_array.c), counted alike against the budget.
+	uint64_t         plan_bytes;
+	fftd__cuda_buf   d_in, d_out; // device
+	fftd__cuda_buf   h_in, h_out; // pinned host staging
+	fftd__cuda_plan *plans;       // live plans, so close can free leftovers
 };
 
 // fftd__cuda_unit is one executable transform of a plan for a given
@@ -241,6 +245,16 @@ int fftd__cuda_dev_transform(cudaStream_t stream, const fftd__cuda_plan *p,
     char *msg, size_t msglen);
 int fftd__cuda_execute_single(fftd__cuda_state *st, fftd__cuda_plan *p,
     const fftd__shape *s, void *in, void *out, char *msg, size_t msglen);
+
+// --- cuda_array.c ------------------------------------------------------------
+
+int fftd__cuda_array_alloc(
+    fftd__device *dev, uint64_t bytes, void **ptr, char *msg, size_t msglen);
+void fftd__cuda_array_free(fftd__device *dev, void *ptr, uint64_t bytes);
+int  fftd__cuda_array_copy(fftd__device *dev, void *dst, const void *src,
+     size_t len, int dir, char *msg, size_t msglen);
+int  fftd__cuda_execute_device(fftd__device *dev, void *plan,
+     const fftd__shape *s, void *in, void *out, char *msg, size_t msglen);
 
 // --- cuda_pipeline.c ---------------------------------------------------------
 

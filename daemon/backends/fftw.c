@@ -11,16 +11,25 @@
 // SIMD alignment as the planning arrays; we plan on 64-byte-aligned arrays
 // and, for a request whose buffers are aligned otherwise, use a second plan
 // made (once, lazily) with FFTW_UNALIGNED.
+//
+// Resident arrays (issue 16): on this backend "device memory" is the
+// daemon's host memory, 64-byte aligned and zero-filled, held to a host
+// budget per device: [backend] device_memory when set, else half of the
+// machine's physical memory. Copies are memcpy; executions on arrays are
+// executions on those pointers. memory_in_use reports the arrays' bytes
+// (FFTW's plans are the plan cache's to count).
 
 #include "backend.h"
 
 #include <fftw3.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend_util.h"
 #include "errmsg.h"
@@ -47,6 +56,10 @@ struct cpu_state {
 	int       nthreads;
 	unsigned  flags; // FFTW_ESTIMATE or FFTW_MEASURE
 	cpu_plan *plans; // live plans, so close can free those left over
+	// Resident arrays: their bytes and the budget (changed on the
+	// worker's thread only; atomic for memory_in_use's readers).
+	uint64_t         array_budget;
+	_Atomic uint64_t array_bytes;
 };
 
 // A plan of either precision: the enclosing cpu_plan says which member.
@@ -100,8 +113,16 @@ cpu_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
 		    "no memory for the fftw device state");
 	}
-	st->nthreads = cfg->fftw_threads >= 1 ? cfg->fftw_threads : 1;
-	st->flags    = cfg->fftw_measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+	st->nthreads     = cfg->fftw_threads >= 1 ? cfg->fftw_threads : 1;
+	st->flags        = cfg->fftw_measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+	st->array_budget = cfg->device_budget;
+	if (st->array_budget == 0) {
+		long pages       = sysconf(_SC_PHYS_PAGES);
+		long psize       = sysconf(_SC_PAGESIZE);
+		st->array_budget = pages > 0 && psize > 0
+		    ? (uint64_t) pages * (uint64_t) psize / 2
+		    : (uint64_t) 1 << 30;
+	}
 	snprintf(dev->name, sizeof(dev->name), "cpu (%d thread%s)",
 	    st->nthreads, st->nthreads == 1 ? "" : "s");
 	dev->memory_bytes = 0;
@@ -485,6 +506,67 @@ fftd__fftw_nthreads(const fftd__device *dev)
 	return st != NULL ? st->nthreads : 1;
 }
 
+// cpu_array_alloc gives a zero-filled, 64-byte-aligned host array within
+// the device's host budget (backend.h: array_alloc).
+static int
+cpu_array_alloc(
+    fftd__device *dev, uint64_t bytes, void **ptr, char *msg, size_t msglen)
+{
+	cpu_state *st   = dev->state;
+	uint64_t   held = atomic_load(&st->array_bytes);
+	if (bytes > st->array_budget || held > st->array_budget - bytes) {
+		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
+		    "an array of %.1f MiB does not fit: arrays hold %.1f MiB "
+		    "of the host budget %.1f MiB ([backend] device_memory, "
+		    "else half the machine's memory)",
+		    (double) bytes / 1048576.0, (double) held / 1048576.0,
+		    (double) st->array_budget / 1048576.0);
+	}
+	void *p = NULL;
+	if (bytes > SIZE_MAX - PLAN_ALIGN
+	    || posix_memalign(&p, PLAN_ALIGN, (size_t) bytes) != 0) {
+		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
+		    "no host memory for an array of %.1f MiB",
+		    (double) bytes / 1048576.0);
+	}
+	memset(p, 0, (size_t) bytes);
+	atomic_fetch_add(&st->array_bytes, bytes);
+	*ptr = p;
+	return FFTD_OK;
+}
+
+// cpu_array_free frees what cpu_array_alloc gave (backend.h: array_free).
+static void
+cpu_array_free(fftd__device *dev, void *ptr, uint64_t bytes)
+{
+	cpu_state *st = dev->state;
+	free(ptr);
+	atomic_fetch_sub(&st->array_bytes, bytes);
+}
+
+// cpu_array_copy copies between host memories: every direction is a
+// memcpy here (backend.h: array_copy).
+static int
+cpu_array_copy(fftd__device *dev, void *dst, const void *src, size_t len,
+    int dir, char *msg, size_t msglen)
+{
+	(void) dev;
+	(void) dir;
+	(void) msg;
+	(void) msglen;
+	memcpy(dst, src, len);
+	return FFTD_OK;
+}
+
+// cpu_memory_in_use is the bytes of the device's resident arrays
+// (backend.h: memory_in_use).
+static uint64_t
+cpu_memory_in_use(fftd__device *dev)
+{
+	cpu_state *st = dev->state;
+	return atomic_load(&st->array_bytes);
+}
+
 static const char *const cpu_algorithms[] = { "fftw", NULL };
 
 const fftd__backend fftd__backend_fftw = {
@@ -501,4 +583,11 @@ const fftd__backend fftd__backend_fftw = {
 	// Plans are made on scratch arrays under planner_lock; execute uses
 	// the new-array interface, which FFTW allows beside the planner.
 	.plan_any_thread = 1,
+	.memory_in_use   = cpu_memory_in_use,
+	// Resident arrays live in host memory; executions on them are
+	// executions on those pointers. The bank (mf_bank) is not wired yet.
+	.array_alloc    = cpu_array_alloc,
+	.array_free     = cpu_array_free,
+	.array_copy     = cpu_array_copy,
+	.execute_device = cpu_execute,
 };

@@ -3,8 +3,10 @@
 // fuzz-request.c — libFuzzer target for what the daemon does to every NNG
 // message before it dispatches it (daemon/server.c, handle_request): the
 // frame header (fftd__frame_parse), the protobuf-c Request decode, the
-// "only execute requests carry a payload" rule, and, for PlanCreate, the
-// whole validation that needs no running server: fftd__desc_from_wire and
+// "only execute and array write requests carry a payload" rule, for
+// MatchedFilter the argument checks both sides make (fftd__mf_check,
+// common/mf_wire.h) under the default limits and none, and, for
+// PlanCreate, the whole validation that needs no running server: fftd__desc_from_wire and
 // fftd__shape_resolve under the daemon's default limits and under none.
 // A resolved layout that is small enough is then copied with
 // fftd__side_copy from and into arrays of exactly its byte count, so ASan
@@ -13,11 +15,13 @@
 // unpack) and must come back equal. The same bytes are also decoded as a
 // Reply and converted as the client library converts Stats replies.
 //
-// Not covered here (they need a session, a plan or a buffer of a live
-// server: daemon/exec.c, stream.c, buffer.c, session.c): Execute's ranges
+// Not covered here (they need a session, a plan, a buffer or an array of a
+// live server: daemon/exec.c, stream.c, buffer.c, array.c, mf_req.c,
+// session.c; test_arrays covers the array ones): Execute's ranges
 // and payload length against its plan, StreamOpen's slot checks,
 // BufferRegister's limits, Hello's name handling. The integration tests
-// (test_robustness_clients) cover those with hostile requests against a real daemon.
+// (test_robustness_clients) cover those with hostile requests against a real
+// daemon.
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,6 +31,7 @@
 #include "config.h"
 #include "fftd.h"
 #include "layout.h"
+#include "mf_wire.h"
 #include "wire.h"
 
 // Layouts whose arrays are at most this big, and whose loops are at most
@@ -137,6 +142,32 @@ check_plan_create(const Fftd__Wire__PlanCreate *pc, const fftd__limits *lim)
 	}
 }
 
+// check_mf runs MatchedFilter's argument checks: only the documented codes,
+// and byte counts that agree with each other and with the limit.
+static void
+check_mf(const Fftd__Wire__MatchedFilter *mf, const fftd__limits *lim)
+{
+	const uint64_t max[2] = { lim->max_request_bytes, UINT64_MAX };
+	for (int i = 0; i < 2; i++) {
+		fftd__mf_sizes sz;
+		char           msg[256];
+		int rv = fftd__mf_check(mf, max[i], &sz, msg, sizeof(msg));
+		if (rv != FFTD_OK) {
+			if ((rv != FFTD_EINVAL && rv != FFTD_EUNSUPPORTED
+			        && rv != FFTD_EOVERFLOW && rv != FFTD_ELIMIT)
+			    || memchr(msg, '\0', sizeof(msg)) == NULL) {
+				abort();
+			}
+			continue;
+		}
+		if (sz.bins != mf->n / 2 + 1 || sz.reply_max > max[i]
+		    || sz.tpl_bytes != (uint64_t) mf->count * sz.data_bytes
+		    || sz.series_len != (uint64_t) (mf->t_end - mf->t_begin)) {
+			abort();
+		}
+	}
+}
+
 // check_reply decodes the bytes as a Reply, as the client library does.
 static void
 check_reply(const fftd__frame *f)
@@ -198,7 +229,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (req != NULL) {
 			bool payload_ok = f.payload_len == 0
 			    || req->body_case
-			        == FFTD__WIRE__REQUEST__BODY_EXECUTE;
+			        == FFTD__WIRE__REQUEST__BODY_EXECUTE
+			    || req->body_case
+			        == FFTD__WIRE__REQUEST__BODY_ARRAY_WRITE;
+			if (payload_ok
+			    && req->body_case
+			        == FFTD__WIRE__REQUEST__BODY_MATCHED_FILTER) {
+				check_mf(req->matched_filter, &cfg.limits);
+			}
 			if (payload_ok
 			    && req->body_case
 			        == FFTD__WIRE__REQUEST__BODY_PLAN_CREATE) {

@@ -2,12 +2,13 @@
 //
 // seeds.c — writes the fuzzers' seed corpora (tests/fuzz/fuzz-*.c) from
 // real, valid messages made by the project's own code, so that no binary
-// blob is committed: frames of every request and of the replies the client
-// reads, built with fftd__msg_build and fftd__desc_to_wire as libfftd
-// builds them; stream channel submissions as libfftd sends them; hand-over
-// requests (token, byte count, a descriptor) as libfftd sends them, and
-// the ways a peer gets them wrong; .npy files written
-// by fftd__npy_fwrite; config files, deploy/fftd.conf among them.
+// blob is committed: frames of every request (resident arrays and the
+// matched-filter bank among them) and of the replies the client reads, built
+// with fftd__msg_build and fftd__desc_to_wire as libfftd builds them; stream
+// channel submissions as libfftd sends them; hand-over requests (token, byte
+// count, a descriptor) as libfftd sends them, and the ways a peer gets them
+// wrong; .npy files written by fftd__npy_fwrite; config files, deploy/fftd.conf
+// among them.
 //
 //   fuzz-seeds OUT_DIR [FFTD_CONF]   writes OUT_DIR/NAME/seed-NNN
 
@@ -198,6 +199,104 @@ request_seeds(void)
 	rq.body_case              = FFTD__WIRE__REQUEST__BODY_STREAM_OPEN;
 	rq.stream_open            = &so;
 	put_frame(&rq.base, 0);
+}
+
+// Resident arrays and the matched-filter bank (issue 16): create, write
+// inline and from a shared buffer, read inline and into one, destroy, an
+// execution on arrays, a bank request with series, and one whose reply
+// size overflows.
+static void
+array_seeds(void)
+{
+	Fftd__Wire__Request     rq = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__ArrayCreate ac = FFTD__WIRE__ARRAY_CREATE__INIT;
+	ac.device                  = -1;
+	ac.bytes                   = 1 << 20;
+	rq.body_case               = FFTD__WIRE__REQUEST__BODY_ARRAY_CREATE;
+	rq.array_create            = &ac;
+	put_frame(&rq.base, 0);
+
+	Fftd__Wire__ArrayWrite aw = FFTD__WIRE__ARRAY_WRITE__INIT;
+	aw.array_id               = 5;
+	aw.offset                 = 4096;
+	aw.len                    = 16384;
+	rq.body_case              = FFTD__WIRE__REQUEST__BODY_ARRAY_WRITE;
+	rq.array_write            = &aw;
+	put_frame(&rq.base, 16384); // inline
+	aw.in_buffer = 3;
+	aw.in_offset = 64;
+	put_frame(&rq.base, 0); // from a shared buffer
+
+	Fftd__Wire__ArrayRead ar = FFTD__WIRE__ARRAY_READ__INIT;
+	ar.array_id              = 5;
+	ar.offset                = 4096;
+	ar.len                   = 16384;
+	rq.body_case             = FFTD__WIRE__REQUEST__BODY_ARRAY_READ;
+	rq.array_read            = &ar;
+	put_frame(&rq.base, 0);
+	ar.out_buffer = 3;
+	ar.out_offset = 128;
+	put_frame(&rq.base, 0);
+
+	Fftd__Wire__ArrayDestroy ad = FFTD__WIRE__ARRAY_DESTROY__INIT;
+	ad.array_id                 = 5;
+	rq.body_case                = FFTD__WIRE__REQUEST__BODY_ARRAY_DESTROY;
+	rq.array_destroy            = &ad;
+	put_frame(&rq.base, 0);
+
+	Fftd__Wire__Execute ex = FFTD__WIRE__EXECUTE__INIT;
+	ex.plan_id             = 7;
+	ex.in_array            = 5;
+	ex.in_offset           = 0;
+	ex.out_array           = 6;
+	ex.out_offset          = 32;
+	rq.body_case           = FFTD__WIRE__REQUEST__BODY_EXECUTE;
+	rq.execute             = &ex;
+	put_frame(&rq.base, 0);
+
+	int64_t                   series[2] = { 0, 3 };
+	Fftd__Wire__MatchedFilter mf        = FFTD__WIRE__MATCHED_FILTER__INIT;
+	mf.n                                = 1 << 17;
+	mf.precision                        = FFTD__WIRE__PRECISION__F32;
+	mf.delta_f                          = 4096.0 / (1 << 17);
+	mf.kmin                             = 640;
+	mf.kmax                             = (1 << 16) + 1;
+	mf.t_begin                          = 8192;
+	mf.t_end                            = (1 << 17) - 8192;
+	mf.threshold                        = 5.5;
+	mf.cluster                          = 4096;
+	mf.data_array                       = 5;
+	mf.psd_array                        = 6;
+	mf.psd_offset                       = 64;
+	mf.templates_array                  = 8;
+	mf.templates_offset                 = 0;
+	mf.count                            = 64;
+	mf.max_triggers                     = 1000;
+	mf.n_series_index                   = 2;
+	mf.series_index                     = series;
+	rq.body_case      = FFTD__WIRE__REQUEST__BODY_MATCHED_FILTER;
+	rq.matched_filter = &mf;
+	put_frame(&rq.base, 0);
+	mf.n_series_index = 0;
+	mf.max_triggers   = UINT64_MAX / 8; // the reply's size overflows
+	put_frame(&rq.base, 0);
+
+	// Their replies: an array made; a bank's counts, whose payload holds
+	// 64 peak and 10 trigger records (common/mf_wire.h).
+	Fftd__Wire__Reply            r  = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__ArrayCreateReply cr = FFTD__WIRE__ARRAY_CREATE_REPLY__INIT;
+	cr.array_id                     = 5;
+	cr.bytes                        = 1 << 20;
+	r.body_case                     = FFTD__WIRE__REPLY__BODY_ARRAY_CREATE;
+	r.array_create                  = &cr;
+	put_frame(&r.base, 0);
+	Fftd__Wire__MatchedFilterReply mr
+	    = FFTD__WIRE__MATCHED_FILTER_REPLY__INIT;
+	mr.ntriggers     = 10;
+	mr.ntotal        = 12;
+	r.body_case      = FFTD__WIRE__REPLY__BODY_MATCHED_FILTER;
+	r.matched_filter = &mr;
+	put_frame(&r.base, 74 * 40);
 }
 
 // Replies as the daemon sends them (the client decodes these).
@@ -431,6 +530,7 @@ main(int argc, char **argv)
 	}
 	plan_seeds();
 	request_seeds();
+	array_seeds();
 	reply_seeds();
 	chan_seeds();
 	fdsock_seeds();

@@ -104,6 +104,12 @@ static const struct {
 	{ "limits", "max_fd_connections_per_user =",
 	    "F:3: [limits] max_fd_connections_per_user = : a value is "
 	    "required" },
+	{ "limits", "max_arrays_per_client = 0",
+	    "F:3: [limits] max_arrays_per_client = 0: out of range 1 .. "
+	    "1048576" },
+	{ "limits", "max_array_bytes_per_client = 1X",
+	    "F:3: [limits] max_array_bytes_per_client = 1X: 'X' after the "
+	    "number: the only suffixes are K, M, G and T" },
 	{ "limits", "max_connections_per_user = 0",
 	    "F:3: [limits] max_connections_per_user = 0: out of range 1 .. "
 	    "1048576" },
@@ -153,6 +159,8 @@ test_good_forms(void **state)
 	                      "max_streams_per_user = 4\n"
 	                      "max_fd_connections_per_user = 2\n"
 	                      "max_connections_per_user = 5\n"
+	                      "max_arrays_per_client = 6\n"
+	                      "max_array_bytes_per_client = 3M\n"
 	                      "[cache]\nbudget_bytes = 1T\n"
 	                      "[metrics]\nlisten =\n"
 	                      "[tls]\nkey =\n"
@@ -172,6 +180,8 @@ test_good_forms(void **state)
 	assert_int_equal(cfg.max_streams_per_user, 4);
 	assert_int_equal(cfg.max_fd_connections_per_user, 2);
 	assert_int_equal(cfg.max_connections_per_user, 5);
+	assert_int_equal(cfg.max_arrays_per_client, 6);
+	assert_int_equal(cfg.max_array_bytes_per_client, 3 << 20);
 	assert_int_equal(cfg.cache_budget, 1ull << 40);
 	assert_string_equal(cfg.metrics_listen, "");
 	assert_int_equal(cfg.nallow, 0);

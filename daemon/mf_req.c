@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+//
+// mf_req.c — floor 4 of the NNG server (server_impl.h): the MatchedFilter
+// request (issue 16), FINDCHIRP's matched-filter bank over resident arrays
+// (daemon/mf.h says what a backend computes). Every argument is checked
+// here before a backend sees it: the description's ranges and the reply's
+// size (fftd__mf_check, common/mf_wire.h, the client's checks too), the
+// arrays (this connection's, one device), the spans of the data spectrum,
+// the PSD and the count templates inside their arrays, their alignment.
+// The bank then runs as client work on the arrays' device worker
+// (backend->mf_bank), which answers with the peaks, triggers and series as
+// the reply's payload, packed as mf_wire.h lays them out. A backend without
+// the bank (mf_bank NULL) is answered FFTD_EUNSUPPORTED, after the checks.
+// Calls reply.c and array.c.
+//
+// Threads: fftd__mf_request on NNG's task threads; mf_run on the device's
+// worker; mf_drop on the thread that drops the job (worker.h). Locks: the
+// lookups and the post happen under the server lock, as exec.c's
+// admission does.
+
+#include "server_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "mf.h"
+#include "mf_wire.h"
+
+// A bank request on its way to the arrays' device: references to its
+// three arrays, the arguments, where the answer goes.
+typedef struct mf_job {
+	fftd__job      job; // must be first
+	fftd__server  *srv;
+	fftd__ctx     *ctx;
+	uint32_t       pipe;
+	fftd__array   *data, *psd, *tpl;
+	uint64_t       data_off, psd_off, tpl_off;
+	fftd__mf_sizes sz;
+	fftd__mf_args  args; // pointers filled on the worker
+	int64_t       *series_index;
+} mf_job;
+
+// mf_job_free gives back what a finished or dropped job holds.
+static void
+mf_job_free(mf_job *mj)
+{
+	fftd__array_unref(mj->srv, mj->data);
+	fftd__array_unref(mj->srv, mj->psd);
+	fftd__array_unref(mj->srv, mj->tpl);
+	free(mj->series_index);
+	free(mj);
+}
+
+// mf_drop answers a bank request that will not run (worker.h).
+static void
+mf_drop(fftd__worker *w, fftd__job *job, int status)
+{
+	(void) w;
+	mf_job    *mj = (mf_job *) job;
+	fftd__ctx *c  = mj->ctx;
+	mf_job_free(mj);
+	fftd__ctx_reply_error(c, status, "%s",
+	    status == FFTD_ECLOSED ? "client went away" : "not run: canceled");
+}
+
+// mf_reply builds the reply of a bank that ran: the counts, then the
+// payload of peak records, trigger records and series rows (mf_wire.h).
+static int
+mf_reply(const mf_job *mj, const void *series, nng_msg **mp)
+{
+	const fftd__mf_args           *a = &mj->args;
+	Fftd__Wire__Reply              r = FFTD__WIRE__REPLY__INIT;
+	Fftd__Wire__MatchedFilterReply mr
+	    = FFTD__WIRE__MATCHED_FILTER_REPLY__INIT;
+	mr.ntriggers      = a->ntriggers;
+	mr.ntotal         = a->ntotal;
+	r.body_case       = FFTD__WIRE__REPLY__BODY_MATCHED_FILTER;
+	r.matched_filter  = &mr;
+	uint64_t peaks    = (uint64_t) a->count * FFTD__MF_PEAK_BYTES;
+	uint64_t triggers = (uint64_t) a->ntriggers * FFTD__MF_TRIGGER_BYTES;
+	void    *payload  = NULL;
+	int      rv       = fftd__msg_build(
+	               mp, &r.base, peaks + triggers + mj->sz.series_bytes, &payload);
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	uint8_t *p = payload;
+	for (int64_t j = 0; j < a->count; j++, p += FFTD__MF_PEAK_BYTES) {
+		const fftd__mf_peak *k = &a->peaks[j];
+		fftd__mf_peak_pack(p, k->rho, k->t, k->sigma, k->z_re, k->z_im);
+	}
+	for (size_t i = 0; i < a->ntriggers; i++, p += FFTD__MF_TRIGGER_BYTES) {
+		const fftd__mf_trigger *t = &a->triggers[i];
+		fftd__mf_trigger_pack(
+		    p, t->template_index, t->t, t->rho, t->z_re, t->z_im);
+	}
+	if (mj->sz.series_bytes != 0) {
+		memcpy(p, series, (size_t) mj->sz.series_bytes);
+	}
+	return FFTD_OK;
+}
+
+// mf_run runs the bank on the arrays' device worker and answers it.
+static void
+mf_run(fftd__worker *w, fftd__job *job)
+{
+	mf_job        *mj       = (mf_job *) job;
+	fftd__device  *dev      = (fftd__device *) fftd__worker_device(w);
+	fftd__mf_args *a        = &mj->args;
+	fftd__ctx     *c        = mj->ctx;
+	nng_msg       *m        = NULL;
+	char           msg[512] = "";
+	int            rv       = FFTD_OK;
+	a->data                 = (const char *) mj->data->ptr + mj->data_off;
+	a->psd                  = (const char *) mj->psd->ptr + mj->psd_off;
+	a->templates            = (const char *) mj->tpl->ptr + mj->tpl_off;
+	a->peaks                = calloc((size_t) a->count, sizeof(*a->peaks));
+	a->triggers             = a->max_triggers == 0
+	                ? NULL
+	                : calloc(a->max_triggers, sizeof(*a->triggers));
+	void *series            = mj->sz.series_bytes == 0
+	               ? NULL
+	               : malloc((size_t) mj->sz.series_bytes);
+	a->series               = series;
+	if (a->peaks == NULL || (a->max_triggers != 0 && a->triggers == NULL)
+	    || (mj->sz.series_bytes != 0 && series == NULL)) {
+		rv = FFTD_ENOMEM;
+		snprintf(msg, sizeof(msg),
+		    "daemon out of memory for the bank's results");
+	}
+	if (rv == FFTD_OK) {
+		rv = dev->backend->mf_bank(dev, a, msg, sizeof(msg));
+	}
+	if (rv == FFTD_OK
+	    && (a->ntriggers > a->max_triggers || a->ntriggers > a->ntotal)) {
+		rv = FFTD_EINTERNAL;
+		snprintf(msg, sizeof(msg),
+		    "the bank reported %zu triggers kept of %zu found, room "
+		    "for %zu",
+		    a->ntriggers, a->ntotal, a->max_triggers);
+	}
+	if (rv == FFTD_OK && mf_reply(mj, series, &m) != FFTD_OK) {
+		rv = FFTD_ENOMEM;
+		snprintf(
+		    msg, sizeof(msg), "daemon out of memory for the reply");
+	}
+	if (rv != FFTD_OK) {
+		fftd__log(FFTD_LOG_WARN,
+		    "matched-filter bank on %s failed: %s: %s", dev->name,
+		    fftd_err_name(rv), msg);
+	}
+	free(a->peaks);
+	free(a->triggers);
+	free(series);
+	fftd__server *s    = mj->srv;
+	uint32_t      pipe = mj->pipe;
+	mf_job_free(mj);
+	if (rv != FFTD_OK) {
+		fftd__ctx_reply_error(
+		    c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
+		return;
+	}
+	fftd__reply_count(s, pipe, FFTD_OK);
+	fftd__ctx_send(c, m);
+}
+
+// mf_check_arrays checks the job's three arrays: this connection's, on one
+// device, each span inside its array at an offset of whole reals.
+static int
+mf_check_arrays(const Fftd__Wire__MatchedFilter *rq, const mf_job *mj,
+    char *msg, size_t msglen)
+{
+	const fftd__array *arr[3] = { mj->data, mj->psd, mj->tpl };
+	const uint64_t     ids[3]
+	    = { rq->data_array, rq->psd_array, rq->templates_array };
+	const char    *what[3] = { "data", "psd", "templates" };
+	const uint64_t offs[3]
+	    = { rq->data_offset, rq->psd_offset, rq->templates_offset };
+	const uint64_t lens[3]
+	    = { mj->sz.data_bytes, mj->sz.psd_bytes, mj->sz.tpl_bytes };
+	for (int i = 0; i < 3; i++) {
+		if (arr[i] == NULL) {
+			snprintf(msg, msglen,
+			    "%s: array %" PRIu64
+			    " does not exist on this connection",
+			    what[i], ids[i]);
+			return FFTD_EINVAL;
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		if (arr[i]->wi != arr[0]->wi) {
+			snprintf(msg, msglen,
+			    "%s array %" PRIu64 " is on device %d, the data "
+			    "array on device %d: all must be on one",
+			    what[i], arr[i]->id, arr[i]->wi, arr[0]->wi);
+			return FFTD_EINVAL;
+		}
+		int rv = fftd__array_span(arr[i], offs[i], lens[i], mj->sz.real,
+		    what[i], msg, msglen);
+		if (rv != FFTD_OK) {
+			return rv;
+		}
+	}
+	return FFTD_OK;
+}
+
+// mf_fill copies the request's arguments into the job.
+static void
+mf_fill(mf_job *mj, const Fftd__Wire__MatchedFilter *rq)
+{
+	fftd__mf_args *a = &mj->args;
+	a->n             = (int64_t) rq->n;
+	a->precision
+	    = rq->precision == FFTD__WIRE__PRECISION__F64 ? FFTD_F64 : FFTD_F32;
+	a->delta_f      = rq->delta_f;
+	a->kmin         = rq->kmin;
+	a->kmax         = rq->kmax;
+	a->t_begin      = rq->t_begin;
+	a->t_end        = rq->t_end;
+	a->threshold    = rq->threshold;
+	a->cluster      = rq->cluster;
+	a->count        = rq->count;
+	a->max_triggers = (size_t) rq->max_triggers;
+	a->series_index = mj->series_index;
+	a->nseries      = (int) rq->n_series_index;
+	mj->data_off    = rq->data_offset;
+	mj->psd_off     = rq->psd_offset;
+	mj->tpl_off     = rq->templates_offset;
+}
+
+// fftd__mf_request checks a MatchedFilter and posts the bank to its arrays'
+// device.
+void
+fftd__mf_request(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__MatchedFilter *rq)
+{
+	fftd__server *s = c->srv;
+	char          msg[512];
+	mf_job       *mj = calloc(1, sizeof(*mj));
+	if (mj == NULL) {
+		fftd__ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
+		return;
+	}
+	mj->srv  = s;
+	mj->ctx  = c;
+	mj->pipe = pipe;
+	pthread_mutex_lock(&s->mtx);
+	uint64_t max_reply = s->limits.max_request_bytes;
+	pthread_mutex_unlock(&s->mtx);
+	int rv = fftd__mf_check(rq, max_reply, &mj->sz, msg, sizeof(msg));
+	if (rv == FFTD_OK && rq->n_series_index != 0) {
+		mj->series_index
+		    = malloc(rq->n_series_index * sizeof(*mj->series_index));
+		if (mj->series_index == NULL) {
+			rv = FFTD_ENOMEM;
+			snprintf(msg, sizeof(msg), "daemon out of memory");
+		} else {
+			memcpy(mj->series_index, rq->series_index,
+			    rq->n_series_index * sizeof(*mj->series_index));
+		}
+	}
+	if (rv == FFTD_OK) {
+		pthread_mutex_lock(&s->mtx);
+		fftd__session *ss = fftd__session_find(s, pipe);
+		mj->data          = fftd__array_find(ss, rq->data_array);
+		mj->psd           = fftd__array_find(ss, rq->psd_array);
+		mj->tpl           = fftd__array_find(ss, rq->templates_array);
+		pthread_mutex_unlock(&s->mtx);
+		rv = mf_check_arrays(rq, mj, msg, sizeof(msg));
+	}
+	fftd__worker *w = rv == FFTD_OK ? s->workers[mj->data->wi] : NULL;
+	if (rv == FFTD_OK && fftd__worker_device(w)->backend->mf_bank == NULL) {
+		rv = FFTD_EUNSUPPORTED;
+		snprintf(msg, sizeof(msg),
+		    "the %s backend has no matched-filter bank (yet)",
+		    fftd__worker_device(w)->backend->name);
+	}
+	if (rv == FFTD_OK) {
+		mf_fill(mj, rq);
+		mj->job.fn      = mf_run;
+		mj->job.drop    = mf_drop;
+		mj->job.flow    = pipe;
+		mj->job.cost_ns = mj->sz.tpl_bytes / 10 + 1000;
+		pthread_mutex_lock(&s->mtx);
+		fftd__session *ss = fftd__session_find(s, pipe);
+		if (ss == NULL) {
+			rv = FFTD_ECLOSED;
+			snprintf(msg, sizeof(msg), "client went away");
+		} else {
+			mj->job.weight = ss->weight;
+			fftd__worker_post(w, &mj->job);
+		}
+		pthread_mutex_unlock(&s->mtx);
+		if (rv == FFTD_OK) {
+			return;
+		}
+	}
+	mf_job_free(mj);
+	fftd__ctx_reply_error(c, rv, "%s", msg);
+}
