@@ -585,9 +585,11 @@ const fftd__backend fftd__backend_fftw = {
 	.plan_any_thread = 1,
 	.memory_in_use   = cpu_memory_in_use,
 	// Resident arrays live in host memory; executions on them are
-	// executions on those pointers. The bank (mf_bank) is not wired yet.
+	// executions on those pointers; the matched-filter bank is
+	// fftw_mf.c's.
 	.array_alloc    = cpu_array_alloc,
 	.array_free     = cpu_array_free,
 	.array_copy     = cpu_array_copy,
 	.execute_device = cpu_execute,
+	.mf_bank        = fftd__fftw_mf_bank,
 };
