@@ -58,9 +58,11 @@ prepare_search() {
 		if [ ! -x "$venv/bin/python" ]; then
 			echo "demo: making $venv for the search's inputs" \
 				"($here/requirements.txt: about 2 minutes, 680 MB)"
-			python3 -m venv "$venv" &&
-				"$venv/bin/pip" install -q -r "$here/requirements.txt" ||
-				{ rm -rf "$venv"; return 1; }
+			if ! python3 -m venv "$venv" ||
+				! "$venv/bin/pip" install -q -r "$here/requirements.txt"; then
+				rm -rf "$venv"
+				return 1
+			fi
 		fi
 		py=$venv/bin/python
 	fi
