@@ -127,8 +127,13 @@ DAEMON_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(DAEMON_SRC))
 # Everything of the daemon but main(), for unit tests.
 DAEMON_LIB_OBJ := $(filter-out $(BUILD)/daemon/main.o,$(DAEMON_OBJ))
 
-EXAMPLE_SRC := $(wildcard examples/gw150914/*.c)
+# examples/gw150914: the single-template example (gw150914) and the
+# template-bank search (gw150914-search: search*.c, which also links the
+# example's data.c and plot.c for their file and gnuplot helpers).
+SEARCH_SRC := $(wildcard examples/gw150914/search*.c)
+EXAMPLE_SRC := $(filter-out $(SEARCH_SRC),$(wildcard examples/gw150914/*.c))
 EXAMPLE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(EXAMPLE_SRC))
+SEARCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SEARCH_SRC)) $(BUILD)/examples/gw150914/data.o $(BUILD)/examples/gw150914/plot.o
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
@@ -157,7 +162,7 @@ CXX_TEST_BIN := $(BUILD)/tests/cxx_header
 # With STATIC_DEPS the dependencies are non-PIC archives: no shared library.
 BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 	$(if $(filter 1,$(STATIC_DEPS)),,$(BUILD)/libfftd.so) \
-	$(if $(EXAMPLE_SRC),$(BUILD)/gw150914)
+	$(if $(EXAMPLE_SRC),$(BUILD)/gw150914) $(if $(SEARCH_SRC),$(BUILD)/gw150914-search)
 
 include bench/kernels.mk
 
@@ -221,6 +226,9 @@ $(BUILD)/fftctl: $(FFTCTL_OBJ) $(BUILD)/libfftd.a $(NNG_LIB)
 
 $(BUILD)/gw150914: $(EXAMPLE_OBJ) $(BUILD)/libfftd.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(EXAMPLE_OBJ) $(BUILD)/libfftd.a $(DEP_LIBS) $(HDF5_LIBS) -lfftw3 -lm
+
+$(BUILD)/gw150914-search: $(SEARCH_OBJ) $(BUILD)/libfftd.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(SEARCH_OBJ) $(BUILD)/libfftd.a $(DEP_LIBS) $(HDF5_LIBS) -lm
 
 # --- tests -------------------------------------------------------------------------
 # Unit tests link the daemon's internals; integration and GPU tests are real
@@ -408,7 +416,7 @@ format:
 # gpu-run/ holds only what runs there (the device tool carries at most
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
-GPU_RUN_FILES := fftd fftctl gw150914 bench/e2e bench/kernels bench/load bench/membw bench/soak lib/libcmocka.so.0 \
+GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/e2e bench/kernels bench/load bench/membw bench/soak lib/libcmocka.so.0 \
 	$(patsubst build-gpu/%,%,$(filter-out %.o %.d,$(wildcard build-gpu/tests/gpu/test_*)))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all

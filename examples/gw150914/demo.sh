@@ -2,7 +2,19 @@
 # SPDX-License-Identifier: MIT
 #
 # demo.sh — `make demo`: start a private fftd, run the GW150914 matched
-# filter through it, stop it. Usage: sh examples/gw150914/demo.sh BUILD_DIR
+# filter through it (gw150914: the GWOSC tutorial's single template, every
+# transform checked against FFTW), then the template-bank search
+# (gw150914-search: make_bank.py's default bank, resident in the daemon,
+# fftd_mf_bank), stop it. Usage: sh examples/gw150914/demo.sh BUILD_DIR
+#
+# The search's inputs come from Python (LALSuite, PyCBC): a venv in
+# BUILD_DIR/venv-gw made on first use with `python3 -m venv` and pip
+# (examples/gw150914/requirements.txt: about 2 minutes and 680 MB, the
+# network once; $FFTD_PYCBC_PYTHON names another Python that has them),
+# the bank cached in BUILD_DIR/bank, the prepared inputs in
+# BUILD_DIR/demo/search. If they cannot be made the single-template part
+# still runs, the search is skipped with a message and the demo fails.
+# FFTD_BANK_SIZE sets the bank's size (default: make_bank.py's, 128).
 #
 # The daemon listens on a socket in a fresh temporary directory, so the demo
 # never meets a system daemon or another user's. It is always stopped with
@@ -19,7 +31,7 @@ if [ $# -ne 1 ]; then
 	exit 2
 fi
 build=$1
-for prog in fftd fftctl gw150914; do
+for prog in fftd fftctl gw150914 gw150914-search; do
 	if [ ! -x "$build/$prog" ]; then
 		echo "demo: $build/$prog is missing; run make first" >&2
 		exit 2
@@ -28,6 +40,55 @@ done
 
 out=$build/demo
 mkdir -p "$out" || exit 1
+data=${FFTD_DATA:-../shared/data/gw150914}
+here=$(dirname "$0")
+
+# prepare_search makes what the search reads: the venv (if missing), the
+# bank (cached) and the prepared inputs of H1 and L1; it sets $bank.
+prepare_search() {
+	for f in H-H1_LOSC_4_V2-1126259446-32.hdf5 L-L1_LOSC_4_V2-1126259446-32.hdf5; do
+		if [ ! -f "$data/$f" ]; then
+			echo "demo: $data/$f is missing (gw150914 says where to get it)" >&2
+			return 1
+		fi
+	done
+	py=${FFTD_PYCBC_PYTHON:-}
+	if [ -z "$py" ]; then
+		venv=$build/venv-gw
+		if [ ! -x "$venv/bin/python" ]; then
+			echo "demo: making $venv for the search's inputs" \
+				"($here/requirements.txt: about 2 minutes, 680 MB)"
+			if ! python3 -m venv "$venv" ||
+				! "$venv/bin/pip" install -q -r "$here/requirements.txt"; then
+				rm -rf "$venv"
+				return 1
+			fi
+		fi
+		py=$venv/bin/python
+	fi
+	echo "demo: the bank (make_bank.py, cached in $build/bank)"
+	bank=$("$py" "$here/make_bank.py" ${FFTD_BANK_SIZE:+--size "$FFTD_BANK_SIZE"} \
+		--out-dir "$build/bank" | tail -n 1) || return 1
+	[ -f "$bank" ] || return 1
+	for det in H1 L1; do
+		[ -f "$out/search/input-$det.h5" ] && continue
+		echo "demo: the search inputs (pycbc_reference.py prepare)"
+		"$py" "$here/pycbc_reference.py" prepare --data-dir "$data" \
+			--out-dir "$out/search" >"$out/search-prepare.log" 2>&1 ||
+			{ cat "$out/search-prepare.log" >&2; return 1; }
+		break
+	done
+	return 0
+}
+
+bank=
+search_ready=no
+if prepare_search; then
+	search_ready=yes
+else
+	echo "demo: could not make the search's inputs (above); the" \
+		"template-bank search will be skipped" >&2
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fftd-demo.XXXXXX") || exit 1
 url="ipc://$tmp/fftd.sock"
 log=$out/fftd.log
@@ -100,17 +161,32 @@ else
 fi
 rc=$?
 
+# The template-bank search: the bank resident in the daemon once, both
+# detectors searched against it.
+src=skipped
+if [ "$search_ready" = yes ]; then
+	echo
+	"$build/gw150914-search" --url "$url" --bank "$bank" \
+		--input "$out/search/input-H1.h5" --input "$out/search/input-L1.h5" \
+		--out "$out/search.json" --plot-dir "$out" --check
+	src=$?
+	[ $rc -eq 0 ] && rc=$src
+elif [ $rc -eq 0 ]; then
+	rc=1
+fi
+
 if ! stop_daemon; then
 	[ $rc -eq 0 ] && rc=1
 fi
 if [ $rc -eq 0 ]; then
 	plots=
 	for det in H1 L1; do
-		png=$out/gw150914_${det}_snr.png
-		[ -f "$png" ] && plots="$plots $png"
+		for png in "$out/gw150914_${det}_snr.png" "$out/search_${det}_rho.png"; do
+			[ -f "$png" ] && plots="$plots $png"
+		done
 	done
 	echo "demo: ok; plots:${plots:- none (is gnuplot installed?)}"
 else
-	echo "demo: FAILED (status $rc); daemon log: $log" >&2
+	echo "demo: FAILED (status $rc; search: $src); daemon log: $log" >&2
 fi
 exit $rc

@@ -1,12 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# run.sh — the fftw backend's matched-filter bank against PyCBC on GW150914
-# (tests/pycbc/check_mf.py says what is compared and the bounds).
+# run.sh — the fftw backend's matched-filter bank, and the GW150914 search
+# (examples/gw150914/search.c) through a daemon it spawns, against PyCBC on
+# GW150914 (tests/pycbc/check_mf.py says what is compared and the bounds).
 #
 #   sh tests/pycbc/run.sh [BUILD_DIR] [check_mf.py options...]
 #
-# Builds BUILD_DIR/tests/pycbc/mf_driver (default BUILD_DIR: build), finds a
+# Builds BUILD_DIR/tests/pycbc/mf_driver, fftd, fftctl and gw150914-search
+# (default BUILD_DIR: build), finds a
 # Python with examples/gw150914/requirements.txt — $FFTD_PYCBC_PYTHON if
 # set, else BUILD_DIR/venv-gw/bin/python, made with `python3 -m venv` and
 # pip on first use (about 2 minutes and 680 MB; needs the network once) —
@@ -32,6 +34,8 @@ if [ -z "$py" ]; then
 	fi
 	py=$venv/bin/python
 fi
-make -s BUILD="$B" "$B/tests/pycbc/mf_driver"
+make -s BUILD="$B" "$B/tests/pycbc/mf_driver" "$B/fftd" "$B/fftctl" \
+	"$B/gw150914-search"
 exec "$py" tests/pycbc/check_mf.py --driver "$B/tests/pycbc/mf_driver" \
+	--search "$B/gw150914-search" --fftd "$B/fftd" --fftctl "$B/fftctl" \
 	--work "$B/pycbc" --data-dir "$data" --json "$B/pycbc/summary.json" "$@"
