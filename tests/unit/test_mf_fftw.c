@@ -158,7 +158,7 @@ random_case(int64_t n, fftd_precision p, int64_t count, uint64_t seed)
 	size_t  maxt;
 	int64_t idx[3];
 	int     ns;
-	fftd_test_mf_draw(&b, &s, &maxt, idx, &ns);
+	fftd_test_mf_draw(&b, &s, 3, &maxt, idx, &ns);
 	char             msg[MSGLEN];
 	fftd_test_mf_out o   = { 0 };
 	fftd__device    *dev = fftd_test_mf_range(&s, 0, 1) ? &dev2 : &dev1;

@@ -320,8 +320,8 @@ fftd_test_mf_found(const fftd_test_mf *b)
 
 // fftd_test_mf_draw draws a random request (mf_ref.h).
 void
-fftd_test_mf_draw(fftd_test_mf *b, uint64_t *s, size_t *max_triggers,
-    int64_t *idx, int *nseries)
+fftd_test_mf_draw(fftd_test_mf *b, uint64_t *s, int max_series,
+    size_t *max_triggers, int64_t *idx, int *nseries)
 {
 	int64_t n      = b->n;
 	b->kmin        = fftd_test_mf_range(s, 0, b->nbins / 4);
@@ -346,6 +346,9 @@ fftd_test_mf_draw(fftd_test_mf *b, uint64_t *s, size_t *max_triggers,
 	    ? found + 3
 	    : (size_t) fftd_test_mf_range(s, 0, (int64_t) found / 2);
 	*nseries      = (int) fftd_test_mf_range(s, 0, 3);
+	if (*nseries > max_series) {
+		*nseries = max_series;
+	}
 	for (int i = 0; i < *nseries; i++) {
 		idx[i] = fftd_test_mf_range(s, 0, b->count - 1);
 	}

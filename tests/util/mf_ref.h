@@ -122,10 +122,12 @@ size_t fftd_test_mf_found(const fftd_test_mf *b);
 // the samples, more than all; at least 100 for N >= 65536), the
 // threshold (none a fifth of the time, else fftd_test_mf_pick_threshold),
 // computes the reference, and chooses max_triggers (all found and more,
-// or at most half of them) and 0 to 3 series rows (duplicates allowed)
-// into *max_triggers, idx (room for 3) and *nseries.
-void fftd_test_mf_draw(fftd_test_mf *b, uint64_t *s, size_t *max_triggers,
-    int64_t *idx, int *nseries);
+// or at most half of them) and 0 to 3 series rows, at most max_series
+// (duplicates allowed: the engine takes them; the daemon wants at most
+// one row per template of the slice), into *max_triggers, idx (room for
+// 3) and *nseries.
+void fftd_test_mf_draw(fftd_test_mf *b, uint64_t *s, int max_series,
+    size_t *max_triggers, int64_t *idx, int *nseries);
 
 // fftd_test_mf_describe prints one line: the request and its counts.
 void fftd_test_mf_describe(
