@@ -6,7 +6,11 @@
 // outputs poisoned) and the chain of tests/util/arrays_suite.h, an array
 // past the 256 MiB device budget refused with FFTD_EDEVMEM beside a plan,
 // and the device memory in use (fftd_device_stats) back to its level after
-// fftd_client_close and after a client holding arrays is SIGKILLed.
+// fftd_client_close and after a client holding arrays is SIGKILLed; the
+// matched-filter bank, which the cuda backend does not have yet (its
+// mf_bank is NULL): a well-formed bank request on device arrays is
+// answered FFTD_EUNSUPPORTED naming the backend, after the daemon's own
+// checks, and leaves the arrays as they were.
 // Without FFTD_TEST_GPU=1 or a usable GPU every test reports SKIPPED.
 
 #include <setjmp.h>
@@ -27,6 +31,7 @@
 #include "../util/check.h"
 #include "../util/fixture.h"
 #include "../util/gpu.h"
+#include "../util/mf_ref.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 120000
@@ -125,6 +130,73 @@ test_freed(void **state)
 	assert_true(arrays_memory_used(C, 0) <= BUDGET);
 }
 
+// test_mf_unsupported: the cuda backend has no matched-filter bank yet, so
+// the daemon answers a bank request (arguments and arrays good)
+// FFTD_EUNSUPPORTED with a message naming the backend; one whose span
+// passes its array still gets the checks' FFTD_ESIZE first. Nothing is
+// written to the results, and the arrays keep their bytes and are freed
+// as usual. (When the cuda bank lands, this test becomes its
+// correctness test against tests/util/mf_ref.h.)
+static void
+test_mf_unsupported(void **state)
+{
+	(void) state;
+	if (skip_reason != NULL) {
+		skip();
+	}
+	uint64_t     m0 = arrays_memory_used(C, 0);
+	fftd_test_mf b;
+	fftd_test_mf_new(&b, 1024, FFTD_F64, 2, fftd_test_case_seed(500));
+	size_t      nb = (size_t) b.nbins;
+	size_t      db = 2 * nb * sizeof(double), pb = nb * sizeof(double);
+	size_t      tb   = 2 * db;
+	fftd_array *data = NULL, *psd = NULL, *tpl = NULL;
+	ASSERT_OK(fftd_array_create(C, 0, db, &data));
+	ASSERT_OK(fftd_array_create(C, 0, pb, &psd));
+	ASSERT_OK(fftd_array_create(C, 0, tb, &tpl));
+	ASSERT_OK(fftd_array_write(data, 0, b.data, db));
+	ASSERT_OK(fftd_array_write(psd, 0, b.psd, pb));
+	ASSERT_OK(fftd_array_write(tpl, 0, b.templates, tb));
+	fftd_mf_desc d;
+	ASSERT_OK(fftd_mf_desc_init(&d));
+	d.n       = b.n;
+	d.delta_f = b.delta_f;
+	fftd_mf_peak    peaks[3];
+	fftd_mf_trigger trig[4];
+	size_t          nt = 777, ntot = 888;
+	memset(peaks, 0xFF, sizeof(peaks));
+	int rv = fftd_mf_bank(C, &d, data, 0, psd, 0, tpl, 0, 2, peaks, trig, 4,
+	    &nt, &ntot, NULL, 0, NULL);
+	printf("bank on cuda: %s: %s\n", fftd_err_name(rv), fftd_last_error());
+	assert_int_equal(rv, FFTD_EUNSUPPORTED);
+	assert_non_null(strstr(fftd_last_error(), "cuda"));
+	assert_int_equal(nt, 777);
+	assert_int_equal(ntot, 888);
+	assert_int_equal(((const unsigned char *) peaks)[0], 0xFF);
+	// Three templates do not fit the array: the span check answers.
+	rv = fftd_mf_bank(C, &d, data, 0, psd, 0, tpl, 0, 3, peaks, trig, 4,
+	    &nt, &ntot, NULL, 0, NULL);
+	printf("3 templates in an array of 2: %s: %s\n", fftd_err_name(rv),
+	    fftd_last_error());
+	assert_int_equal(rv, FFTD_ESIZE);
+	// The arrays are as written.
+	uint8_t *got = malloc(tb);
+	assert_non_null(got);
+	ASSERT_OK(fftd_array_read(data, 0, got, db));
+	assert_memory_equal(got, b.data, db);
+	ASSERT_OK(fftd_array_read(psd, 0, got, pb));
+	assert_memory_equal(got, b.psd, pb);
+	ASSERT_OK(fftd_array_read(tpl, 0, got, tb));
+	assert_memory_equal(got, b.templates, tb);
+	free(got);
+	fftd_array_destroy(data);
+	fftd_array_destroy(psd);
+	fftd_array_destroy(tpl);
+	fftd_test_mf_free(&b);
+	assert_int_equal(arrays_wait_memory(C, 0, m0, 10000), 0);
+	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
+}
+
 static const fftd_test_role roles[] = {
 	{ "holder", arrays_role_holder },
 	{ NULL, NULL },
@@ -148,6 +220,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_freed),
+		cmocka_unit_test(test_mf_unsupported),
 	};
 	return fftd_test_run_group("arrays[cuda]", tests, &FX);
 }
