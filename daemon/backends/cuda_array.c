@@ -148,7 +148,9 @@ fftd__cuda_array_copy(fftd__device *dev, void *dst, const void *src, size_t len,
 
 // fftd__cuda_execute_device runs a plan on device memory (backend.h:
 // execute_device): the plan's main unit on the worker's request stream,
-// gaps zeroed and scaled as fftd__cuda_dev_transform does, then a sync.
+// gaps zeroed and scaled as fftd__cuda_dev_transform does, then a sync;
+// through the request buffers when a pointer is not aligned to the complex
+// element, which cuFFT requires.
 // It holds st->mtx as cuda_execute does (cuda_impl.h, "Threads").
 int
 fftd__cuda_execute_device(fftd__device *dev, void *plan, const fftd__shape *s,
@@ -161,8 +163,44 @@ fftd__cuda_execute_device(fftd__device *dev, void *plan, const fftd__shape *s,
 		return fftd__cuda_fail(e, "cudaSetDevice", msg, msglen);
 	}
 	pthread_mutex_lock(&st->mtx);
-	int rv = fftd__cuda_dev_transform(
-	    st->stream, p, &p->main, s, in, out, msg, msglen);
+	// cuFFT refuses pointers not aligned to the complex element
+	// (CUFFT_INVALID_VALUE), real sides of R2C/C2R included; an array
+	// offset that is only element-aligned on a real side goes through
+	// the request buffers, device to device.
+	size_t cplx = s->precision == FFTD_F64 ? 16
+	    : s->precision == FFTD_F32         ? 8
+	                                       : 4;
+	bool   stage
+	    = ((uintptr_t) in % cplx) != 0 || ((uintptr_t) out % cplx) != 0;
+	void *din = in, *dout = out;
+	int   rv = FFTD_OK;
+	if (stage) {
+		rv = fftd__cuda_grow_dev(st, &st->d_in, &st->d_out, s->in.bytes,
+		    "an unaligned array's input", msg, msglen);
+		if (rv == FFTD_OK) {
+			rv = fftd__cuda_grow_dev(st, &st->d_out, &st->d_in,
+			    s->out.bytes, "an unaligned array's output", msg,
+			    msglen);
+		}
+		if (rv == FFTD_OK
+		    && (e = cudaMemcpyAsync(st->d_in.p, in, s->in.bytes,
+		            cudaMemcpyDeviceToDevice, st->stream))
+		        != cudaSuccess) {
+			rv = fftd__cuda_fail(e, "cudaMemcpyAsync", msg, msglen);
+		}
+		din  = st->d_in.p;
+		dout = st->d_out.p;
+	}
+	if (rv == FFTD_OK) {
+		rv = fftd__cuda_dev_transform(
+		    st->stream, p, &p->main, s, din, dout, msg, msglen);
+	}
+	if (rv == FFTD_OK && stage
+	    && (e = cudaMemcpyAsync(out, st->d_out.p, s->out.bytes,
+	            cudaMemcpyDeviceToDevice, st->stream))
+	        != cudaSuccess) {
+		rv = fftd__cuda_fail(e, "cudaMemcpyAsync", msg, msglen);
+	}
 	e = cudaStreamSynchronize(st->stream);
 	if (rv == FFTD_OK && e != cudaSuccess) {
 		rv = fftd__cuda_fail(e, "cudaStreamSynchronize", msg, msglen);
