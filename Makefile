@@ -361,7 +361,9 @@ TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
 	test_shm_lifetime test_shm_raw test_shm_streams test_systemd \
 	test_transforms test_mf cxx_header
 
-# make check builds and runs the suite with what is installed; make test
+# make check builds and runs the suite with what is installed (and the
+# matched-filter bank against PyCBC on GW150914: tests/pycbc, which makes
+# its Python venv on first use); make test
 # installs what it needs first (tools/install-deps.sh), then checks.
 test: deps
 	$(MAKE) check
@@ -372,6 +374,7 @@ check:
 	$(MAKE) SAN=thread all
 	$(MAKE) fuzz-smoke FUZZ_SECONDS=20
 	sh tests/run.sh --all build build-san build-tsan=$(subst $(space),$(comma),$(strip $(TSAN_TESTS)))
+	sh tests/pycbc/run.sh build
 
 test-unit: all
 	sh tests/run.sh $(BUILD)

@@ -14,7 +14,7 @@ set -eu
 
 PKGS="build-essential dpkg-dev cmake ninja-build clang libclang-rt-14-dev pkg-config protobuf-c-compiler libprotobuf-c-dev
 libmbedtls-dev libuv1-dev libinih-dev libfftw3-dev libhdf5-dev libcmocka-dev
-gnuplot-nox libsystemd-dev systemd openssl"
+gnuplot-nox libsystemd-dev systemd openssl python3-venv"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
