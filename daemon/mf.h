@@ -12,6 +12,8 @@
 // The request handler (daemon/mf_req.c) checks every argument before a
 // backend sees it: the pointers below are the device's (a backend's
 // array_alloc memory), spans inside their arrays, ranges as stated.
+// Served by the fftw backend (backends/fftw_mf.c) and the cuda backend
+// (backends/cuda_mf.c, kernels/mf.cu), with the same semantics.
 
 #ifndef FFTD_DAEMON_MF_H
 #define FFTD_DAEMON_MF_H

@@ -768,8 +768,11 @@ typedef struct fftd_mf_trigger {
 // series (NULL or nseries 0: none) receives rho(t) over [t_begin, t_end)
 // of the nseries templates series_index[] (indices into the slice), as
 // [nseries][t_end - t_begin] values of desc->precision's real type.
-// Blocking. Errors: FFTD_EINVAL (naming the argument: ranges, NULLs,
-// arrays of another client or on two devices, misaligned offsets),
+// Both backends serve it: fftw on the CPU, cuda on the GPU (cuFFT's
+// batched inverse between our kernels; the same peaks, windows, tie rules
+// and trigger order). Blocking. Errors: FFTD_EINVAL (naming the argument:
+// ranges, NULLs, arrays of another client or on two devices, misaligned
+// offsets, a PSD bin not positive, data or a template not finite),
 // FFTD_ESIZE (a span past its array), FFTD_EOVERFLOW, FFTD_ELIMIT (the
 // results would exceed [limits] max_request_bytes: search in slices),
 // FFTD_EUNSUPPORTED (f16; a backend without the bank), FFTD_EBACKEND.

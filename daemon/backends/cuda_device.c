@@ -223,10 +223,10 @@ const fftd__backend fftd__backend_cuda = {
 	.host_register   = fftd__cuda_host_register,
 	.host_unregister = fftd__cuda_host_unregister,
 	.memory_in_use   = fftd__cuda_memory_in_use,
-	// Resident arrays (cuda_array.c); the bank (mf_bank) is not wired
-	// yet.
+	// Resident arrays (cuda_array.c) and the bank on them (cuda_mf.c).
 	.array_alloc    = fftd__cuda_array_alloc,
 	.array_free     = fftd__cuda_array_free,
 	.array_copy     = fftd__cuda_array_copy,
 	.execute_device = fftd__cuda_execute_device,
+	.mf_bank        = fftd__cuda_mf_bank,
 };

@@ -48,6 +48,9 @@
 //                    copies overlapping transforms;
 //   cuda_array.c     resident arrays: device memory counted against the
 //                    budget, copies, executions on device pointers;
+//   cuda_mf.c        the matched-filter bank (mf.h) on resident arrays:
+//                    kernels/mf.cu's kernels around a batched cuFFT
+//                    inverse, scratch counted against the budget;
 //   cuda_device.c    open, close, the execute entry that picks single
 //                    stream or pipeline, and the vtable.
 //
@@ -255,6 +258,12 @@ int  fftd__cuda_array_copy(fftd__device *dev, void *dst, const void *src,
      size_t len, int dir, char *msg, size_t msglen);
 int  fftd__cuda_execute_device(fftd__device *dev, void *plan,
      const fftd__shape *s, void *in, void *out, char *msg, size_t msglen);
+
+// --- cuda_mf.c ---------------------------------------------------------------
+
+struct fftd__mf_args;
+int fftd__cuda_mf_bank(
+    fftd__device *dev, struct fftd__mf_args *a, char *msg, size_t msglen);
 
 // --- cuda_pipeline.c ---------------------------------------------------------
 

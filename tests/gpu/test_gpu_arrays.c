@@ -7,10 +7,10 @@
 // past the 256 MiB device budget refused with FFTD_EDEVMEM beside a plan,
 // and the device memory in use (fftd_device_stats) back to its level after
 // fftd_client_close and after a client holding arrays is SIGKILLed; the
-// matched-filter bank, which the cuda backend does not have yet (its
-// mf_bank is NULL): a well-formed bank request on device arrays is
-// answered FFTD_EUNSUPPORTED naming the backend, after the daemon's own
-// checks, and leaves the arrays as they were.
+// matched-filter bank (cuda_mf.c) on device arrays against the long double
+// reference of tests/util/mf_ref.h (f64 within 1e-12, f32 within 1e-5 of
+// the peak rho; peaks, sigma, triggers, series; slices of a resident bank;
+// outputs poisoned), a PSD bin of zero refused with FFTD_EINVAL.
 // Without FFTD_TEST_GPU=1 or a usable GPU every test reports SKIPPED.
 
 #include <setjmp.h>
@@ -130,69 +130,141 @@ test_freed(void **state)
 	assert_true(arrays_memory_used(C, 0) <= BUDGET);
 }
 
-// test_mf_unsupported: the cuda backend has no matched-filter bank yet, so
-// the daemon answers a bank request (arguments and arrays good)
-// FFTD_EUNSUPPORTED with a message naming the backend; one whose span
-// passes its array still gets the checks' FFTD_ESIZE first. Nothing is
-// written to the results, and the arrays keep their bytes and are freed
-// as usual. (When the cuda bank lands, this test becomes its
-// correctness test against tests/util/mf_ref.h.)
+// --- the matched-filter bank (cuda_mf.c)
+// ------------------------------------------------------------------------
+
+// mf_resident is a bank problem's inputs in device arrays: D and S in one
+// array at offsets that are whole reals but not 64-byte aligned (as
+// tests/integration/test_mf.c places them), the templates in another.
+typedef struct mf_resident {
+	fftd_array *dp, *tpl;
+	size_t      data_off, psd_off, tpl_off, tpl_bytes;
+} mf_resident;
+
+// mf_resident_new writes b's inputs into arrays of C.
 static void
-test_mf_unsupported(void **state)
+mf_resident_new(mf_resident *r, const fftd_test_mf *b)
+{
+	size_t rs    = fftd_test_mf_real_size(b->precision);
+	size_t nb    = (size_t) b->nbins;
+	r->data_off  = 3 * rs;
+	r->psd_off   = r->data_off + 2 * nb * rs + 5 * rs;
+	r->tpl_off   = 11 * rs;
+	r->tpl_bytes = 2 * nb * rs;
+	size_t all   = (size_t) b->ntemplates * r->tpl_bytes;
+	ASSERT_OK(
+	    fftd_array_create(C, 0, r->psd_off + nb * rs + 7 * rs, &r->dp));
+	ASSERT_OK(fftd_array_create(C, 0, r->tpl_off + all + 3 * rs, &r->tpl));
+	ASSERT_OK(fftd_array_write(r->dp, r->data_off, b->data, 2 * nb * rs));
+	ASSERT_OK(fftd_array_write(r->dp, r->psd_off, b->psd, nb * rs));
+	ASSERT_OK(fftd_array_write(r->tpl, r->tpl_off, b->templates, all));
+}
+
+// mf_call runs b's request (its slice of r) into o.
+static int
+mf_call(const mf_resident *r, const fftd_test_mf *b, fftd_test_mf_out *o)
+{
+	fftd_mf_desc d;
+	fftd_mf_desc_init(&d);
+	d.n         = b->n;
+	d.precision = b->precision;
+	d.delta_f   = b->delta_f;
+	d.kmin      = b->kmin;
+	d.kmax      = b->kmax;
+	d.t_begin   = b->t_begin;
+	d.t_end     = b->t_end;
+	d.threshold = b->threshold;
+	d.cluster   = b->cluster;
+	return fftd_mf_bank(C, &d, r->dp, r->data_off, r->dp, r->psd_off,
+	    r->tpl, r->tpl_off + (size_t) b->first * r->tpl_bytes, b->count,
+	    o->peaks, o->triggers, o->max_triggers, &o->ntriggers, &o->ntotal,
+	    o->series_index, o->nseries, o->series);
+}
+
+// mf_checked draws a request on the slice [first, first + count) from *s,
+// runs it on the cuda backend and checks it against the long double
+// reference (tests/util/mf_ref.h: f64 within 1e-12, f32 within 1e-5 of the
+// template's peak rho; sigma 1e-12 relative; trigger counts exact; the
+// loudest kept; results poisoned first, spare trigger slots still
+// poisoned after).
+static void
+mf_checked(const mf_resident *r, fftd_test_mf *b, int64_t first, int64_t count,
+    uint64_t *s)
+{
+	size_t  maxt;
+	int64_t idx[3];
+	int     ns;
+	b->first = first;
+	b->count = count;
+	fftd_test_mf_draw(b, s, (int) count, &maxt, idx, &ns);
+	fftd_test_mf_out o;
+	fftd_test_mf_out_new(&o, b, maxt, ns, idx);
+	ASSERT_OK(mf_call(r, b, &o));
+	fftd_test_mf_describe(b, &o, "cuda");
+	fftd_test_mf_check(b, &o);
+	fftd_test_mf_out_free(&o);
+}
+
+// test_mf_bank: the bank on device arrays against the reference, f64 and
+// f32, N of 4096, 1000, 4095 and 16384, a resident bank of 20 templates
+// searched in slices of 1, 17 and a random count with random bins,
+// samples, cluster window, threshold, max_triggers and series rows; then a
+// PSD bin of zero (FFTD_EINVAL naming the bin, nothing written) and the
+// device memory back to its level.
+static void
+test_mf_bank(void **state)
 {
 	(void) state;
 	if (skip_reason != NULL) {
 		skip();
 	}
-	uint64_t     m0 = arrays_memory_used(C, 0);
-	fftd_test_mf b;
-	fftd_test_mf_new(&b, 1024, FFTD_F64, 2, fftd_test_case_seed(500));
-	size_t      nb = (size_t) b.nbins;
-	size_t      db = 2 * nb * sizeof(double), pb = nb * sizeof(double);
-	size_t      tb   = 2 * db;
-	fftd_array *data = NULL, *psd = NULL, *tpl = NULL;
-	ASSERT_OK(fftd_array_create(C, 0, db, &data));
-	ASSERT_OK(fftd_array_create(C, 0, pb, &psd));
-	ASSERT_OK(fftd_array_create(C, 0, tb, &tpl));
-	ASSERT_OK(fftd_array_write(data, 0, b.data, db));
-	ASSERT_OK(fftd_array_write(psd, 0, b.psd, pb));
-	ASSERT_OK(fftd_array_write(tpl, 0, b.templates, tb));
-	fftd_mf_desc d;
-	ASSERT_OK(fftd_mf_desc_init(&d));
-	d.n       = b.n;
-	d.delta_f = b.delta_f;
-	fftd_mf_peak    peaks[3];
-	fftd_mf_trigger trig[4];
-	size_t          nt = 777, ntot = 888;
-	memset(peaks, 0xFF, sizeof(peaks));
-	int rv = fftd_mf_bank(C, &d, data, 0, psd, 0, tpl, 0, 2, peaks, trig, 4,
-	    &nt, &ntot, NULL, 0, NULL);
-	printf("bank on cuda: %s: %s\n", fftd_err_name(rv), fftd_last_error());
-	assert_int_equal(rv, FFTD_EUNSUPPORTED);
-	assert_non_null(strstr(fftd_last_error(), "cuda"));
-	assert_int_equal(nt, 777);
-	assert_int_equal(ntot, 888);
-	assert_int_equal(((const unsigned char *) peaks)[0], 0xFF);
-	// Three templates do not fit the array: the span check answers.
-	rv = fftd_mf_bank(C, &d, data, 0, psd, 0, tpl, 0, 3, peaks, trig, 4,
-	    &nt, &ntot, NULL, 0, NULL);
-	printf("3 templates in an array of 2: %s: %s\n", fftd_err_name(rv),
-	    fftd_last_error());
-	assert_int_equal(rv, FFTD_ESIZE);
-	// The arrays are as written.
-	uint8_t *got = malloc(tb);
-	assert_non_null(got);
-	ASSERT_OK(fftd_array_read(data, 0, got, db));
-	assert_memory_equal(got, b.data, db);
-	ASSERT_OK(fftd_array_read(psd, 0, got, pb));
-	assert_memory_equal(got, b.psd, pb);
-	ASSERT_OK(fftd_array_read(tpl, 0, got, tb));
-	assert_memory_equal(got, b.templates, tb);
-	free(got);
-	fftd_array_destroy(data);
-	fftd_array_destroy(psd);
-	fftd_array_destroy(tpl);
-	fftd_test_mf_free(&b);
+	uint64_t             m0      = arrays_memory_used(C, 0);
+	static const int64_t sizes[] = { 4096, 1000, 4095, 16384 };
+	for (int pi = 0; pi < 2; pi++) {
+		fftd_precision p = pi == 0 ? FFTD_F64 : FFTD_F32;
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			uint64_t s
+			    = fftd_test_case_seed(500 + 10 * (uint64_t) pi + i);
+			fftd_test_mf b;
+			mf_resident  r;
+			fftd_test_mf_new(
+			    &b, sizes[i], p, 20, fftd_test_mf_rng_next(&s));
+			mf_resident_new(&r, &b);
+			int64_t k = fftd_test_mf_range(&s, 2, 16);
+			mf_checked(
+			    &r, &b, fftd_test_mf_range(&s, 0, 19), 1, &s);
+			mf_checked(
+			    &r, &b, fftd_test_mf_range(&s, 0, 3), 17, &s);
+			mf_checked(
+			    &r, &b, fftd_test_mf_range(&s, 0, 20 - k), k, &s);
+			if (i == 0) {
+				// PSD bin kmin + 1 zero: refused, nothing
+				// written.
+				size_t rs       = fftd_test_mf_real_size(p);
+				b.first         = 0;
+				b.count         = 2;
+				b.kmin          = 3;
+				b.kmax          = b.nbins;
+				uint8_t zero[8] = { 0 };
+				ASSERT_OK(fftd_array_write(
+				    r.dp, r.psd_off + 4 * rs, zero, rs));
+				fftd_test_mf_out o;
+				fftd_test_mf_out_new(&o, &b, 4, 0, NULL);
+				int rv = mf_call(&r, &b, &o);
+				printf("PSD bin 4 zero: %s: %s\n",
+				    fftd_err_name(rv), fftd_last_error());
+				assert_int_equal(rv, FFTD_EINVAL);
+				assert_non_null(
+				    strstr(fftd_last_error(), "psd[4]"));
+				assert_int_equal(o.ntriggers, 12345);
+				fftd_test_mf_out_free(&o);
+			}
+			fftd_array_destroy(r.dp);
+			fftd_array_destroy(r.tpl);
+			fftd_test_mf_free(&b);
+		}
+	}
+	fftd_test_mf_print_worst("cuda");
 	assert_int_equal(arrays_wait_memory(C, 0, m0, 10000), 0);
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 }
@@ -220,7 +292,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_freed),
-		cmocka_unit_test(test_mf_unsupported),
+		cmocka_unit_test(test_mf_bank),
 	};
 	return fftd_test_run_group("arrays[cuda]", tests, &FX);
 }

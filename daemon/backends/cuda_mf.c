@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: MIT
+//
+// cuda_mf.c — the matched-filter bank (daemon/mf.h) on the cuda backend
+// (backend.h: mf_bank), over device memory (resident arrays,
+// cuda_array.c): the plain version, each step its own kernel
+// (kernels/mf.cu) around cuFFT. It computes what the fftw engine computes
+// (daemon/backends/fftw_mf.c: FINDCHIRP's filter, Allen et al. 2012, as
+// PyCBC's matched_filter_core does), with the same rules:
+//   1. the PSD positive and finite and the data finite over [kmin, kmax):
+//      a device kernel finds the first bad bin (PSD first at a bin), the
+//      host reads back one word and names it (FFTD_EINVAL);
+//   2. sigma_j^2 = 4 df sum |h_jk|^2 / S_k for every template of the slice
+//      (one block each, double), read back: a non-finite one names the
+//      first such template (FFTD_EINVAL) — before any transform, where the
+//      fftw engine checks batch by batch (only which error is reported
+//      first can differ, when several templates are bad);
+//   3. templates in batches of B: the product q = conj(h) D / S (zero
+//      outside [kmin, kmax), the negative frequencies included), cuFFT's
+//      in-place inverse C2C/Z2Z of length N, the scan (peak and each
+//      window's loudest sample, the first on ties, z there), the series
+//      rows; peaks, window winners and a non-finite-rho flag read back
+//      (a non-finite rho names the batch's first such template);
+//   4. on the host: peaks (z times 4 df), triggers above the threshold
+//      counted in ntotal, the loudest max_triggers kept with the fftw
+//      engine's min-heap and tie order (louder, lower template, earlier
+//      sample) and written in (template, t) order.
+// Device memory: B x N complex of scratch (at most 256 MiB, less when the
+// budget has less), the scan's slots, sigma sums, one series row and the
+// cuFFT workspace (shared by the batch plan and the tail's), counted with
+// fftd__cuda_reserve_plan_bytes before allocation and given back at the
+// end; a B that does not fit is halved. Plans are made per call on the
+// worker's stream and destroyed at the end, as the fftw engine does.
+//
+// Threads: the device's batch worker, holding st->mtx for the whole call
+// as execute does (cuda_impl.h, "Threads"); cudaSetDevice first.
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_impl.h"
+#include "errmsg.h"
+#include "mf.h"
+#include "mf_kernels.h"
+
+// Scratch per batch, bytes (the brief: at most 256 MiB).
+#define SCRATCH_BYTES ((uint64_t) 256 << 20)
+// Templates per batch at most (grid.y of the kernels allows 65535).
+#define MAX_BATCH 1024
+#define ALIGN 256
+
+// mf_gpu is one call's state.
+typedef struct mf_gpu {
+	fftd__cuda_state *st;
+	fftd__mf_args    *a;
+	bool              f64;
+	size_t            csize, rsize;       // one complex, one real
+	int64_t           width, nwin, slots; // slots = 1 + nwin per template
+	int               batch;
+	cufftHandle       plan, tail;
+	bool              have_plan, have_tail;
+	void             *work; // cuFFT workspace (shared)
+	size_t            work_bytes;
+	char             *mem;             // one allocation, carved below
+	uint64_t          held;            // bytes reserved
+	void             *q;               // batch x N complex
+	uint64_t         *key, *t, *flags; // flags: [0] bad input, [1] rho
+	double           *z, *hh;
+	void             *row; // one series row
+	// Host copies.
+	uint64_t *hkey, *ht;
+	double   *hz, *hhh;
+	size_t    nheap;
+} mf_gpu;
+
+// check_args repeats what the request handler (mf_req.c) guarantees, as
+// the fftw engine does, so that a wrong caller gets a typed error.
+static int
+check_args(const fftd__mf_args *a, char *msg, size_t msglen)
+{
+	if (a->precision != FFTD_F64 && a->precision != FFTD_F32) {
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
+		    "matched filter: the cuda backend does f64 and f32, not "
+		    "precision %d",
+		    (int) a->precision);
+	}
+	if (a->n < 1 || a->n > INT32_MAX) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: n = %lld (1 .. %d on the cuda backend)",
+		    (long long) a->n, INT32_MAX);
+	}
+	int64_t nbins = a->n / 2 + 1;
+	if (a->kmin < 0 || a->kmin >= a->kmax || a->kmax > nbins) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: bins [%lld, %lld) not inside [0, %lld)",
+		    (long long) a->kmin, (long long) a->kmax,
+		    (long long) nbins);
+	}
+	if (a->t_begin < 0 || a->t_begin >= a->t_end || a->t_end > a->n) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: samples [%lld, %lld) not inside [0, %lld)",
+		    (long long) a->t_begin, (long long) a->t_end,
+		    (long long) a->n);
+	}
+	if (!(a->delta_f > 0) || !isfinite(a->delta_f)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: delta_f = %g is not positive and finite",
+		    a->delta_f);
+	}
+	if (a->cluster < 1 || isnan(a->threshold)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: cluster = %lld (>= 1), threshold = %g",
+		    (long long) a->cluster, a->threshold);
+	}
+	if (a->count < 1 || a->count > INT32_MAX || a->data == NULL
+	    || a->psd == NULL || a->templates == NULL || a->peaks == NULL
+	    || (a->max_triggers > 0 && a->triggers == NULL)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: count = %lld, or a NULL array",
+		    (long long) a->count);
+	}
+	if (a->nseries < 0
+	    || (a->nseries > 0
+	        && (a->series == NULL || a->series_index == NULL))) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: nseries = %d with series %s, "
+		    "series_index %s",
+		    a->nseries, a->series == NULL ? "NULL" : "given",
+		    a->series_index == NULL ? "NULL" : "given");
+	}
+	for (int s = 0; s < a->nseries; s++) {
+		int64_t j = a->series_index[s];
+		if (j < 0 || j >= a->count) {
+			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+			    "matched filter: series_index[%d] = %lld not in "
+			    "[0, %lld)",
+			    s, (long long) j, (long long) a->count);
+		}
+	}
+	return FFTD_OK;
+}
+
+// kern_fail turns a kernel launch's error into a message.
+static int
+kern_fail(int rc, const char *what, char *msg, size_t msglen)
+{
+	return fftd__cuda_fail((cudaError_t) rc, what, msg, msglen);
+}
+
+// up rounds x up to ALIGN.
+static uint64_t
+up(uint64_t x)
+{
+	return (x + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+// aux_bytes is the device memory besides the scratch and workspace for a
+// batch of b: the scan's slots (key, t, z), flags, sigma sums, series row.
+static uint64_t
+aux_bytes(const mf_gpu *g, int64_t b)
+{
+	uint64_t slots = (uint64_t) b * (uint64_t) g->slots;
+	return up(slots * 8) * 2 + up(slots * 16) + up(2 * 8)
+	    + up((uint64_t) g->a->count * 8)
+	    + (g->a->nseries > 0 ? up((uint64_t) g->width * g->rsize) : 0);
+}
+
+// make_plan makes an in-place inverse C2C/Z2Z plan of length N for howmany
+// transforms on the worker's stream, without a workspace of its own; *work
+// gets the workspace it needs.
+static int
+make_plan(mf_gpu *g, int howmany, cufftHandle *h, size_t *work, char *msg,
+    size_t msglen)
+{
+	cufftResult r;
+	long long   n = g->a->n;
+	if ((r = cufftCreate(h)) != CUFFT_SUCCESS) {
+		return fftd__cufft_fail(r, "cufftCreate", msg, msglen);
+	}
+	const char *call = "cufftSetAutoAllocation";
+	r                = cufftSetAutoAllocation(*h, 0);
+	if (r == CUFFT_SUCCESS) {
+		call = "cufftMakePlanMany64";
+		r    = cufftMakePlanMany64(*h, 1, &n, NULL, 1, n, NULL, 1, n,
+                    g->f64 ? CUFFT_Z2Z : CUFFT_C2C, howmany, work);
+	}
+	if (r == CUFFT_SUCCESS) {
+		call = "cufftSetStream";
+		r    = cufftSetStream(*h, g->st->stream);
+	}
+	if (r != CUFFT_SUCCESS) {
+		(void) cufftDestroy(*h);
+		return fftd__cufft_fail(r, call, msg, msglen);
+	}
+	return FFTD_OK;
+}
+
+// drop_plans destroys the plans made so far.
+static void
+drop_plans(mf_gpu *g)
+{
+	if (g->have_plan) {
+		(void) cufftDestroy(g->plan);
+	}
+	if (g->have_tail) {
+		(void) cufftDestroy(g->tail);
+	}
+	g->have_plan = g->have_tail = false;
+}
+
+// setup picks B (the scratch within 256 MiB and half of what the budget
+// has left, halved until plans, scratch and the rest fit), makes the plans,
+// reserves and allocates the device memory and the host copies.
+static int
+setup(mf_gpu *g, char *msg, size_t msglen)
+{
+	fftd__cuda_state    *st  = g->st;
+	const fftd__mf_args *a   = g->a;
+	uint64_t             one = (uint64_t) a->n * g->csize;
+	pthread_mutex_lock(&st->mtx);
+	uint64_t held  = st->plan_bytes + st->pipe_bytes;
+	uint64_t avail = held < st->budget ? st->budget - held : 0;
+	pthread_mutex_unlock(&st->mtx);
+	uint64_t per = one + (uint64_t) g->slots * 32;
+	uint64_t cap = avail / 2 < SCRATCH_BYTES ? avail / 2 : SCRATCH_BYTES;
+	int64_t  b   = (int64_t) (cap / per);
+	b            = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
+	b            = b > a->count ? a->count : b;
+	int rv;
+	for (;;) {
+		g->batch  = (int) b;
+		int    tl = (int) (a->count % b);
+		size_t w1 = 0, w2 = 0;
+		rv = make_plan(g, g->batch, &g->plan, &w1, msg, msglen);
+		g->have_plan = rv == FFTD_OK;
+		if (rv == FFTD_OK && tl != 0) {
+			rv = make_plan(g, tl, &g->tail, &w2, msg, msglen);
+			g->have_tail = rv == FFTD_OK;
+		}
+		if (rv != FFTD_OK) {
+			drop_plans(g);
+			return rv;
+		}
+		g->work_bytes = w1 > w2 ? w1 : w2;
+		uint64_t need
+		    = up(one * (uint64_t) b) + aux_bytes(g, b) + g->work_bytes;
+		rv = fftd__cuda_reserve_plan_bytes(
+		    st, need, "matched-filter scratch", msg, msglen);
+		if (rv == FFTD_OK) {
+			g->held = need;
+			break;
+		}
+		drop_plans(g);
+		if (rv != FFTD_EDEVMEM || b == 1) {
+			return rv;
+		}
+		b = b / 2;
+	}
+	uint64_t    mem = g->held - g->work_bytes;
+	cudaError_t e   = cudaMalloc((void **) &g->mem, (size_t) mem);
+	if (e != cudaSuccess) {
+		g->mem = NULL;
+		return fftd__cuda_fail(
+		    e, "cudaMalloc (bank scratch)", msg, msglen);
+	}
+	if (g->work_bytes > 0) {
+		e = cudaMalloc(&g->work, g->work_bytes);
+		if (e != cudaSuccess) {
+			g->work = NULL;
+			return fftd__cuda_fail(
+			    e, "cudaMalloc (cuFFT workspace)", msg, msglen);
+		}
+		cufftResult r = cufftSetWorkArea(g->plan, g->work);
+		if (r == CUFFT_SUCCESS && g->have_tail) {
+			r = cufftSetWorkArea(g->tail, g->work);
+		}
+		if (r != CUFFT_SUCCESS) {
+			return fftd__cufft_fail(
+			    r, "cufftSetWorkArea", msg, msglen);
+		}
+	}
+	uint64_t slots = (uint64_t) g->batch * (uint64_t) g->slots;
+	char    *p     = g->mem;
+	g->q           = p;
+	p += up(one * (uint64_t) g->batch);
+	g->key = (uint64_t *) p;
+	p += up(slots * 8);
+	g->t = (uint64_t *) p;
+	p += up(slots * 8);
+	g->z = (double *) p;
+	p += up(slots * 16);
+	g->flags = (uint64_t *) p;
+	p += up(2 * 8);
+	g->hh = (double *) p;
+	p += up((uint64_t) a->count * 8);
+	g->row  = a->nseries > 0 ? p : NULL;
+	g->hkey = malloc((size_t) slots * 8);
+	g->ht   = malloc((size_t) slots * 8);
+	g->hz   = malloc((size_t) slots * 16);
+	g->hhh  = malloc((size_t) a->count * 8);
+	if (g->hkey == NULL || g->ht == NULL || g->hz == NULL
+	    || g->hhh == NULL) {
+		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
+		    "matched filter: no host memory for %zu slots",
+		    (size_t) slots);
+	}
+	return FFTD_OK;
+}
+
+// teardown gives back what setup took (any part of it).
+static void
+teardown(mf_gpu *g)
+{
+	(void) cudaStreamSynchronize(g->st->stream);
+	drop_plans(g);
+	if (g->work != NULL) {
+		(void) cudaFree(g->work);
+	}
+	if (g->mem != NULL) {
+		(void) cudaFree(g->mem);
+	}
+	if (g->held > 0) {
+		fftd__cuda_release_plan_bytes(g->st, g->held);
+	}
+	(void) cudaGetLastError();
+	free(g->hkey);
+	free(g->ht);
+	free(g->hz);
+	free(g->hhh);
+}
+
+// sync waits for the stream, naming what failed.
+static int
+sync_stream(mf_gpu *g, char *msg, size_t msglen)
+{
+	cudaError_t e = cudaStreamSynchronize(g->st->stream);
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "cudaStreamSynchronize", msg, msglen);
+	}
+	return FFTD_OK;
+}
+
+// d2h copies len bytes from the device on the worker's stream.
+static int
+d2h(mf_gpu *g, void *dst, const void *src, size_t len, char *msg, size_t msglen)
+{
+	cudaError_t e = cudaMemcpyAsync(
+	    dst, src, len, cudaMemcpyDeviceToHost, g->st->stream);
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "cudaMemcpyAsync (D2H)", msg, msglen);
+	}
+	return FFTD_OK;
+}
+
+// check_inputs runs steps 1 and 2 of the top of this file.
+static int
+check_inputs(mf_gpu *g, char *msg, size_t msglen)
+{
+	const fftd__mf_args *a   = g->a;
+	cudaStream_t         s   = g->st->stream;
+	cudaError_t          e   = cudaMemsetAsync(g->flags, 0xFF, 16, s);
+	uint64_t             bad = FFTD__MF_NONE;
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "cudaMemsetAsync", msg, msglen);
+	}
+	int rc = fftd__mf_check_inputs(
+	    a->data, a->psd, (int) a->precision, a->kmin, a->kmax, g->flags, s);
+	if (rc != 0) {
+		return kern_fail(rc, "fftd__mf_check_inputs", msg, msglen);
+	}
+	rc = fftd__mf_sigma2(a->templates, a->psd, (int) a->precision,
+	    a->n / 2 + 1, a->kmin, a->kmax, a->count, g->hh, s);
+	if (rc != 0) {
+		return kern_fail(rc, "fftd__mf_sigma2", msg, msglen);
+	}
+	int rv = d2h(g, &bad, g->flags, 8, msg, msglen);
+	if (rv == FFTD_OK) {
+		rv = d2h(g, g->hhh, g->hh, (size_t) a->count * 8, msg, msglen);
+	}
+	if (rv == FFTD_OK) {
+		rv = sync_stream(g, msg, msglen);
+	}
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	if (bad != FFTD__MF_NONE && bad % 2 == 0) {
+		int64_t k  = (int64_t) (bad / 2);
+		double  sv = 0;
+		if (g->f64) {
+			rv = d2h(
+			    g, &s, (const double *) a->psd + k, 8, msg, msglen);
+		} else {
+			float f = 0;
+			rv      = d2h(
+			         g, &f, (const float *) a->psd + k, 4, msg, msglen);
+			if (rv == FFTD_OK) {
+				rv = sync_stream(g, msg, msglen);
+			}
+			sv = f;
+		}
+		if (rv == FFTD_OK && g->f64) {
+			rv = sync_stream(g, msg, msglen);
+		}
+		if (rv != FFTD_OK) {
+			return rv;
+		}
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: psd[%lld] = %g is not positive "
+		    "and finite (f32: scale data and templates by "
+		    "DYN_RANGE_FAC = 2^69 and the PSD by its square, "
+		    "as PyCBC does)",
+		    (long long) k, sv);
+	}
+	if (bad != FFTD__MF_NONE) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: data[%lld] is not finite",
+		    (long long) (bad / 2));
+	}
+	double scale = 4 * a->delta_f;
+	for (int64_t j = 0; j < a->count; j++) {
+		double s2 = scale * g->hhh[j];
+		if (!isfinite(s2)) {
+			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+			    "matched filter: template %lld is not "
+			    "finite over bins [%lld, %lld) (sigma^2 = %g)",
+			    (long long) j, (long long) a->kmin,
+			    (long long) a->kmax, s2);
+		}
+	}
+	return FFTD_OK;
+}
+
+// stronger says whether trigger x outranks y when only the loudest are
+// kept: louder, then the lower template, then the earlier sample (the
+// fftw engine's order).
+static bool
+stronger(const fftd__mf_trigger *x, const fftd__mf_trigger *y)
+{
+	if (x->rho != y->rho) {
+		return x->rho > y->rho;
+	}
+	if (x->template_index != y->template_index) {
+		return x->template_index < y->template_index;
+	}
+	return x->t < y->t;
+}
+
+// sift_down restores the min-heap (weakest at the root) below slot i.
+static void
+sift_down(fftd__mf_trigger *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && stronger(&h[m], &h[l])) {
+			m = l;
+		}
+		if (l + 1 < n && stronger(&h[m], &h[l + 1])) {
+			m = l + 1;
+		}
+		if (m == i) {
+			return;
+		}
+		fftd__mf_trigger t = h[i];
+		h[i]               = h[m];
+		h[m]               = t;
+		i                  = m;
+	}
+}
+
+// add_trigger counts trigger t and keeps it if it is among the loudest
+// max_triggers so far.
+static void
+add_trigger(mf_gpu *g, const fftd__mf_trigger *t)
+{
+	fftd__mf_args    *a = g->a;
+	fftd__mf_trigger *h = a->triggers;
+	a->ntotal++;
+	if (a->max_triggers == 0) {
+		return;
+	}
+	if (g->nheap < a->max_triggers) {
+		size_t i = g->nheap++;
+		h[i]     = *t;
+		while (i > 0 && stronger(&h[(i - 1) / 2], &h[i])) {
+			fftd__mf_trigger x = h[i];
+			h[i]               = h[(i - 1) / 2];
+			h[(i - 1) / 2]     = x;
+			i                  = (i - 1) / 2;
+		}
+	} else if (stronger(t, &h[0])) {
+		h[0] = *t;
+		sift_down(h, g->nheap, 0);
+	}
+}
+
+// by_time orders kept triggers by template, then sample.
+static int
+by_time(const void *x, const void *y)
+{
+	const fftd__mf_trigger *p = x, *q = y;
+	if (p->template_index != q->template_index) {
+		return p->template_index < q->template_index ? -1 : 1;
+	}
+	return p->t < q->t ? -1 : p->t > q->t;
+}
+
+// slot_rho is the rho whose bits a slot's key holds.
+static double
+slot_rho(uint64_t key)
+{
+	double r;
+	memcpy(&r, &key, sizeof(r));
+	return r;
+}
+
+// take_batch turns the batch from j0 (nb templates), read back into the
+// host copies, into peaks and triggers.
+static int
+take_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
+{
+	fftd__mf_args *a     = g->a;
+	double         scale = 4 * a->delta_f;
+	bool           trig  = a->threshold > 0;
+	for (int b = 0; b < nb; b++) {
+		int64_t j = j0 + b;
+		size_t  s = (size_t) b * (size_t) g->slots;
+		if (g->ht[s] >= (uint64_t) a->n) {
+			return fftd__errmsg(FFTD_EINTERNAL, msg, msglen,
+			    "matched filter: no peak found for template %lld",
+			    (long long) j);
+		}
+		a->peaks[j] = (fftd__mf_peak) { .rho = slot_rho(g->hkey[s]),
+			.t                           = (int64_t) g->ht[s],
+			.sigma                       = sqrt(scale * g->hhh[j]),
+			.z_re                        = g->hz[2 * s] * scale,
+			.z_im = g->hz[2 * s + 1] * scale };
+		for (int64_t w = 0; trig && w < g->nwin; w++) {
+			size_t sw  = s + 1 + (size_t) w;
+			double rho = slot_rho(g->hkey[sw]);
+			if (!(rho > a->threshold)) {
+				continue;
+			}
+			if (g->ht[sw] >= (uint64_t) a->n) {
+				return fftd__errmsg(FFTD_EINTERNAL, msg, msglen,
+				    "matched filter: no sample for window %lld "
+				    "of template %lld",
+				    (long long) w, (long long) j);
+			}
+			fftd__mf_trigger t = { .template_index = j,
+				.t    = (int64_t) g->ht[sw],
+				.rho  = rho,
+				.z_re = g->hz[2 * sw] * scale,
+				.z_im = g->hz[2 * sw + 1] * scale };
+			add_trigger(g, &t);
+		}
+	}
+	return FFTD_OK;
+}
+
+// run_batch runs step 3 of the top of this file for the templates from j0
+// (nb of them) and reads the slots back.
+static int
+run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
+{
+	fftd__mf_args *a     = g->a;
+	cudaStream_t   s     = g->st->stream;
+	size_t         nbins = (size_t) (a->n / 2 + 1);
+	size_t         slots = (size_t) nb * (size_t) g->slots;
+	const char    *tpl
+	    = (const char *) a->templates + (size_t) j0 * nbins * g->csize;
+	int rc = fftd__mf_product(g->q, a->data, a->psd, tpl,
+	    (int) a->precision, a->n, a->kmin, a->kmax, nb, s);
+	if (rc != 0) {
+		return kern_fail(rc, "fftd__mf_product", msg, msglen);
+	}
+	cufftHandle h = nb == g->batch ? g->plan : g->tail;
+	cufftResult r = g->f64 ? cufftExecZ2Z(h, g->q, g->q, CUFFT_INVERSE)
+	                       : cufftExecC2C(h, g->q, g->q, CUFFT_INVERSE);
+	if (r != CUFFT_SUCCESS) {
+		return fftd__cufft_fail(
+		    r, g->f64 ? "cufftExecZ2Z" : "cufftExecC2C", msg, msglen);
+	}
+	cudaError_t e = cudaMemsetAsync(g->key, 0, slots * 8, s);
+	if (e == cudaSuccess) {
+		e = cudaMemsetAsync(g->t, 0xFF, slots * 8, s);
+	}
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "cudaMemsetAsync", msg, msglen);
+	}
+	fftd__mf_scan_args sa = { .q = g->q,
+		.precision           = (int) a->precision,
+		.n                   = a->n,
+		.nb                  = nb,
+		.hh                  = g->hh + j0,
+		.scale               = 4 * a->delta_f,
+		.t_begin             = a->t_begin,
+		.t_end               = a->t_end,
+		.cluster             = a->cluster,
+		.nwin                = g->nwin,
+		.key                 = g->key,
+		.t                   = g->t,
+		.z                   = g->z,
+		.nonfinite           = g->flags + 1 };
+	if ((rc = fftd__mf_scan(&sa, s)) != 0) {
+		return kern_fail(rc, "fftd__mf_scan", msg, msglen);
+	}
+	size_t esize = g->rsize;
+	for (int k = 0; k < a->nseries; k++) {
+		int64_t j = a->series_index[k];
+		if (j < j0 || j >= j0 + nb) {
+			continue;
+		}
+		if ((rc = fftd__mf_series(&sa, (int) (j - j0), g->row, s))
+		    != 0) {
+			return kern_fail(rc, "fftd__mf_series", msg, msglen);
+		}
+		char *dst = (char *) a->series
+		    + (size_t) k * (size_t) g->width * esize;
+		int rv = d2h(
+		    g, dst, g->row, (size_t) g->width * esize, msg, msglen);
+		if (rv != FFTD_OK) {
+			return rv;
+		}
+	}
+	uint64_t nonfinite = FFTD__MF_NONE;
+	int      rv        = d2h(g, g->hkey, g->key, slots * 8, msg, msglen);
+	if (rv == FFTD_OK) {
+		rv = d2h(g, g->ht, g->t, slots * 8, msg, msglen);
+	}
+	if (rv == FFTD_OK) {
+		rv = d2h(g, g->hz, g->z, slots * 16, msg, msglen);
+	}
+	if (rv == FFTD_OK) {
+		rv = d2h(g, &nonfinite, g->flags + 1, 8, msg, msglen);
+	}
+	if (rv == FFTD_OK) {
+		rv = sync_stream(g, msg, msglen);
+	}
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	if (nonfinite != FFTD__MF_NONE) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: rho of template %lld is "
+		    "not finite (an f32 product D conj(h)/S "
+		    "out of range? scale as PyCBC does, by "
+		    "DYN_RANGE_FAC)",
+		    (long long) (j0 + (int64_t) nonfinite));
+	}
+	return take_batch(g, j0, nb, msg, msglen);
+}
+
+// fftd__cuda_mf_bank runs the bank a on the GPU (see the top of this file)
+// on the device's worker; a's arrays are device memory, its results host
+// memory. Errors: FFTD_EINVAL (an argument out of range, a PSD bin not
+// positive, data, a template or rho not finite), FFTD_EUNSUPPORTED (f16),
+// FFTD_EDEVMEM (no room for one template's scratch in the budget),
+// FFTD_ENOMEM, FFTD_EBACKEND (CUDA or cuFFT failed).
+int
+fftd__cuda_mf_bank(
+    fftd__device *dev, struct fftd__mf_args *a, char *msg, size_t msglen)
+{
+	fftd__cuda_state *st = dev->state;
+	int               rv = check_args(a, msg, msglen);
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	cudaError_t e = cudaSetDevice(st->ordinal);
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "cudaSetDevice", msg, msglen);
+	}
+	a->ntriggers = 0;
+	a->ntotal    = 0;
+	mf_gpu g     = { .st = st, .a = a };
+	g.f64        = a->precision == FFTD_F64;
+	g.rsize      = g.f64 ? sizeof(double) : sizeof(float);
+	g.csize      = 2 * g.rsize;
+	g.width      = a->t_end - a->t_begin;
+	g.nwin = a->threshold > 0 ? (g.width + a->cluster - 1) / a->cluster : 0;
+	g.slots = 1 + g.nwin;
+	pthread_mutex_lock(&st->mtx);
+	rv = setup(&g, msg, msglen);
+	if (rv == FFTD_OK) {
+		rv = check_inputs(&g, msg, msglen);
+	}
+	for (int64_t j0 = 0; rv == FFTD_OK && j0 < a->count; j0 += g.batch) {
+		int nb
+		    = a->count - j0 < g.batch ? (int) (a->count - j0) : g.batch;
+		rv = run_batch(&g, j0, nb, msg, msglen);
+	}
+	if (rv == FFTD_OK) {
+		if (g.nheap > 1) {
+			qsort(a->triggers, g.nheap, sizeof(*a->triggers),
+			    by_time);
+		}
+		a->ntriggers = g.nheap;
+	}
+	teardown(&g);
+	pthread_mutex_unlock(&st->mtx);
+	return rv;
+}
