@@ -66,4 +66,15 @@ typedef struct fftd__mf_args {
 	void *series; // nseries x (t_end - t_begin) rho values, f32 or f64
 } fftd__mf_args;
 
+// fftd__mf_trigger_add counts trigger t in a->ntotal and keeps it in
+// a->triggers (a min-heap of *nheap entries) if it is among the loudest
+// a->max_triggers so far: louder first, then the lower template, then the
+// earlier sample. Both engines call it (mf_triggers.c).
+void fftd__mf_trigger_add(
+    fftd__mf_args *a, size_t *nheap, const fftd__mf_trigger *t);
+
+// fftd__mf_triggers_finish puts the nheap kept triggers in (template,
+// sample) order and sets a->ntriggers.
+void fftd__mf_triggers_finish(fftd__mf_args *a, size_t nheap);
+
 #endif // FFTD_DAEMON_MF_H

@@ -435,80 +435,6 @@ check_inputs(mf_gpu *g, char *msg, size_t msglen)
 	return FFTD_OK;
 }
 
-// stronger says whether trigger x outranks y when only the loudest are
-// kept: louder, then the lower template, then the earlier sample (the
-// fftw engine's order).
-static bool
-stronger(const fftd__mf_trigger *x, const fftd__mf_trigger *y)
-{
-	if (x->rho != y->rho) {
-		return x->rho > y->rho;
-	}
-	if (x->template_index != y->template_index) {
-		return x->template_index < y->template_index;
-	}
-	return x->t < y->t;
-}
-
-// sift_down restores the min-heap (weakest at the root) below slot i.
-static void
-sift_down(fftd__mf_trigger *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && stronger(&h[m], &h[l])) {
-			m = l;
-		}
-		if (l + 1 < n && stronger(&h[m], &h[l + 1])) {
-			m = l + 1;
-		}
-		if (m == i) {
-			return;
-		}
-		fftd__mf_trigger t = h[i];
-		h[i]               = h[m];
-		h[m]               = t;
-		i                  = m;
-	}
-}
-
-// add_trigger counts trigger t and keeps it if it is among the loudest
-// max_triggers so far.
-static void
-add_trigger(mf_gpu *g, const fftd__mf_trigger *t)
-{
-	fftd__mf_args    *a = g->a;
-	fftd__mf_trigger *h = a->triggers;
-	a->ntotal++;
-	if (a->max_triggers == 0) {
-		return;
-	}
-	if (g->nheap < a->max_triggers) {
-		size_t i = g->nheap++;
-		h[i]     = *t;
-		while (i > 0 && stronger(&h[(i - 1) / 2], &h[i])) {
-			fftd__mf_trigger x = h[i];
-			h[i]               = h[(i - 1) / 2];
-			h[(i - 1) / 2]     = x;
-			i                  = (i - 1) / 2;
-		}
-	} else if (stronger(t, &h[0])) {
-		h[0] = *t;
-		sift_down(h, g->nheap, 0);
-	}
-}
-
-// by_time orders kept triggers by template, then sample.
-static int
-by_time(const void *x, const void *y)
-{
-	const fftd__mf_trigger *p = x, *q = y;
-	if (p->template_index != q->template_index) {
-		return p->template_index < q->template_index ? -1 : 1;
-	}
-	return p->t < q->t ? -1 : p->t > q->t;
-}
-
 // slot_rho is the rho whose bits a slot's key holds.
 static double
 slot_rho(uint64_t key)
@@ -556,7 +482,7 @@ take_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 				.rho  = rho,
 				.z_re = g->hz[2 * sw] * scale,
 				.z_im = g->hz[2 * sw + 1] * scale };
-			add_trigger(g, &t);
+			fftd__mf_trigger_add(g->a, &g->nheap, &t);
 		}
 	}
 	return FFTD_OK;
@@ -694,11 +620,7 @@ fftd__cuda_mf_bank(
 		rv = run_batch(&g, j0, nb, msg, msglen);
 	}
 	if (rv == FFTD_OK) {
-		if (g.nheap > 1) {
-			qsort(a->triggers, g.nheap, sizeof(*a->triggers),
-			    by_time);
-		}
-		a->ntriggers = g.nheap;
+		fftd__mf_triggers_finish(a, g.nheap);
 	}
 	teardown(&g);
 	pthread_mutex_unlock(&st->mtx);

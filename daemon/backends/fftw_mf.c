@@ -268,79 +268,6 @@ fill_product(mf_run *r, int64_t j, int b)
 	return hh;
 }
 
-// stronger says whether trigger x outranks y when only the loudest are
-// kept: louder, then the lower template, then the earlier sample.
-static bool
-stronger(const fftd__mf_trigger *x, const fftd__mf_trigger *y)
-{
-	if (x->rho != y->rho) {
-		return x->rho > y->rho;
-	}
-	if (x->template_index != y->template_index) {
-		return x->template_index < y->template_index;
-	}
-	return x->t < y->t;
-}
-
-// sift_down restores the min-heap (weakest at the root) below slot i.
-static void
-sift_down(fftd__mf_trigger *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && stronger(&h[m], &h[l])) {
-			m = l;
-		}
-		if (l + 1 < n && stronger(&h[m], &h[l + 1])) {
-			m = l + 1;
-		}
-		if (m == i) {
-			return;
-		}
-		fftd__mf_trigger t = h[i];
-		h[i]               = h[m];
-		h[m]               = t;
-		i                  = m;
-	}
-}
-
-// add_trigger counts trigger t and keeps it if it is among the loudest
-// max_triggers so far.
-static void
-add_trigger(mf_run *r, const fftd__mf_trigger *t)
-{
-	fftd__mf_args    *a = r->a;
-	fftd__mf_trigger *h = a->triggers;
-	a->ntotal++;
-	if (a->max_triggers == 0) {
-		return;
-	}
-	if (r->nheap < a->max_triggers) {
-		size_t i = r->nheap++;
-		h[i]     = *t;
-		while (i > 0 && stronger(&h[(i - 1) / 2], &h[i])) {
-			fftd__mf_trigger x = h[i];
-			h[i]               = h[(i - 1) / 2];
-			h[(i - 1) / 2]     = x;
-			i                  = (i - 1) / 2;
-		}
-	} else if (stronger(t, &h[0])) {
-		h[0] = *t;
-		sift_down(h, r->nheap, 0);
-	}
-}
-
-// by_time orders kept triggers by template, then sample.
-static int
-by_time(const void *x, const void *y)
-{
-	const fftd__mf_trigger *p = x, *q = y;
-	if (p->template_index != q->template_index) {
-		return p->template_index < q->template_index ? -1 : 1;
-	}
-	return p->t < q->t ? -1 : p->t > q->t;
-}
-
 // scan reads rho_j over [t_begin, t_end) from slot b of the transformed
 // scratch: the peak, the clustered triggers, and the series rows naming j.
 // Returns false if a rho is not finite (an f32 product out of range).
@@ -400,7 +327,7 @@ scan(mf_run *r, int64_t j, int b, double sigma)
 		if (--left == 0 && trig && win.rho > a->threshold) {
 			win.z_re *= scale;
 			win.z_im *= scale;
-			add_trigger(r, &win);
+			fftd__mf_trigger_add(r->a, &r->nheap, &win);
 		}
 		if (sd != NULL) {
 			sd[t - a->t_begin] = rho;
@@ -463,10 +390,7 @@ run_bank(mf_run *r, char *msg, size_t msglen)
 			}
 		}
 	}
-	if (r->nheap > 1) {
-		qsort(a->triggers, r->nheap, sizeof(*a->triggers), by_time);
-	}
-	a->ntriggers = r->nheap;
+	fftd__mf_triggers_finish(a, r->nheap);
 	return FFTD_OK;
 }
 
