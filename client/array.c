@@ -9,7 +9,9 @@
 // request's or reply's payload, spans of STAGE_MIN_BYTES or more through
 // a staging buffer (buffer.c) as executions' inline arrays do, in chunks
 // of at most ARRAY_CHUNK bytes so that staging buffers stay small and no
-// message passes the daemon's request limit.
+// message passes the daemon's request limit. fftd_array_open_ipc makes
+// an array of the caller's own GPU memory (a CUDA IPC handle), which the
+// daemon maps; everything else treats it as any array.
 //
 // Threads: every call blocks its caller; any thread. The handle is
 // immutable after creation.
@@ -78,6 +80,70 @@ fftd_array_create(
 	        || r->array_create->array_id == 0)) {
 		rv = fftd__set_error(
 		    FFTD_EPROTO, "array create reply without an array");
+	}
+	if (rv != FFTD_OK) {
+		if (r != NULL) {
+			fftd__wire__reply__free_unpacked(r, NULL);
+		}
+		free(a);
+		return fftd__url_error(client, 0, rv);
+	}
+	a->client = client;
+	a->id     = r->array_create->array_id;
+	a->device = (int) r->array_create->device;
+	a->bytes  = bytes;
+	a->epoch  = epoch;
+	fftd__wire__reply__free_unpacked(r, NULL);
+	atomic_fetch_add(&client->refs, 1);
+	*arrp = a;
+	return FFTD_OK;
+}
+
+// fftd_array_open_ipc asks the first daemon to map [offset, offset +
+// bytes) of the caller's CUDA allocation that handle names. The arguments
+// that need no daemon are checked here; the daemon checks them again, and
+// the connection, the peer and the memory.
+int
+fftd_array_open_ipc(fftd_client *client, int device, const void *handle,
+    size_t handle_len, size_t offset, size_t bytes, fftd_array **arrp)
+{
+	if (client == NULL || arrp == NULL || handle == NULL) {
+		return fftd__set_error(
+		    FFTD_EINVAL, "client, handle or arrp missing");
+	}
+	if (handle_len != FFTD_IPC_HANDLE_SIZE || bytes == 0 || device < -1
+	    || offset > SIZE_MAX - bytes) {
+		return fftd__set_error(FFTD_EINVAL,
+		    "handle_len %zu (a cudaIpcMemHandle_t has %d), bytes %zu, "
+		    "offset %zu, device %d: bytes must be > 0, offset + "
+		    "bytes must not overflow, device >= -1",
+		    handle_len, FFTD_IPC_HANDLE_SIZE, bytes, offset, device);
+	}
+	if (atomic_load(&client->closed)) {
+		return fftd__set_error(FFTD_ECLOSED, "the client is closed");
+	}
+	fftd_array *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		return fftd__set_error(FFTD_ENOMEM, "out of memory");
+	}
+	Fftd__Wire__Request      wr = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__ArrayOpenIpc oi = FFTD__WIRE__ARRAY_OPEN_IPC__INIT;
+	oi.device                   = device;
+	oi.handle.data              = (uint8_t *) (uintptr_t) handle;
+	oi.handle.len               = handle_len;
+	oi.offset                   = offset;
+	oi.bytes                    = bytes;
+	wr.body_case                = FFTD__WIRE__REQUEST__BODY_ARRAY_OPEN_IPC;
+	wr.array_open_ipc           = &oi;
+	Fftd__Wire__Reply *r        = NULL;
+	uint64_t           epoch    = atomic_load(&client->ep[0].link->epoch);
+	int                rv       = fftd__rpc_on(client, 0, &wr, &r);
+	if (rv == FFTD_OK
+	    && (r->body_case != FFTD__WIRE__REPLY__BODY_ARRAY_CREATE
+	        || r->array_create->array_id == 0
+	        || r->array_create->bytes != bytes)) {
+		rv = fftd__set_error(
+		    FFTD_EPROTO, "array open reply without the array");
 	}
 	if (rv != FFTD_OK) {
 		if (r != NULL) {

@@ -294,7 +294,8 @@ fftd__desc_from_wire(
 	X(cache_evictions)                                                     \
 	X(cache_entries)                                                       \
 	X(cache_bytes)                                                         \
-	X(cache_budget_bytes)
+	X(cache_budget_bytes)                                                  \
+	X(ipc_mappings)
 
 #define FFTD__TO_WIRE(f) w->f = x->f;
 #define FFTD__FROM_WIRE(f) x->f = w->f;

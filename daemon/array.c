@@ -7,7 +7,12 @@
 // device budget), ArrayWrite and ArrayRead (bytes inline, or by reference
 // in one of the client's shared buffers), ArrayDestroy, the arrays'
 // references and lookups for executions (exec.c) and the bank (mf_req.c),
-// and the release of a closed session's arrays. Calls reply.c, and
+// and the release of a closed session's arrays. ArrayOpenIpc makes an
+// array of GPU memory the client holds (a CUDA IPC handle): local ipc://
+// connections only, the peer's uid checked against [limits] ipc_peers,
+// mapped by the backend (ipc_open) on the worker, counted in
+// max_arrays_per_client but not in the bytes (the memory is the client's),
+// unmapped (ipc_close) where another array is freed. Calls reply.c, and
 // buffer.c (same floor) for the shared buffers a copy names.
 //
 // Threads: the request handlers run on NNG's task threads; the backend's
@@ -26,10 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
-enum array_op { OP_CREATE, OP_WRITE, OP_READ };
+enum array_op { OP_CREATE, OP_WRITE, OP_READ, OP_OPEN_IPC };
 
 // An array request on its way to the array's device worker.
 typedef struct array_job {
@@ -44,9 +50,31 @@ typedef struct array_job {
 	uint64_t      boff;     // offset in b
 	nng_msg      *req;      // write inline: the request (its payload)
 	const void   *payload;  // in req
-	int           wi;       // create: the device's worker
-	uint64_t      bytes;    // create: the size
+	int           wi;       // create, open: the device's worker
+	uint64_t      bytes;    // create: the size (open: 0, none reserved)
+	uint64_t      ipc_off, ipc_len; // open: the span of the allocation
+	uint8_t       handle[FFTD_IPC_HANDLE_SIZE]; // open: the IPC handle
 } array_job;
+
+// mem_release gives back an array's memory on its device's worker: frees
+// what array_alloc gave, or unmaps a CUDA IPC mapping (ipc not NULL).
+static void
+mem_release(fftd__device *dev, void *ptr, void *ipc, uint64_t bytes)
+{
+	if (ipc != NULL) {
+		dev->backend->ipc_close(dev, ipc);
+	} else {
+		dev->backend->array_free(dev, ptr, bytes);
+	}
+}
+
+// held_bytes is what array a counts in its session's array_bytes: its
+// size, or 0 for the client's own memory (CUDA IPC).
+static uint64_t
+held_bytes(const fftd__array *a)
+{
+	return a->ipc != NULL ? 0 : a->bytes;
+}
 
 // free_run frees an array's memory on its device's worker (the control
 // job the last reference posts) and the array itself.
@@ -55,7 +83,7 @@ free_run(fftd__worker *w, fftd__job *job)
 {
 	fftd__array  *a   = (fftd__array *) job;
 	fftd__device *dev = (fftd__device *) fftd__worker_device(w);
-	dev->backend->array_free(dev, a->ptr, a->bytes);
+	mem_release(dev, a->ptr, a->ipc, a->bytes);
 	free(a);
 }
 
@@ -159,7 +187,7 @@ job_drop(fftd__worker *w, fftd__job *job, int status)
 	(void) w;
 	array_job *aj = (array_job *) job;
 	fftd__ctx *c  = aj->ctx;
-	if (aj->op == OP_CREATE) {
+	if (aj->op == OP_CREATE || aj->op == OP_OPEN_IPC) {
 		pthread_mutex_lock(&aj->srv->mtx);
 		unreserve(aj->srv, aj->pipe, aj->bytes);
 		pthread_mutex_unlock(&aj->srv->mtx);
@@ -169,18 +197,26 @@ job_drop(fftd__worker *w, fftd__job *job, int status)
 	    status == FFTD_ECLOSED ? "client went away" : "not run: canceled");
 }
 
-// create_run allocates a new array on the worker and lists it in its
-// session, or gives the reservation back.
+// create_run allocates a new array (or maps the client's memory, for an
+// open) on the worker and lists it in its session, or gives the
+// reservation back.
 static void
 create_run(array_job *aj, fftd__device *dev)
 {
 	fftd__server *s        = aj->srv;
 	char          msg[256] = "";
-	void         *ptr      = NULL;
-	fftd__array  *a        = calloc(1, sizeof(*a));
-	int           rv       = a == NULL
-	                    ? FFTD_ENOMEM
-	                    : dev->backend->array_alloc(dev, aj->bytes, &ptr, msg, sizeof(msg));
+	void         *ptr = NULL, *ipc = NULL;
+	bool          open = aj->op == OP_OPEN_IPC;
+	uint64_t      size = open ? aj->ipc_len : aj->bytes;
+	fftd__array  *a    = calloc(1, sizeof(*a));
+	int           rv   = FFTD_ENOMEM;
+	if (a != NULL && open) {
+		rv = dev->backend->ipc_open(dev, aj->handle, sizeof(aj->handle),
+		    aj->ipc_off, aj->ipc_len, &ptr, &ipc, msg, sizeof(msg));
+	} else if (a != NULL) {
+		rv = dev->backend->array_alloc(
+		    dev, aj->bytes, &ptr, msg, sizeof(msg));
+	}
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = fftd__session_find(s, aj->pipe);
 	if (rv == FFTD_OK && ss != NULL) {
@@ -189,7 +225,8 @@ create_run(array_job *aj, fftd__device *dev)
 		a->pipe  = aj->pipe;
 		a->wi    = aj->wi;
 		a->ptr   = ptr;
-		a->bytes = aj->bytes;
+		a->ipc   = ipc;
+		a->bytes = size;
 		atomic_store(&a->refs, 1); // the session's
 		a->next    = ss->arrays;
 		ss->arrays = a;
@@ -198,7 +235,7 @@ create_run(array_job *aj, fftd__device *dev)
 	}
 	pthread_mutex_unlock(&s->mtx);
 	if (rv == FFTD_OK && ss == NULL) {
-		dev->backend->array_free(dev, ptr, aj->bytes);
+		mem_release(dev, ptr, ipc, aj->bytes);
 		rv = FFTD_ECLOSED;
 		snprintf(msg, sizeof(msg), "client went away");
 	}
@@ -212,7 +249,7 @@ create_run(array_job *aj, fftd__device *dev)
 	Fftd__Wire__ArrayCreateReply cr = FFTD__WIRE__ARRAY_CREATE_REPLY__INIT;
 	cr.array_id                     = a->id;
 	cr.device                       = (uint32_t) dev->index;
-	cr.bytes                        = aj->bytes;
+	cr.bytes                        = size;
 	r.body_case                     = FFTD__WIRE__REPLY__BODY_ARRAY_CREATE;
 	r.array_create                  = &cr;
 	fftd__ctx_reply(aj->ctx, &r, 0, NULL);
@@ -273,7 +310,7 @@ job_run(fftd__worker *w, fftd__job *job)
 {
 	array_job    *aj  = (array_job *) job;
 	fftd__device *dev = (fftd__device *) fftd__worker_device(w);
-	if (aj->op == OP_CREATE) {
+	if (aj->op == OP_CREATE || aj->op == OP_OPEN_IPC) {
 		create_run(aj, dev);
 		free(aj);
 	} else {
@@ -282,12 +319,14 @@ job_run(fftd__worker *w, fftd__job *job)
 }
 
 // job_post queues aj on worker wi as client work of its connection, unless
-// the connection is gone (FFTD_ECLOSED). For a create, it first reserves
-// the array's count and bytes against the client's limits (FFTD_ELIMIT).
+// the connection is gone (FFTD_ECLOSED). For a create or an open, it first
+// reserves the array's count and bytes (none for an open) against the
+// client's limits (FFTD_ELIMIT).
 static int
 job_post(fftd__server *s, array_job *aj, char *msg, size_t msglen)
 {
-	int rv          = FFTD_OK;
+	int  rv         = FFTD_OK;
+	bool makes      = aj->op == OP_CREATE || aj->op == OP_OPEN_IPC;
 	aj->job.fn      = job_run;
 	aj->job.drop    = job_drop;
 	aj->job.flow    = aj->pipe;
@@ -298,8 +337,7 @@ job_post(fftd__server *s, array_job *aj, char *msg, size_t msglen)
 	if (ss == NULL) {
 		rv = FFTD_ECLOSED;
 		snprintf(msg, msglen, "no session for this connection");
-	} else if (aj->op == OP_CREATE
-	    && ss->narrays >= s->cfg.max_arrays_per_client) {
+	} else if (makes && ss->narrays >= s->cfg.max_arrays_per_client) {
 		rv = FFTD_ELIMIT;
 		snprintf(msg, msglen,
 		    "this connection holds %u arrays, the limit ([limits] "
@@ -314,7 +352,7 @@ job_post(fftd__server *s, array_job *aj, char *msg, size_t msglen)
 		    " ([limits] max_array_bytes_per_client)",
 		    aj->bytes, ss->array_bytes, limit);
 	} else {
-		if (aj->op == OP_CREATE) {
+		if (makes) {
 			ss->narrays++;
 			ss->array_bytes += aj->bytes;
 		}
@@ -391,7 +429,7 @@ fftd__array_destroy(
 			a   = *pp;
 			*pp = a->next;
 			ss->narrays--;
-			ss->array_bytes -= a->bytes;
+			ss->array_bytes -= held_bytes(a);
 			break;
 		}
 	}
@@ -539,4 +577,109 @@ fftd__array_read(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__ArrayRead *ar)
 	aj->off = ar->offset;
 	aj->len = ar->len;
 	copy_request(c, pipe, ar->array_id, ar->out_buffer, ar->out_offset, aj);
+}
+
+// ipc_refused says why session ss may not hand over CUDA IPC handles, or
+// returns 0: only over a local ipc:// connection (whose peer credentials
+// the daemon knows), and, unless [limits] ipc_peers = any, only from the
+// daemon's own user or root, since an IPC handle opens another process's
+// GPU memory to whoever holds it (server lock held).
+static int
+ipc_refused(
+    const fftd__server *s, const fftd__session *ss, char *msg, size_t msglen)
+{
+	if (ss == NULL) {
+		snprintf(msg, msglen, "no session for this connection");
+		return FFTD_ECLOSED;
+	}
+	if (!ss->ipc) {
+		snprintf(msg, msglen,
+		    "CUDA IPC needs a local ipc:// connection (this one has "
+		    "no peer credentials: tcp or tls)");
+		return FFTD_EREFUSED;
+	}
+	uint64_t me = (uint64_t) geteuid();
+	if (!s->cfg.ipc_peers_any && ss->uid != me && ss->uid != 0) {
+		snprintf(msg, msglen,
+		    "CUDA IPC from uid %" PRIu64 " refused: the daemon runs as "
+		    "uid %" PRIu64 " and [limits] ipc_peers = same-user",
+		    ss->uid, me);
+		return FFTD_EREFUSED;
+	}
+	return FFTD_OK;
+}
+
+// fftd__array_open_ipc checks an ArrayOpenIpc (device, handle length,
+// span, the connection and its peer, the backend's support) and posts the
+// mapping to the device's worker.
+void
+fftd__array_open_ipc(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__ArrayOpenIpc *oi)
+{
+	fftd__server *s  = c->srv;
+	int           wi = oi->device == -1 ? 0 : oi->device;
+	char          msg[256];
+	int           rv = FFTD_OK;
+	if (oi->device < -1) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, sizeof(msg),
+		    "device = %d: must be a device index or -1", oi->device);
+	} else if (wi >= s->nworkers) {
+		rv = FFTD_ENODEVICE;
+		snprintf(msg, sizeof(msg),
+		    "device %d: no such device (this daemon serves %d)",
+		    oi->device, s->nworkers);
+	} else if (oi->handle.len != FFTD_IPC_HANDLE_SIZE
+	    || oi->handle.data == NULL) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, sizeof(msg),
+		    "an IPC handle of %zu bytes; a cudaIpcMemHandle_t has %d",
+		    oi->handle.len, FFTD_IPC_HANDLE_SIZE);
+	} else if (oi->bytes == 0) {
+		rv = FFTD_EINVAL;
+		snprintf(
+		    msg, sizeof(msg), "bytes = 0: an array holds at least one");
+	} else if (oi->offset > UINT64_MAX - oi->bytes) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, sizeof(msg),
+		    "offset %" PRIu64 " + bytes %" PRIu64 " overflows",
+		    oi->offset, oi->bytes);
+	}
+	if (rv == FFTD_OK) {
+		pthread_mutex_lock(&s->mtx);
+		rv = ipc_refused(
+		    s, fftd__session_find(s, pipe), msg, sizeof(msg));
+		pthread_mutex_unlock(&s->mtx);
+	}
+	if (rv == FFTD_OK) {
+		const fftd__device *dev = fftd__worker_device(s->workers[wi]);
+		if (dev->backend->ipc_open == NULL) {
+			rv = FFTD_EUNSUPPORTED;
+			snprintf(msg, sizeof(msg),
+			    "the %s backend maps no CUDA IPC memory",
+			    dev->backend->name);
+		}
+	}
+	array_job *aj = rv == FFTD_OK ? calloc(1, sizeof(*aj)) : NULL;
+	if (rv == FFTD_OK && aj == NULL) {
+		rv = FFTD_ENOMEM;
+		snprintf(msg, sizeof(msg), "daemon out of memory");
+	}
+	if (rv == FFTD_OK) {
+		aj->srv     = s;
+		aj->ctx     = c;
+		aj->pipe    = pipe;
+		aj->op      = OP_OPEN_IPC;
+		aj->wi      = wi;
+		aj->ipc_off = oi->offset;
+		aj->ipc_len = oi->bytes;
+		memcpy(aj->handle, oi->handle.data, sizeof(aj->handle));
+		rv = job_post(s, aj, msg, sizeof(msg));
+		if (rv != FFTD_OK) {
+			free(aj);
+		}
+	}
+	if (rv != FFTD_OK) {
+		fftd__ctx_reply_error(c, rv, "%s", msg);
+	}
 }

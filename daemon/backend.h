@@ -146,6 +146,26 @@ typedef struct fftd__backend {
 	// results into the host memory args names.
 	int (*mf_bank)(fftd__device *dev, struct fftd__mf_args *args, char *msg,
 	    size_t msglen);
+
+	// CUDA IPC (fftd_array_open_ipc). NULL where the backend has none:
+	// the daemon answers FFTD_EUNSUPPORTED. Run on the device's batch
+	// worker, as the array calls.
+	//
+	// ipc_open maps the allocation that handle (handle_len bytes: a
+	// cudaIpcMemHandle_t, FFTD_IPC_HANDLE_SIZE) names, or finds it
+	// mapped already, and gives in *ptr the address of [offset, offset +
+	// bytes) in it and in *map the mapping, for ipc_close. Its memory
+	// must be on this device (FFTD_EINVAL) and the span inside it
+	// (FFTD_ESIZE); a handle CUDA cannot open is a tagged CUDA code.
+	// Nothing is allocated or counted against the budget.
+	int (*ipc_open)(fftd__device *dev, const void *handle,
+	    size_t handle_len, uint64_t offset, uint64_t bytes, void **ptr,
+	    void **map, char *msg, size_t msglen);
+	// ipc_close drops one user of map; the last unmaps it (never frees
+	// the client's memory).
+	void (*ipc_close)(fftd__device *dev, void *map);
+	// ipc_mappings is how many allocations the device has mapped now.
+	uint64_t (*ipc_mappings)(fftd__device *dev);
 } fftd__backend;
 
 // fftd__device is one device served by one worker thread.

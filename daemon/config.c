@@ -53,7 +53,8 @@ fftd__config_defaults(fftd__config *cfg)
 	cfg->max_fd_connections_per_user = 16;
 	cfg->max_connections_per_user    = 1024;
 	cfg->max_arrays_per_client       = 1024;
-	cfg->max_array_bytes_per_client  = 0; // the device budget rules
+	cfg->max_array_bytes_per_client  = 0;     // the device budget rules
+	cfg->ipc_peers_any               = false; // same-user
 	cfg->max_inflight_per_client     = 32;
 	cfg->max_queued_bytes_per_client = 4ull << 30;
 	cfg->socket_mode                 = 0660;
@@ -367,6 +368,17 @@ fftd__config_set(
 	}
 	if (IS("limits", "max_array_bytes_per_client")) {
 		return parse_u64(value, &cfg->max_array_bytes_per_client);
+	}
+	if (IS("limits", "ipc_peers")) {
+		// Whose CUDA IPC handles the daemon maps (array.c).
+		if (strcmp(value, "same-user") == 0
+		    || strcmp(value, "any") == 0) {
+			cfg->ipc_peers_any = strcmp(value, "any") == 0;
+			return 0;
+		}
+		snprintf(
+		    set_detail, sizeof(set_detail), "must be same-user or any");
+		return -1;
 	}
 	if (IS("limits", "max_buffer_bytes")) {
 		return parse_u64(value, &cfg->max_buffer_bytes);

@@ -55,8 +55,9 @@ typedef struct fftd__config {
 	uint32_t     max_connections_per_user;    // ipc connections of one uid
 	uint32_t     max_arrays_per_client; // resident arrays per connection
 	uint64_t     max_array_bytes_per_client; // their bytes (0: no limit)
-	uint32_t     max_inflight_per_client;    // executions queued or running
-	uint64_t     max_queued_bytes_per_client; // their inline input bytes
+	bool ipc_peers_any; // CUDA IPC from any uid (false: same-user, root)
+	uint32_t max_inflight_per_client;     // executions queued or running
+	uint64_t max_queued_bytes_per_client; // their inline input bytes
 	struct {
 		uint32_t uid;
 		double   weight;

@@ -12,8 +12,8 @@
 // stats, plan destroy, and every rejection) are answered from the callback;
 // plan creation goes to the device's planner thread and execution to its
 // worker; both answer through the completion callback the context set
-// (reply.c: fftd__ctx_exec_done for executions). Requests are validated completely
-// before anything is allocated for them.
+// (reply.c: fftd__ctx_exec_done for executions). Requests are validated
+// completely before anything is allocated for them.
 //
 // Sessions are NNG pipes (one per client connection). When a pipe goes away
 // its session is closed at once: its plan handles are dropped and queued
@@ -152,6 +152,10 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	case FFTD__WIRE__REQUEST__BODY_ARRAY_READ:
 		nng_msg_free(m);
 		fftd__array_read(c, pipe, req->array_read);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_ARRAY_OPEN_IPC:
+		nng_msg_free(m);
+		fftd__array_open_ipc(c, pipe, req->array_open_ipc);
 		break;
 	case FFTD__WIRE__REQUEST__BODY_MATCHED_FILTER:
 		nng_msg_free(m);
@@ -483,6 +487,7 @@ fftd__server_reload(fftd__server *s, const fftd__config *fresh)
 	s->cfg.max_streams_per_user        = fresh->max_streams_per_user;
 	s->cfg.max_arrays_per_client       = fresh->max_arrays_per_client;
 	s->cfg.max_array_bytes_per_client  = fresh->max_array_bytes_per_client;
+	s->cfg.ipc_peers_any               = fresh->ipc_peers_any;
 	fftd__fdsock_set_max_per_user(
 	    s->fdsock, (int) fresh->max_fd_connections_per_user);
 	s->cfg.max_connections_per_user = fresh->max_connections_per_user;

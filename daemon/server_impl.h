@@ -28,8 +28,9 @@
 //                     descriptor tokens, the descriptor
 //                     callback (on the fd socket's thread)
 //   2      array.c    resident arrays: create, destroy,        0-1,
-//                     write, read (jobs on the device's        buffer.c
-//                     worker), references, limits, lookups
+//                     write, read, CUDA IPC opens (jobs on     buffer.c
+//                     the device's worker), references,
+//                     limits, lookups
 //   1      plan.c     plan handles: create, destroy,           0
 //                     references
 //   1      stats.c    statistics: counters, snapshots, the     0
@@ -51,8 +52,8 @@
 //   fd socket thread     fftd__buf_on_fd and the stream attach it calls.
 //   stream poller        fftd__exec_stream_packet, fftd__stream_hangup.
 //   main thread          fftd__server_create/start/drain/destroy/reload,
-//                        fftd__server_get_stats; NNG's HTTP threads (metrics.c) call
-//                        fftd__server_snapshot.
+//                        fftd__server_get_stats; NNG's HTTP threads (metrics.c)
+//                        call fftd__server_snapshot.
 // A dropped execution (canceled, expired, its client gone) is answered on
 // the thread that dropped it (worker.h).
 //
@@ -152,19 +153,21 @@ struct fftd__shbuf {
 	fftd__shbuf  *next;
 };
 
-// A resident array (array.c): device memory a client created, on the
-// device of batch worker wi (its index in s->workers, the device index).
-// References: one from the session's list while it is alive, one per job
-// that uses it (copies, executions, bank requests); the last posts the
-// free (job) to worker wi, the only thread that touches the backend's
-// memory calls.
+// A resident array (array.c): device memory a client created, or memory
+// of its own it handed over by CUDA IPC (ipc not NULL: not counted in the
+// session's array_bytes, unmapped, never freed), on the device of batch
+// worker wi (its index in s->workers, the device index). References: one from
+// the session's list while it is alive, one per job that uses it (copies,
+// executions, bank requests); the last posts the free (job) to worker wi, the
+// only thread that touches the backend's memory calls.
 struct fftd__array {
 	fftd__job     job; // the free job; must be first
 	fftd__server *srv;
 	uint64_t      id;
 	uint32_t      pipe; // owning session's pipe id
 	int           wi;
-	void         *ptr; // the backend's memory (array_alloc)
+	void         *ptr; // the memory: array_alloc's, or the span's address
+	void         *ipc; // its CUDA IPC mapping (ipc_open), or NULL
 	uint64_t      bytes;
 	_Atomic int   refs;
 	fftd__array  *next; // in the session's list
@@ -429,6 +432,12 @@ void fftd__array_write(fftd__ctx *c, uint32_t pipe,
     const Fftd__Wire__ArrayWrite *aw, nng_msg *req, const fftd__frame *f);
 void fftd__array_read(
     fftd__ctx *c, uint32_t pipe, const Fftd__Wire__ArrayRead *ar);
+
+// fftd__array_open_ipc answers ArrayOpenIpc (NNG task thread): the
+// session's transport and peer are checked against [limits] ipc_peers,
+// then the device's worker maps the handle and answers c.
+void fftd__array_open_ipc(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__ArrayOpenIpc *oi);
 
 // fftd__array_find returns session ss's array id with one more reference,
 // or NULL (server lock held).

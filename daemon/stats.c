@@ -11,9 +11,9 @@
 // each client still connected is listed once. Calls reply.c only.
 //
 // Threads: fftd__server_get_stats from the main thread, fftd__server_snapshot
-// from any (NNG's HTTP threads for /metrics, NNG's task threads for a Stats request).
-// Locks: the sessions, the channel list and the busy-fraction windows are
-// read under the server lock; counters are atomics.
+// from any (NNG's HTTP threads for /metrics, NNG's task threads for a Stats
+// request). Locks: the sessions, the channel list and the busy-fraction windows
+// are read under the server lock; counters are atomics.
 
 #include "server_impl.h"
 
@@ -151,6 +151,7 @@ device_worker_stats(fftd__server *s, int i, fftd__worker_stats *ws)
 		ws->busy_ns += r.busy_ns;
 		ws->executes += r.executes;
 		ws->memory_used += r.memory_used;
+		ws->ipc_mappings += r.ipc_mappings;
 		ws->queued += r.queued;
 	}
 }
@@ -232,6 +233,7 @@ fftd__server_snapshot(fftd__server *s, fftd_stats *st,
 		x->cache_entries      = cs.entries;
 		x->cache_bytes        = cs.bytes;
 		x->cache_budget_bytes = cs.budget;
+		x->ipc_mappings       = ws.ipc_mappings;
 		// Busy share over a window of 1 to 10 s ending now.
 		if (s->mark_ns[i] == 0) {
 			s->mark_ns[i]   = fftd__mono_ns() - 1;

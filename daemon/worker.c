@@ -43,7 +43,7 @@ struct fftd__worker {
 	double               vtime[2];    // per class: virtual time now
 	_Atomic size_t       load;
 	_Atomic uint64_t     backlog_ns;
-	_Atomic uint64_t     busy_ns, executes, memory_used;
+	_Atomic uint64_t     busy_ns, executes, memory_used, ipc_mappings;
 	uint64_t           charge_ns; // set by the running job (worker thread)
 	bool               charged;
 	fftd__job *_Atomic running; // the client job running now
@@ -104,6 +104,21 @@ next_job(fftd__worker *w)
 	return job;
 }
 
+// note_memory stores what the backend holds after a job (device memory,
+// IPC mappings) for the statistics, which read it from any thread.
+static void
+note_memory(fftd__worker *w)
+{
+	if (w->dev.backend->memory_in_use != NULL) {
+		atomic_store(
+		    &w->memory_used, w->dev.backend->memory_in_use(&w->dev));
+	}
+	if (w->dev.backend->ipc_mappings != NULL) {
+		atomic_store(
+		    &w->ipc_mappings, w->dev.backend->ipc_mappings(&w->dev));
+	}
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -142,10 +157,7 @@ worker_main(void *arg)
 		if (job->flow == 0) {
 			job->fn(w, job);
 			// Control jobs free memory too (plan releases, arrays).
-			if (w->dev.backend->memory_in_use != NULL) {
-				atomic_store(&w->memory_used,
-				    w->dev.backend->memory_in_use(&w->dev));
-			}
+			note_memory(w);
 			atomic_fetch_sub(&w->load, 1);
 			continue;
 		}
@@ -167,10 +179,7 @@ worker_main(void *arg)
 		atomic_fetch_add(&w->busy_ns, dt);
 		atomic_store(&w->running, NULL);
 		atomic_fetch_add(&w->executes, ran && !w->handed);
-		if (w->dev.backend->memory_in_use != NULL) {
-			atomic_store(&w->memory_used,
-			    w->dev.backend->memory_in_use(&w->dev));
-		}
+		note_memory(w);
 		// Charge the measured time to the flow, unless its connection
 		// closed meanwhile (the job itself is freed by now: use the
 		// copies taken before it ran).
@@ -431,9 +440,10 @@ fftd__worker_backlog_ns(const fftd__worker *w)
 void
 fftd__worker_get_stats(const fftd__worker *cw, fftd__worker_stats *st)
 {
-	fftd__worker *w = (fftd__worker *) cw;
-	st->busy_ns     = atomic_load(&w->busy_ns);
-	st->executes    = atomic_load(&w->executes);
-	st->memory_used = atomic_load(&w->memory_used);
-	st->queued      = atomic_load(&w->load);
+	fftd__worker *w  = (fftd__worker *) cw;
+	st->busy_ns      = atomic_load(&w->busy_ns);
+	st->executes     = atomic_load(&w->executes);
+	st->memory_used  = atomic_load(&w->memory_used);
+	st->ipc_mappings = atomic_load(&w->ipc_mappings);
+	st->queued       = atomic_load(&w->load);
 }

@@ -61,7 +61,6 @@ struct fftd__job {
 	uint64_t          cost_ns;     // expected device time (placement)
 };
 
-
 // fftd__worker_start starts the worker of device `local` of backend be,
 // known to clients as device `index`, and waits until the device is open.
 // Returns FFTD_OK, or an error with err filled (no thread is left).
@@ -121,10 +120,11 @@ uint64_t fftd__worker_backlog_ns(const fftd__worker *w);
 
 // fftd__worker_stats is what the worker measured.
 typedef struct fftd__worker_stats {
-	uint64_t busy_ns;     // device time of client jobs, total
-	uint64_t executes;    // client jobs run
-	uint64_t memory_used; // bytes the backend holds (after the last job)
-	size_t   queued;      // jobs queued or running
+	uint64_t busy_ns;      // device time of client jobs, total
+	uint64_t executes;     // client jobs run
+	uint64_t memory_used;  // bytes the backend holds (after the last job)
+	uint64_t ipc_mappings; // CUDA IPC allocations mapped (likewise)
+	size_t   queued;       // jobs queued or running
 } fftd__worker_stats;
 
 void fftd__worker_get_stats(const fftd__worker *w, fftd__worker_stats *st);

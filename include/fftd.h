@@ -56,32 +56,30 @@ extern "C" {
 // Binary compatibility (ABI). The shared library's soname is libfftd.so.0,
 // and FFTD_VERSION_MAJOR is its number.
 //
-// Structs the caller allocates (fftd_plan_desc, fftd_info,
-// fftd_device_info, fftd_stats, fftd_client_stats, fftd_device_stats,
-// fftd_exec_options, fftd_stream_times, fftd_mf_desc, fftd_mf_peak,
-// fftd_mf_trigger) may grow in later versions. The calls that take one
-// are macros that pass the library the sizeof the caller was compiled
-// with (fftd_get_stats(c, s) is fftd_get_stats_sized(c, s,
-// sizeof(fftd_stats)); arrays and the devices inside fftd_info pass
-// their element's sizeof too), so a program built against an older
-// fftd.h keeps working with a newer library and the reverse: the library reads
-// and writes only the bytes the caller's struct has; a field the caller's
+// Structs the caller allocates (fftd_plan_desc, fftd_info, fftd_device_info,
+// fftd_stats, fftd_client_stats, fftd_device_stats, fftd_exec_options,
+// fftd_stream_times, fftd_mf_desc, fftd_mf_peak, fftd_mf_trigger) may grow in
+// later versions. The calls that take one are macros that pass the library the
+// sizeof the caller was compiled with (fftd_get_stats(c, s) is
+// fftd_get_stats_sized(c, s, sizeof(fftd_stats)); arrays and the devices inside
+// fftd_info pass their element's sizeof too), so a program built against an
+// older fftd.h keeps working with a newer library and the reverse: the library
+// reads and writes only the bytes the caller's struct has; a field the caller's
 // struct lacks reads as its default (as fftd_plan_desc_init sets it; zero, or
 // none, elsewhere); bytes of a caller's struct that the library does not know
 // are ignored on input and zeroed on output. A size of 0, not a multiple of 4,
 // or over 64 KiB is FFTD_EINVAL. Bindings that call the library directly call
 // the _sized symbols with their structs' sizes.
 //
-// Within libfftd.so.0: calls and enum values are only added; a struct
-// grows only at its end, each new field starting at or after the previous
-// version's sizeof, with a default that keeps the old behaviour. What
-// bumps the soname (libfftd.so.1, FFTD_VERSION_MAJOR 1): removing an
-// exported call or changing its arguments or meaning; removing, moving or
-// retyping a struct's field; changing a constant that sizes an array
-// inside a struct (FFTD_MAX_RANK, FFTD_MAX_DEVICES, FFTD_MAX_ALGORITHMS,
-// FFTD_HIST_BUCKETS, the name lengths); changing the value of an enum
-// constant or error code. The wire protocol (FFTD_PROTOCOL_VERSION) is
-// versioned on its own.
+// Within libfftd.so.0: calls and enum values are only added; a struct grows
+// only at its end, each new field starting at or after the previous version's
+// sizeof, with a default that keeps the old behaviour. What bumps the soname
+// (libfftd.so.1, FFTD_VERSION_MAJOR 1): removing an exported call or changing
+// its arguments or meaning; removing, moving or retyping a struct's field;
+// changing a constant that sizes an array inside a struct (FFTD_MAX_RANK,
+// FFTD_MAX_DEVICES, FFTD_MAX_ALGORITHMS, FFTD_HIST_BUCKETS, the name lengths);
+// changing the value of an enum constant or error code. The wire protocol
+// (FFTD_PROTOCOL_VERSION) is versioned on its own.
 
 #define FFTD_VERSION_MAJOR 0
 #define FFTD_VERSION_MINOR 1
@@ -227,11 +225,9 @@ typedef struct fftd_plan_desc {
 	//   "cufft"   cuFFT (cuda backend): f64, f32, and f16 for power-of-two
 	//             sizes; every kind, rank and layout.
 	//   "tc16"    fftd's tensor-core kernels (cuda backend): f16 C2C only,
-	//             fp16 products with fp32 sums (relative L2 error up to
-	//             about 4e-3).
+	//             fp16 products, fp32 sums (relative L2 error <= ~4e-3).
 	//   "split16" the same kernels on fp32 data split into fp16 hi + lo
-	//             parts (cuda backend): f32 C2C only, fp32 accuracy
-	//             (relative L2 error up to about 2e-6).
+	//             (cuda backend): f32 C2C only, fp32 accuracy (<= ~2e-6).
 	// tc16 and split16 take power-of-two sizes, rank 1 (n from 256 up to
 	// the kernels' limit, at least 2^24) or rank 2 (each of n[0], n[1] =
 	// 256 .. 4096), either direction, any norm and batch, in a dense
@@ -299,15 +295,14 @@ FFTD_API int fftd_default_url(char *buf, size_t len);
 //                         default the URL's host. DNS names are matched,
 //                         not IP addresses.
 //
-// Errors: FFTD_ECONNREFUSED (nobody listening), FFTD_ETIMEDOUT,
-// FFTD_EVERSION (daemon speaks another protocol), FFTD_EINVAL (a bad URL
-// list, or a TLS variable missing or its file unreadable or not PEM;
-// fftd_last_error() names it), FFTD_ENNGERR+NNG_ECRYPTO, +NNG_ECONNSHUT or
-// +NNG_EPEERAUTH (TLS handshake failed; the message says whether the
-// daemon's certificate failed verification or the daemon refused the
-// client's), FFTD_EREFUSED (the client's address is not in the daemon's
-// [remote] allow; the message says which address), FFTD_ECLOSED (the
-// daemon closed the connection), FFTD_ENNGERR+n.
+// Errors: FFTD_ECONNREFUSED (nobody listening), FFTD_ETIMEDOUT, FFTD_EVERSION
+// (daemon speaks another protocol), FFTD_EINVAL (a bad URL list, or a TLS
+// variable missing or its file unreadable or not PEM; fftd_last_error() names
+// it), FFTD_ENNGERR+NNG_ECRYPTO, +NNG_ECONNSHUT or +NNG_EPEERAUTH (TLS
+// handshake failed; the message says whether the daemon's certificate failed
+// verification or the daemon refused the client's), FFTD_EREFUSED (the client's
+// address is not in the daemon's [remote] allow; the message says which
+// address), FFTD_ECLOSED (the daemon closed the connection), FFTD_ENNGERR+n.
 //
 // Several daemons (one per GPU server, say): url may be a comma-separated
 // list of up to FFTD_MAX_DAEMONS URLs, e.g.
@@ -481,6 +476,7 @@ typedef struct fftd_device_stats {
 	uint64_t executes;
 	uint64_t cache_hits, cache_misses, cache_evictions;
 	uint64_t cache_entries, cache_bytes, cache_budget_bytes;
+	uint64_t ipc_mappings; // client allocations mapped (CUDA IPC) now
 } fftd_device_stats;
 
 // fftd_get_client_stats fetches up to max clients' statistics into out
@@ -566,8 +562,7 @@ typedef void (*fftd_callback)(fftd_request *req, int status, void *data);
 //     completion and the library frees the request after cb returns;
 //   - with cb NULL, *reqp receives the request, which the caller completes
 //     with fftd_request_wait (and may poll with fftd_request_done).
-// If the call returns an error, the callback never runs and *reqp is not
-// set.
+// If the call returns an error, the callback never runs and *reqp is not set.
 FFTD_API int fftd_execute_async(const fftd_plan *plan, const void *in,
     void *out, fftd_callback cb, void *data, fftd_request **reqp);
 
@@ -606,8 +601,7 @@ FFTD_API int fftd_request_done(fftd_request *req);
 // returns its status. Only for requests obtained through reqp.
 FFTD_API int fftd_request_wait(fftd_request *req);
 
-// --- shared-memory buffers (local daemons)
-// ---------------------------------------
+// --- shared-memory buffers (local daemons) ----------------------------------
 
 // fftd_buffer is a region of memory shared with the daemon: a memfd the
 // daemon maps and pins for DMA (cudaHostRegister), so executions whose
@@ -616,17 +610,16 @@ FFTD_API int fftd_request_wait(fftd_request *req);
 typedef struct fftd_buffer fftd_buffer;
 
 // fftd_buffer_create makes a shared buffer of `bytes` bytes (rounded up to
-// whole pages), maps it here, hands its file descriptor to the daemon once
-// (a Unix socket with SCM_RIGHTS; the daemon checks with SO_PEERCRED that
-// the sender is this connection's process) and stores it in *bufp.
-// fftd_execute and fftd_execute_async then use the shared path by
-// themselves whenever in and out each lie inside a buffer of this client.
-// The buffer belongs to the connection: the daemon unmaps it when the
-// buffer is destroyed, the client closes, or the process dies. Errors:
-// FFTD_EUNSUPPORTED (the connection is not ipc://, or the daemon offers no
-// shared memory, or the client talks to several daemons), FFTD_ELIMIT
-// (over the daemon's per-client buffer limit), FFTD_ESYSERR+errno (memfd,
-// mmap), FFTD_EBACKEND (pinning failed).
+// whole pages), maps it here, hands its file descriptor to the daemon once (a
+// Unix socket with SCM_RIGHTS; the daemon checks with SO_PEERCRED that the
+// sender is this connection's process) and stores it in *bufp. fftd_execute and
+// fftd_execute_async then use the shared path by themselves whenever in and out
+// each lie inside a buffer of this client. The buffer belongs to the
+// connection: the daemon unmaps it when the buffer is destroyed, the client
+// closes, or the process dies. Errors: FFTD_EUNSUPPORTED (the connection is not
+// ipc://, or the daemon offers no shared memory, or the client talks to several
+// daemons), FFTD_ELIMIT (over the daemon's per-client buffer limit),
+// FFTD_ESYSERR+errno (memfd, mmap), FFTD_EBACKEND (pinning failed).
 FFTD_API int fftd_buffer_create(
     fftd_client *client, size_t bytes, fftd_buffer **bufp);
 
@@ -640,26 +633,23 @@ FFTD_API size_t fftd_buffer_size(const fftd_buffer *buf);
 // No execution on it may be in flight. NULL is ignored.
 FFTD_API void fftd_buffer_destroy(fftd_buffer *buf);
 
-// --- resident arrays (device memory in the daemon)
-// ----------------------------
+// --- resident arrays (device memory in the daemon) --------------------------
 
 // fftd_array is memory held in the daemon's device (GPU memory on the cuda
 // backend; the daemon's host memory, 64-byte aligned, on the fftw backend)
-// between requests, so that a chain of steps (executions, the
-// matched-filter bank) never moves its data through the socket or PCIe.
-// It belongs to the client's connection (the first daemon of a URL list):
-// the daemon frees it at fftd_array_destroy, fftd_client_close, or when
-// the client process dies.
+// between requests, so that a chain of steps (executions, the matched-filter
+// bank) never moves its data through the socket or PCIe. It belongs to the
+// client's connection (the first daemon of a URL list): the daemon frees it at
+// fftd_array_destroy, fftd_client_close, or when the client process dies.
 typedef struct fftd_array fftd_array;
 
-// fftd_array_create makes an array of `bytes` bytes (> 0) on device
-// `device` (an fftd_info.devices[].index; -1: device 0), zero-filled
-// (never another client's old bytes), and stores a new handle in *arrp.
-// Errors: FFTD_EINVAL (bytes 0, device below -1), FFTD_ENODEVICE,
-// FFTD_ELIMIT ([limits] max_arrays_per_client or
-// max_array_bytes_per_client), FFTD_EDEVMEM (does not fit the device's
-// memory budget beside plans, work areas and other arrays: never an
-// out-of-memory crash), FFTD_EUNSUPPORTED (a backend without arrays).
+// fftd_array_create makes an array of `bytes` bytes (> 0) on device `device`
+// (an fftd_info.devices[].index; -1: device 0), zero-filled (never another
+// client's old bytes), and stores a new handle in *arrp. Errors: FFTD_EINVAL
+// (bytes 0, device below -1), FFTD_ENODEVICE, FFTD_ELIMIT ([limits]
+// max_arrays_per_client or max_array_bytes_per_client), FFTD_EDEVMEM (does not
+// fit the device's memory budget beside plans, work areas and other arrays:
+// never an out-of-memory crash), FFTD_EUNSUPPORTED (a backend without arrays).
 FFTD_API int fftd_array_create(
     fftd_client *client, int device, size_t bytes, fftd_array **arrp);
 
@@ -669,15 +659,14 @@ FFTD_API size_t fftd_array_size(const fftd_array *arr);
 // fftd_array_device is the index of the array's device (-1 for NULL).
 FFTD_API int fftd_array_device(const fftd_array *arr);
 
-// fftd_array_write copies len bytes from host memory src into
-// [offset, offset + len) of the array; fftd_array_read copies that span
-// into dst. Memory inside one of this client's fftd_buffers goes by
-// reference (the daemon DMAs from or to it); other memory travels in the
-// request (large spans through the client's staging buffers, in chunks).
-// len 0 does nothing. Blocking; safe from any thread, but the caller
-// orders writes, reads and executions on one span. Errors: FFTD_EINVAL
-// (NULL arguments), FFTD_ESIZE (span past the array's end), FFTD_ECLOSED
-// (the array's connection is gone), the connection's errors.
+// fftd_array_write copies len bytes from host memory src into [offset, offset +
+// len) of the array; fftd_array_read copies that span into dst. Memory inside
+// one of this client's fftd_buffers goes by reference (the daemon DMAs from or
+// to it); other memory travels in the request (large spans through the client's
+// staging buffers, in chunks). len 0 does nothing. Blocking; safe from any
+// thread, but the caller orders writes, reads and executions on one span.
+// Errors: FFTD_EINVAL (NULL arguments), FFTD_ESIZE (span past the array's end),
+// FFTD_ECLOSED (the array's connection is gone), the connection's errors.
 FFTD_API int fftd_array_write(
     fftd_array *arr, size_t offset, const void *src, size_t len);
 FFTD_API int fftd_array_read(
@@ -688,27 +677,50 @@ FFTD_API int fftd_array_read(
 // fftd_client_close.
 FFTD_API void fftd_array_destroy(fftd_array *arr);
 
-// fftd_execute_arrays executes plan with its input in array in at byte
-// offset in_offset and its output in array out at out_offset (the
-// layouts of fftd_plan_desc, as fftd_execute reads and writes host
-// arrays): the execution runs on the arrays' device and moves no data to
-// or from the client. in and out may be one array with spans apart. A C2R
-// execution may overwrite its input span (as FFTW and cuFFT do); the
-// output layout's gaps are zeroed. Blocking. Errors: FFTD_EINVAL (NULL,
-// arrays of another client, arrays on two devices, a plan pinned to
-// another device, overlapping spans, an offset not a multiple of the
-// element size), FFTD_ESIZE (a span past its array), FFTD_EUNSUPPORTED, as
-// fftd_execute otherwise.
+// fftd_execute_arrays executes plan with its input in array in at byte offset
+// in_offset and its output in array out at out_offset (the layouts of
+// fftd_plan_desc, as fftd_execute reads and writes host arrays): the execution
+// runs on the arrays' device and moves no data to or from the client. in and
+// out may be one array with spans apart. A C2R execution may overwrite its
+// input span (as FFTW and cuFFT do); the output layout's gaps are zeroed.
+// Blocking. Errors: FFTD_EINVAL (NULL, arrays of another client, arrays on two
+// devices, a plan pinned to another device, overlapping spans, an offset not a
+// multiple of the element size), FFTD_ESIZE (a span past its array),
+// FFTD_EUNSUPPORTED, as fftd_execute otherwise.
 FFTD_API int fftd_execute_arrays(const fftd_plan *plan, fftd_array *in,
     size_t in_offset, fftd_array *out, size_t out_offset);
 
-// --- matched-filter bank (issue 16)
-// -------------------------------------------
+// FFTD_IPC_HANDLE_SIZE is sizeof(cudaIpcMemHandle_t).
+#define FFTD_IPC_HANDLE_SIZE 64
+
+// fftd_array_open_ipc makes an array of GPU memory the caller holds on the
+// daemon's device `device` (as fftd_array_create's), used in place (no copy, no
+// PCIe): handle (handle_len = FFTD_IPC_HANDLE_SIZE bytes, read during the call)
+// is a cudaIpcMemHandle_t from cudaIpcGetMemHandle (CUDA runtime API,
+// interprocess communication), which names an allocation's base; the array is
+// its bytes [offset, offset + bytes) (for a pointer p, offset is p minus the
+// base cuMemGetAddressRange gives). Every call that takes an fftd_array takes
+// it. The memory stays the caller's: the daemon maps it (cudaIpcOpenMemHandle,
+// once per allocation), never frees it, and unmaps it when the array goes
+// (fftd_array_destroy, fftd_client_close, the process's death): free it after
+// that. It counts in [limits] max_arrays_per_client, not in the device budget.
+// Ordering: finish your writes to it (cudaStreamSynchronize) before a call uses
+// the array; the daemon's writes are complete when that call returns. Blocking;
+// any thread. Errors: FFTD_EINVAL (NULLs, handle_len, bytes 0, offset + bytes
+// overflowing, memory of another device), FFTD_ENODEVICE, FFTD_ESIZE (past the
+// allocation), FFTD_EREFUSED (not a local ipc:// connection, or a peer uid
+// [limits] ipc_peers refuses: by default all but the daemon's and root's),
+// FFTD_ELIMIT, FFTD_EUNSUPPORTED (fftw backend), FFTD_ECUDAERR + code (a handle
+// CUDA cannot open).
+FFTD_API int fftd_array_open_ipc(fftd_client *client, int device,
+    const void *handle, size_t handle_len, size_t offset, size_t bytes,
+    fftd_array **arrp);
+
+// --- matched-filter bank (issue 16) -----------------------------------------
 
 // fftd_mf_desc describes a matched-filter bank search: FINDCHIRP's filter
 // (Allen et al. 2012, Phys. Rev. D 85, 122006, sec. IV; PyCBC's
-// matched_filter_core). For template j of the bank and bins k in
-// [kmin, kmax):
+// matched_filter_core). For template j of the bank and bins k in [kmin, kmax):
 //   z_j(t) = 4 delta_f sum_k D_k conj(h_jk) / S_k exp(+2 pi i k t / N)
 //            (the length-N complex inverse DFT of the one-sided product,
 //            zero outside [kmin, kmax): PyCBC's q),
@@ -755,27 +767,25 @@ typedef struct fftd_mf_trigger {
 
 // fftd_mf_bank searches `count` templates against one data segment, all
 // resident in arrays of one device: data holds D (N/2+1 complex of
-// desc->precision) at data_offset; psd holds S (N/2+1 reals, the
-// one-sided PSD in 1/Hz) at psd_offset; templates holds count complex
-// spectra of N/2+1 bins each, contiguous, the first at templates_offset
-// (so a bank may be searched in slices). F32 users scale as PyCBC does:
-// data and templates by DYN_RANGE_FAC = 2^69, the PSD by its square (rho
-// is unchanged). Offsets are bytes, multiples of the real size.
-// Results, host memory the caller owns: peaks, count entries; triggers,
-// room for max_triggers (may be NULL when 0), *ntriggers (not NULL) the
-// number written; when more are found the loudest max_triggers are kept,
+// desc->precision) at data_offset; psd holds S (N/2+1 reals, the one-sided PSD
+// in 1/Hz) at psd_offset; templates holds count complex spectra of N/2+1 bins
+// each, contiguous, the first at templates_offset (so a bank may be searched in
+// slices). F32 users scale as PyCBC does: data and templates by DYN_RANGE_FAC =
+// 2^69, the PSD by its square (rho is unchanged). Offsets are bytes, multiples
+// of the real size. Results, host memory the caller owns: peaks, count entries;
+// triggers, room for max_triggers (may be NULL when 0), *ntriggers (not NULL)
+// the number written; when more are found the loudest max_triggers are kept,
 // FFTD_OK is returned and *ntotal (may be NULL) says how many were found.
-// series (NULL or nseries 0: none) receives rho(t) over [t_begin, t_end)
-// of the nseries templates series_index[] (indices into the slice), as
-// [nseries][t_end - t_begin] values of desc->precision's real type.
-// Both backends serve it: fftw on the CPU, cuda on the GPU (cuFFT's
-// batched inverse between our kernels; the same peaks, windows, tie rules
-// and trigger order). Blocking. Errors: FFTD_EINVAL (naming the argument:
-// ranges, NULLs, arrays of another client or on two devices, misaligned
-// offsets, a PSD bin not positive, data or a template not finite),
-// FFTD_ESIZE (a span past its array), FFTD_EOVERFLOW, FFTD_ELIMIT (the
-// results would exceed [limits] max_request_bytes: search in slices),
-// FFTD_EUNSUPPORTED (f16; a backend without the bank), FFTD_EBACKEND.
+// series (NULL or nseries 0: none) receives rho(t) over [t_begin, t_end) of the
+// nseries templates series_index[] (indices into the slice), as [nseries][t_end
+// - t_begin] values of desc->precision's real type. Both backends serve it:
+// fftw on the CPU, cuda on the GPU (cuFFT's batched inverse between our
+// kernels; the same peaks, windows, tie rules and trigger order). Blocking.
+// Errors: FFTD_EINVAL (naming the argument: ranges, NULLs, arrays of another
+// client or on two devices, misaligned offsets, a PSD bin not positive, data or
+// a template not finite), FFTD_ESIZE (a span past its array), FFTD_EOVERFLOW,
+// FFTD_ELIMIT (the results would exceed [limits] max_request_bytes: search in
+// slices), FFTD_EUNSUPPORTED (f16; a backend without the bank), FFTD_EBACKEND.
 FFTD_API int fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *desc,
     size_t desc_size, fftd_array *data, size_t data_offset, fftd_array *psd,
     size_t psd_offset, fftd_array *templates, size_t templates_offset,
@@ -792,8 +802,7 @@ FFTD_API int fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *desc,
 	    (triggers), sizeof(fftd_mf_trigger), (max_triggers), (ntriggers),  \
 	    (ntotal), (series_index), (nseries), (series))
 
-// --- streaming (one plan, many transforms)
-// -------------------------------------
+// --- streaming (one plan, many transforms) ----------------------------------
 
 // fftd_stream keeps up to `depth` executions of one plan in flight through
 // shared-memory slots, for pipelines that transform the same shape forever
@@ -802,24 +811,22 @@ FFTD_API int fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *desc,
 // waited for that could overlap.
 typedef struct fftd_stream fftd_stream;
 
-// fftd_stream_open creates a stream of `depth` slots (1..64) on plan, each
-// slot holding one input and one output array of the plan, in one shared
-// buffer. Needs a client of one daemon, over ipc:// (see
-// fftd_buffer_create).
+// fftd_stream_open creates a stream of `depth` slots (1..64) on plan, each slot
+// holding one input and one output array of the plan, in one shared buffer.
+// Needs a client of one daemon, over ipc:// (see fftd_buffer_create).
 //
-// Submissions and answers travel over a stream channel of the stream's own
-// (a Unix SOCK_SEQPACKET socket to the daemon), not over the client's NNG
-// socket: the calling thread's send wakes the daemon's channel thread
-// directly, and the worker's answer wakes the thread in fftd_stream_wait
-// directly, with no library or NNG threads in between; on a loaded host
-// each thread hand-off saved is a wait for a CPU saved. A daemon that
-// offers no channel (an older one) is used through NNG as any execution.
-// FFTD_STREAM_CHANNEL in the environment: 0 always NNG, 2 require the
-// channel (fftd_stream_open fails instead of falling back). Errors as
-// fftd_buffer_create, and FFTD_ELIMIT (64 channels per connection). A
-// wait that times out (the client's timeout) leaves the stream failed:
-// every later call answers FFTD_ETIMEDOUT, as the answer may yet come into
-// a reused slot.
+// Submissions and answers travel over a stream channel of the stream's own (a
+// Unix SOCK_SEQPACKET socket to the daemon), not over the client's NNG socket:
+// the calling thread's send wakes the daemon's channel thread directly, and the
+// worker's answer wakes the thread in fftd_stream_wait directly, with no
+// library or NNG threads in between; on a loaded host each thread hand-off
+// saved is a wait for a CPU saved. A daemon that offers no channel (an older
+// one) is used through NNG as any execution. FFTD_STREAM_CHANNEL in the
+// environment: 0 always NNG, 2 require the channel (fftd_stream_open fails
+// instead of falling back). Errors as fftd_buffer_create, and FFTD_ELIMIT (64
+// channels per connection). A wait that times out (the client's timeout) leaves
+// the stream failed: every later call answers FFTD_ETIMEDOUT, as the answer may
+// yet come into a reused slot.
 FFTD_API int fftd_stream_open(
     const fftd_plan *plan, int depth, fftd_stream **streamp);
 
@@ -849,16 +856,15 @@ FFTD_API int fftd_stream_pending(const fftd_stream *stream);
 FFTD_API void fftd_stream_set_deadline(
     fftd_stream *stream, int64_t deadline_us);
 
-// fftd_stream_set_spin makes fftd_stream_wait poll the stream channel
-// without sleeping for up to spin_us microseconds (0, the default: sleep
-// at once) before it sleeps. A sleeping thread must be woken when the
-// answer comes, which on a host whose CPUs are busy can take a scheduler
-// tick or more (hundreds of us to ms); a spinning one holds its CPU and
-// sees the answer at once. For realtime pipelines that can give a core to
-// it: the calling thread is busy for the whole wait, up to spin_us. Set
-// spin_us near the expected execution time (fftd_stream_last_times says
-// it). FFTD_EUNSUPPORTED if the stream has no stream channel (its waits
-// are NNG's), FFTD_EINVAL for a NULL stream or spin_us over 10^6.
+// fftd_stream_set_spin makes fftd_stream_wait poll the stream channel for up to
+// spin_us microseconds (0, the default: sleep at once) before it sleeps. Waking
+// a sleeping thread can take a scheduler tick or more (hundreds of us to ms) on
+// a host whose CPUs are busy; a spinning one sees the answer at once but holds
+// its CPU for the whole wait, up to spin_us: for realtime pipelines that can
+// give it a core. Set spin_us near the expected execution time
+// (fftd_stream_last_times says it). FFTD_EUNSUPPORTED if the stream has no
+// stream channel (its waits are NNG's), FFTD_EINVAL for a NULL stream or
+// spin_us over 10^6.
 FFTD_API int fftd_stream_set_spin(fftd_stream *stream, uint32_t spin_us);
 
 // fftd_stream_times says where the time of one stream execution went, in

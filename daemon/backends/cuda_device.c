@@ -142,7 +142,8 @@ cuda_open(fftd__device *dev, const fftd__backend_config *cfg, char *msg,
 // cuda_close closes the device for this worker (backend.h: close), on the
 // worker's thread after its last job and after the planner thread stopped
 // (worker.c stops it first), so it takes no lock: it waits for the streams,
-// then frees the plans still live, the buffers and the streams.
+// then unmaps IPC memory still mapped, frees the plans still live, the
+// buffers and the streams.
 static void
 cuda_close(fftd__device *dev)
 {
@@ -152,6 +153,7 @@ cuda_close(fftd__device *dev)
 	}
 	(void) cudaSetDevice(st->ordinal);
 	(void) cudaStreamSynchronize(st->stream);
+	fftd__cuda_ipc_close_all(st);
 	while (st->plans != NULL) {
 		fftd__cuda_plan *p = st->plans;
 		st->plans          = p->next;
@@ -229,4 +231,8 @@ const fftd__backend fftd__backend_cuda = {
 	.array_copy     = fftd__cuda_array_copy,
 	.execute_device = fftd__cuda_execute_device,
 	.mf_bank        = fftd__cuda_mf_bank,
+	// A client's own GPU memory, mapped in place (cuda_ipc.c).
+	.ipc_open     = fftd__cuda_ipc_open,
+	.ipc_close    = fftd__cuda_ipc_close,
+	.ipc_mappings = fftd__cuda_ipc_mappings,
 };

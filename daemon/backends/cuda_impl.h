@@ -48,6 +48,8 @@
 //                    copies overlapping transforms;
 //   cuda_array.c     resident arrays: device memory counted against the
 //                    budget, copies, executions on device pointers;
+//   cuda_ipc.c       CUDA IPC mappings: a client's GPU memory mapped in
+//                    place, once per allocation, never freed here;
 //   cuda_mf.c        the matched-filter bank (mf.h) on resident arrays:
 //                    kernels/mf.cu's kernels around a batched cuFFT
 //                    inverse, scratch counted against the budget;
@@ -90,6 +92,7 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -160,6 +163,10 @@ struct fftd__cuda_state {
 	fftd__cuda_buf   d_in, d_out; // device
 	fftd__cuda_buf   h_in, h_out; // pinned host staging
 	fftd__cuda_plan *plans;       // live plans, so close can free leftovers
+	// CUDA IPC allocations mapped by this (batch) worker (cuda_ipc.c),
+	// and their number for ipc_mappings.
+	struct fftd__cuda_ipc_map *ipc;
+	_Atomic uint64_t           ipc_count;
 };
 
 // fftd__cuda_unit is one executable transform of a plan for a given
@@ -258,6 +265,15 @@ int  fftd__cuda_array_copy(fftd__device *dev, void *dst, const void *src,
      size_t len, int dir, char *msg, size_t msglen);
 int  fftd__cuda_execute_device(fftd__device *dev, void *plan,
      const fftd__shape *s, void *in, void *out, char *msg, size_t msglen);
+
+// --- cuda_ipc.c --------------------------------------------------------------
+
+int      fftd__cuda_ipc_open(fftd__device *dev, const void *handle,
+         size_t handle_len, uint64_t offset, uint64_t bytes, void **ptr, void **map,
+         char *msg, size_t msglen);
+void     fftd__cuda_ipc_close(fftd__device *dev, void *map);
+uint64_t fftd__cuda_ipc_mappings(fftd__device *dev);
+void     fftd__cuda_ipc_close_all(fftd__cuda_state *st);
 
 // --- cuda_mf.c ---------------------------------------------------------------
 

@@ -110,6 +110,8 @@ static const struct {
 	{ "limits", "max_array_bytes_per_client = 1X",
 	    "F:3: [limits] max_array_bytes_per_client = 1X: 'X' after the "
 	    "number: the only suffixes are K, M, G and T" },
+	{ "limits", "ipc_peers = everyone",
+	    "F:3: [limits] ipc_peers = everyone: must be same-user or any" },
 	{ "limits", "max_connections_per_user = 0",
 	    "F:3: [limits] max_connections_per_user = 0: out of range 1 .. "
 	    "1048576" },
@@ -161,6 +163,7 @@ test_good_forms(void **state)
 	                      "max_connections_per_user = 5\n"
 	                      "max_arrays_per_client = 6\n"
 	                      "max_array_bytes_per_client = 3M\n"
+	                      "ipc_peers = any\n"
 	                      "[cache]\nbudget_bytes = 1T\n"
 	                      "[metrics]\nlisten =\n"
 	                      "[tls]\nkey =\n"
@@ -182,6 +185,7 @@ test_good_forms(void **state)
 	assert_int_equal(cfg.max_connections_per_user, 5);
 	assert_int_equal(cfg.max_arrays_per_client, 6);
 	assert_int_equal(cfg.max_array_bytes_per_client, 3 << 20);
+	assert_true(cfg.ipc_peers_any);
 	assert_int_equal(cfg.cache_budget, 1ull << 40);
 	assert_string_equal(cfg.metrics_listen, "");
 	assert_int_equal(cfg.nallow, 0);
