@@ -204,7 +204,7 @@ request_seeds(void)
 // Resident arrays and the matched-filter bank (issue 16): create, write
 // inline and from a shared buffer, read inline and into one, destroy, an
 // execution on arrays, a bank request with series, and one whose reply
-// size overflows.
+// size overflows; CUDA IPC opens, good and bad.
 static void
 array_seeds(void)
 {
@@ -279,6 +279,30 @@ array_seeds(void)
 	put_frame(&rq.base, 0);
 	mf.n_series_index = 0;
 	mf.max_triggers   = UINT64_MAX / 8; // the reply's size overflows
+	put_frame(&rq.base, 0);
+
+	// CUDA IPC: an open of a span of a client's allocation, then the
+	// ways it goes wrong (a short handle, no bytes, a span that wraps).
+	uint8_t                  handle[FFTD_IPC_HANDLE_SIZE];
+	Fftd__Wire__ArrayOpenIpc oi = FFTD__WIRE__ARRAY_OPEN_IPC__INIT;
+	for (size_t i = 0; i < sizeof(handle); i++) {
+		handle[i] = (uint8_t) (i * 37 + 11);
+	}
+	oi.device         = 0;
+	oi.handle.data    = handle;
+	oi.handle.len     = sizeof(handle);
+	oi.offset         = 4096;
+	oi.bytes          = 1 << 20;
+	rq.body_case      = FFTD__WIRE__REQUEST__BODY_ARRAY_OPEN_IPC;
+	rq.array_open_ipc = &oi;
+	put_frame(&rq.base, 0);
+	oi.handle.len = 63;
+	put_frame(&rq.base, 0);
+	oi.handle.len = sizeof(handle);
+	oi.bytes      = 0;
+	put_frame(&rq.base, 0);
+	oi.bytes  = 2;
+	oi.offset = UINT64_MAX;
 	put_frame(&rq.base, 0);
 
 	// Their replies: an array made; a bank's counts, whose payload holds
