@@ -47,9 +47,9 @@ struct fftd__cuda_ipc_map {
 
 typedef CUresult (*get_range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
 
-// allocation_size finds the size of the allocation that starts at base
-// (cuMemGetAddressRange of the driver API, looked up once per call: a
-// mapping is rare next to the transforms on it).
+// allocation_size finds how many bytes of the allocation mapped at base
+// follow base (cuMemGetAddressRange of the driver API, looked up at each
+// call: a mapping is rare next to the transforms on it).
 static int
 allocation_size(void *base, size_t *size, char *msg, size_t msglen)
 {
@@ -74,11 +74,15 @@ allocation_size(void *base, size_t *size, char *msg, size_t msglen)
 		    "CUresult %d",
 		    (int) r);
 	}
-	if ((uintptr_t) b != (uintptr_t) base) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "the IPC mapping does not start its allocation");
+	// The mapping should start its allocation; where the driver maps a
+	// larger range around it, only what follows base is the client's.
+	uintptr_t lo = (uintptr_t) b, at = (uintptr_t) base;
+	if (at < lo || at - lo > n) {
+		return fftd__errmsg(FFTD_EBACKEND, msg, msglen,
+		    "cuMemGetAddressRange: the IPC mapping lies outside the "
+		    "range it reports");
 	}
-	*size = n;
+	*size = n - (size_t) (at - lo);
 	return FFTD_OK;
 }
 
