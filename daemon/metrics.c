@@ -126,6 +126,8 @@ static const family device_families[] = {
 	    "Jobs queued or running on the device now." },
 	{ "fftd_device_executes_total", COUNTER, V_U64, DV(executes), 0,
 	    "Transforms executed on the device." },
+	{ "fftd_device_ipc_mappings", GAUGE, V_U64, DV(ipc_mappings), 0,
+	    "Client allocations mapped by CUDA IPC now." },
 	{ "fftd_plan_cache_hits_total", COUNTER, V_U64, DV(cache_hits), 0,
 	    "Plan cache lookups that found a plan." },
 	{ "fftd_plan_cache_misses_total", COUNTER, V_U64, DV(cache_misses), 0,

@@ -40,7 +40,7 @@ const char fftd__ctl_stats_help[]
       "devices: index, name, backend, memory in use / total, busy share "
       "of the\n"
       "  last ~10 s, jobs queued or running, executions, plan cache hits,\n"
-      "  misses, evictions, entries and bytes.\n"
+      "  misses, evictions, entries and bytes, CUDA IPC mappings.\n"
       "\n"
       "  --json   one JSON object: keys as the fields of fftd_stats, plus\n"
       "           \"clients\" and \"devices\" arrays (fields of "
@@ -248,10 +248,11 @@ json_devices(const fftd_device_stats *dv, int n)
 		       ", \"cache_evictions\": %" PRIu64
 		       ", \"cache_entries\": %" PRIu64
 		       ", \"cache_bytes\": %" PRIu64
-		       ", \"cache_budget_bytes\": %" PRIu64 "}",
+		       ", \"cache_budget_bytes\": %" PRIu64
+		       ", \"ipc_mappings\": %" PRIu64 "}",
 		    d->queued, d->executes, d->cache_hits, d->cache_misses,
 		    d->cache_evictions, d->cache_entries, d->cache_bytes,
-		    d->cache_budget_bytes);
+		    d->cache_budget_bytes, d->ipc_mappings);
 	}
 	putchar(']');
 }
@@ -304,10 +305,10 @@ table_devices(const fftd_device_stats *dv, int n)
 	char b1[32], b2[32], b3[32], mem[72];
 	int w = name_width(dv[0].name, sizeof(*dv), sizeof(dv->name), n, 4, 32);
 	printf("\ndevices (%d)\n", n);
-	printf("  %5s  %-*s %-7s %21s %6s %6s %9s %8s %7s %6s %7s %10s\n",
+	printf("  %5s  %-*s %-7s %21s %6s %6s %9s %8s %7s %6s %7s %10s %4s\n",
 	    "index", w, "name", "backend", "memory used/total", "busy",
-	    "queued", "executes", "hits", "misses", "evict", "entries",
-	    "cache");
+	    "queued", "executes", "hits", "misses", "evict", "entries", "cache",
+	    "ipc");
 	for (int i = 0; i < n; i++) {
 		const fftd_device_stats *d = &dv[i];
 		if (d->memory_bytes != 0) {
@@ -323,11 +324,13 @@ table_devices(const fftd_device_stats *dv, int n)
 		putchar(' ');
 		put_name(d->backend, sizeof(d->backend), false, 7);
 		printf(" %21s %5.1f%% %6" PRIu32 " %9" PRIu64 " %8" PRIu64
-		       " %7" PRIu64 " %6" PRIu64 " %7" PRIu64 " %10s\n",
+		       " %7" PRIu64 " %6" PRIu64 " %7" PRIu64 " %10s %4" PRIu64
+		       "\n",
 		    mem, 100 * d->busy_fraction, d->queued, d->executes,
 		    d->cache_hits, d->cache_misses, d->cache_evictions,
 		    d->cache_entries,
-		    fftd__ctl_human(b3, sizeof(b3), d->cache_bytes));
+		    fftd__ctl_human(b3, sizeof(b3), d->cache_bytes),
+		    d->ipc_mappings);
 	}
 }
 

@@ -418,6 +418,7 @@ static const struct {
 	{ "fftd_device_busy_ratio", "gauge" },
 	{ "fftd_device_queued", "gauge" },
 	{ "fftd_device_executes_total", "counter" },
+	{ "fftd_device_ipc_mappings", "gauge" },
 	{ "fftd_plan_cache_hits_total", "counter" },
 	{ "fftd_plan_cache_misses_total", "counter" },
 	{ "fftd_plan_cache_evictions_total", "counter" },
