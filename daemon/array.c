@@ -206,11 +206,11 @@ create_run(array_job *aj, fftd__device *dev)
 	fftd__server *s        = aj->srv;
 	char          msg[256] = "";
 	void         *ptr = NULL, *ipc = NULL;
-	bool          open = aj->op == OP_OPEN_IPC;
-	uint64_t      size = open ? aj->ipc_len : aj->bytes;
-	fftd__array  *a    = calloc(1, sizeof(*a));
-	int           rv   = FFTD_ENOMEM;
-	if (a != NULL && open) {
+	bool          by_ipc = aj->op == OP_OPEN_IPC;
+	uint64_t      size   = by_ipc ? aj->ipc_len : aj->bytes;
+	fftd__array  *a      = calloc(1, sizeof(*a));
+	int           rv     = FFTD_ENOMEM;
+	if (a != NULL && by_ipc) {
 		rv = dev->backend->ipc_open(dev, aj->handle, sizeof(aj->handle),
 		    aj->ipc_off, aj->ipc_len, &ptr, &ipc, msg, sizeof(msg));
 	} else if (a != NULL) {

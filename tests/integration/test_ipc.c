@@ -54,6 +54,7 @@ static fftd_test_fixture FX = {
 	= { { &D, &C, "[limits]\nmax_arrays_per_client = 3\n", DAEMON_ARGS } },
 	.timeout_ms = TIMEOUT_MS,
 	.local      = &L,
+	.check_exit = 1, // the daemon exits 0: no crash, no leak (ASan)
 };
 
 // HANDLE is a handle-sized block of bytes: no daemon here can map it.
