@@ -48,6 +48,7 @@
 //                    copies overlapping transforms;
 //   cuda_array.c     resident arrays: device memory counted against the
 //                    budget, copies, executions on device pointers;
+//   cuda_mf_plans.c  the cached cuFFT plans of the bank's fused engine
 //   cuda_mf.c        the matched-filter bank (mf.h) on resident arrays:
 //                    kernels/mf.cu's kernels around a batched cuFFT
 //                    inverse, scratch counted against the budget;
@@ -160,6 +161,9 @@ struct fftd__cuda_state {
 	fftd__cuda_buf   d_in, d_out; // device
 	fftd__cuda_buf   h_in, h_out; // pinned host staging
 	fftd__cuda_plan *plans;       // live plans, so close can free leftovers
+	// The matched-filter bank's cached plans (cuda_mf_plans.c), NULL
+	// until the first fused bank.
+	struct fftd__mf_plan_cache *mf_plans;
 };
 
 // fftd__cuda_unit is one executable transform of a plan for a given
@@ -258,6 +262,19 @@ int  fftd__cuda_array_copy(fftd__device *dev, void *dst, const void *src,
      size_t len, int dir, char *msg, size_t msglen);
 int  fftd__cuda_execute_device(fftd__device *dev, void *plan,
      const fftd__shape *s, void *in, void *out, char *msg, size_t msglen);
+
+// --- cuda_mf_plans.c ---------------------------------------------------------
+
+typedef struct fftd__mf_plan_cache fftd__mf_plan_cache;
+// fftd__mf_cached_plan is a cached plan of the bank's fused engine: its
+// handle and the workspace it needs.
+typedef struct fftd__mf_cached_plan {
+	cufftHandle h;
+	size_t      work;
+} fftd__mf_cached_plan;
+int  fftd__cuda_mf_plan(fftd__cuda_state *st, int64_t n, int batch,
+     fftd__mf_cached_plan *out, char *msg, size_t msglen);
+void fftd__cuda_mf_plans_free(fftd__cuda_state *st);
 
 // --- cuda_mf.c ---------------------------------------------------------------
 
