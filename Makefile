@@ -98,8 +98,11 @@ NVCCFLAGS := -std=c++17 -O3 -lineinfo -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
 	-gencode=arch=compute_90,code=sm_90 -gencode=arch=compute_90,code=compute_90 \
 	-Ikernels -Werror all-warnings
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcufft -lcudart_static -ldl -lrt
-KERNEL_SRC := $(wildcard kernels/*.cu)
-KERNEL_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_SRC)) $(TC_HOST_OBJ)
+# kernels/mf_callbacks.cu is cuFFT LTO callbacks: compiled to LTO-IR and
+# embedded as data (below), never linked as code.
+KERNEL_SRC := $(filter-out kernels/mf_callbacks.cu,$(wildcard kernels/*.cu))
+KERNEL_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(KERNEL_SRC)) $(TC_HOST_OBJ) \
+	$(BUILD)/kernels/mf_callbacks_lto.o
 KERNEL_LIB := $(BUILD)/libfftd_kernels.a
 else
 CUDA_LIBS :=
@@ -170,7 +173,7 @@ include bench/kernels.mk
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
-	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS))
+	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS) $(BENCH_CUFFT_LTO))
 
 # --- fftd's NNG (deps/nng) ----------------------------------------------------
 $(NNG_LIB): deps/nng/build.sh deps/nng/patches/series $(wildcard deps/nng/patches/*.patch)
@@ -199,6 +202,19 @@ $(BUILD)/fftctl-obj/%.o: fftctl/%.c | $(GEN_H) $(NNG_LIB)
 $(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+# The matched-filter bank's cuFFT LTO callbacks (bench/cufft_lto.c
+# measures them): LTO-IR for sm_90 (cuFFT links it into its kernels at
+# plan time, cufftXtSetJITCallback), turned into a C array by bin2c.
+$(BUILD)/kernels/mf_callbacks.fatbin: kernels/mf_callbacks.cu kernels/mf_lto.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -Ikernels -gencode=arch=compute_90,code=lto_90 -dc -fatbin $< -o $@
+$(BUILD)/kernels/mf_callbacks_lto.c: $(BUILD)/kernels/mf_callbacks.fatbin
+	{ echo '#include "mf_lto.h"'; \
+	  $(CUDA_HOME)/bin/bin2c --name fftd__mf_cb_lto --type longlong --const $<; \
+	  echo 'const size_t fftd__mf_cb_lto_size = sizeof(fftd__mf_cb_lto);'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/kernels/mf_callbacks_lto.o: $(BUILD)/kernels/mf_callbacks_lto.c
+	$(CC) $(CFLAGS_ALL) -Ikernels -c $< -o $@
 
 $(KERNEL_LIB): $(KERNEL_OBJ)
 	ar rcs $@ $^
@@ -419,7 +435,7 @@ format:
 # gpu-run/ holds only what runs there (the device tool carries at most
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
-GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/e2e bench/kernels bench/load bench/membw bench/soak lib/libcmocka.so.0 \
+GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/e2e bench/kernels bench/cufft_lto bench/load bench/membw bench/soak lib/libcmocka.so.0 \
 	$(patsubst build-gpu/%,%,$(filter-out %.o %.d,$(wildcard build-gpu/tests/gpu/test_*)))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all

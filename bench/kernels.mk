@@ -13,7 +13,14 @@ $(BENCH_KERNELS): bench/kernels.cu kernels/tc.h $(KERNEL_LIB)
 	$(NVCC) $(NVCCFLAGS) -o $@ bench/kernels.cu $(KERNEL_LIB) -lcufft -lfftw3 -lm \
 		-Xlinker -rpath=$(CUDA_HOME)/lib64
 
+# bench/cufft_lto: cuFFT with and without the bank's LTO callbacks.
+BENCH_CUFFT_LTO := $(BUILD)/bench/cufft_lto
+$(BENCH_CUFFT_LTO): bench/cufft_lto.c kernels/mf_lto.h $(KERNEL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Ikernels -o $@ bench/cufft_lto.c $(KERNEL_LIB) $(CUDA_LIBS) -lpthread -lm
+
 .PHONY: bench-kernels
-bench-kernels: $(BENCH_KERNELS)
+bench-kernels: $(BENCH_KERNELS) $(BENCH_CUFFT_LTO)
 	$(BENCH_KERNELS) --json $(BUILD)/bench/kernels.json
+	$(BENCH_CUFFT_LTO) --json $(BUILD)/bench/cufft_lto.json
 endif

@@ -187,7 +187,7 @@ scan_max(fftd__mf_scan_args a)
 	if (i0 >= width) {
 		return; // the whole warp is past the end
 	}
-	const T *q   = (const T *) a.q + 2 * a.n * (int64_t) b;
+	const T *q   = (const T *) a.q + 2 * a.ld * (int64_t) b - 2 * a.q0;
 	bool     in  = i < width;
 	u64      key = 0;
 	if (in) {
@@ -232,7 +232,7 @@ scan_first(fftd__mf_scan_args a)
 	if (i0 >= width) {
 		return;
 	}
-	const T   *q    = (const T *) a.q + 2 * a.n * (int64_t) b;
+	const T   *q    = (const T *) a.q + 2 * a.ld * (int64_t) b - 2 * a.q0;
 	u64        base = (u64) b * (u64) (1 + a.nwin);
 	const u64 *key  = (const u64 *) a.key + base;
 	u64       *ts   = (u64 *) a.t + base;
@@ -284,10 +284,10 @@ scan_z(fftd__mf_scan_args a)
 		int64_t  b  = s / slots;
 		u64      t  = ((const u64 *) a.t)[s];
 		double   re = 0, im = 0;
-		const T *q = (const T *) a.q + 2 * a.n * b;
-		if (t < (u64) a.n) {
-			re = (double) q[2 * t];
-			im = (double) q[2 * t + 1];
+		const T *q = (const T *) a.q + 2 * a.ld * b;
+		if (t >= (u64) a.q0 && t - (u64) a.q0 < (u64) a.ld) {
+			re = (double) q[2 * (t - a.q0)];
+			im = (double) q[2 * (t - a.q0) + 1];
 		}
 		a.z[2 * s]     = re;
 		a.z[2 * s + 1] = im;
@@ -300,13 +300,13 @@ __global__ void
 series_k(fftd__mf_scan_args a, int b, T *row)
 {
 	int64_t  width = a.t_end - a.t_begin;
-	const T *q     = (const T *) a.q + 2 * a.n * (int64_t) b;
+	const T *q     = (const T *) a.q + 2 * a.ld * (int64_t) b;
 	double   norm  = norm_of(a.hh, b, a.scale);
 	int64_t  step  = (int64_t) gridDim.x * blockDim.x;
 	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
 	     i < width; i += step) {
 		double re, im;
-		row[i] = (T) rho_at(q, a.t_begin + i, norm, &re, &im);
+		row[i] = (T) rho_at(q, a.t_begin - a.q0 + i, norm, &re, &im);
 	}
 }
 

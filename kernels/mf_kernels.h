@@ -51,7 +51,9 @@ int fftd__mf_product(void *q, const void *data, const void *psd,
     int nb, void *stream);
 
 // fftd__mf_scan_args describes one scan of a transformed batch: q holds
-// z_b(t) / (4 df) (cuFFT's unnormalised inverse of the product); rho_b(t)
+// z_b(t) / (4 df) (cuFFT's unnormalised inverse of the product), row b
+// at q + b ld holding samples q0 .. q0 + ld - 1 (the plain engine: ld = n,
+// q0 = 0; the fused one: the searched samples only); rho_b(t)
 // = |q_b(t)| norm_b over t in [t_begin, t_end), with norm_b = 4 df /
 // sigma_b (0 when sigma_b = 0), sigma_b = sqrt(4 df hh[b]), all in double
 // as the fftw engine computes them. Per template b, slot 0 is its peak and
@@ -64,6 +66,8 @@ int fftd__mf_product(void *q, const void *data, const void *psd,
 // nwin).
 typedef struct fftd__mf_scan_args {
 	const void   *q;
+	int64_t       ld; // complex samples per template row of q
+	int64_t       q0; // the sample a row of q starts at
 	int           precision;
 	int64_t       n;
 	int           nb;
@@ -86,6 +90,43 @@ int fftd__mf_scan(const fftd__mf_scan_args *a, void *stream);
 // the double rho once).
 int fftd__mf_series(
     const fftd__mf_scan_args *a, int b, void *row, void *stream);
+
+// --- The fused engine (f32; kernels/mf_fused.cu) -----------------------
+// Around cuFFT's plain batched inverse (its LTO callbacks were measured
+// and rejected: bench/cufft_lto.c): one kernel reads each template once,
+// for both the product and sigma; one scan pass reads each searched
+// sample once.
+
+// fftd__mf_weight writes w_k = D_k / S_k (in double, rounded once to f32)
+// and is_k = 1 / S_k (double) for k in [kmin, kmax) of the f32 data D and
+// PSD S.
+int fftd__mf_weight(void *w, double *is, const void *data, const void *psd,
+    int64_t kmin, int64_t kmax, void *stream);
+
+// fftd__mf_product_sigma writes, for the nb templates from tpl (f32, nbins
+// complex apart, 4-byte aligned), q[b][k] = conj(h_bk) w_k (f32) for k in
+// [kmin, kmax) of q's rows (n complex apart; the caller zeroed the rest of
+// q once) and hh[b] = sum over the same k of |h_bk|^2 is_k (double, summed
+// in a fixed order: partial holds nb x FFTD__MF_CHUNKS(kmax - kmin)
+// doubles of scratch).
+#define FFTD__MF_CHUNK 8192
+#define FFTD__MF_CHUNKS(bins) (((bins) + FFTD__MF_CHUNK - 1) / FFTD__MF_CHUNK)
+int fftd__mf_product_sigma(void *q, int64_t n, const void *tpl, int64_t nbins,
+    const void *w, const double *is, int64_t kmin, int64_t kmax, int nb,
+    double *partial, double *hh, void *stream);
+
+// fftd__mf_scan_fused is the fused engine's scan of a (f32; row b of q at
+// q + b ld holds samples q0 ..): one pass reads each searched sample once
+// and keeps, per slot, the largest key (|q|^2 rounded toward zero to f32
+// in the high word, ~i in the low word, i the sample's index in the
+// searched span: the loudest sample, the first on ties) in fkey (nb (1 +
+// nwin), zeroed by the caller); a second, tiny kernel turns each slot into
+// a's key (rho's double bits, rho computed as the plain engine does), t
+// and z, and lowers *nonfinite to b for a non-finite sample or rho.
+// Samples whose |q|^2 agree to f32 rounding count as ties, far below the
+// f32 transform's own error.
+int fftd__mf_scan_fused(
+    const fftd__mf_scan_args *a, uint64_t *fkey, void *stream);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,7 @@
 //                    budget, copies, executions on device pointers;
 //   cuda_ipc.c       CUDA IPC mappings: a client's GPU memory mapped in
 //                    place, once per allocation, never freed here;
+//   cuda_mf_plans.c  the cached cuFFT plans of the bank's fused engine
 //   cuda_mf.c        the matched-filter bank (mf.h) on resident arrays:
 //                    kernels/mf.cu's kernels around a batched cuFFT
 //                    inverse, scratch counted against the budget;
@@ -167,6 +168,9 @@ struct fftd__cuda_state {
 	// and their number for ipc_mappings.
 	struct fftd__cuda_ipc_map *ipc;
 	_Atomic uint64_t           ipc_count;
+	// The matched-filter bank's cached plans (cuda_mf_plans.c), NULL
+	// until the first fused bank.
+	struct fftd__mf_plan_cache *mf_plans;
 };
 
 // fftd__cuda_unit is one executable transform of a plan for a given
@@ -274,6 +278,19 @@ int      fftd__cuda_ipc_open(fftd__device *dev, const void *handle,
 void     fftd__cuda_ipc_close(fftd__device *dev, void *map);
 uint64_t fftd__cuda_ipc_mappings(fftd__device *dev);
 void     fftd__cuda_ipc_close_all(fftd__cuda_state *st);
+
+// --- cuda_mf_plans.c ---------------------------------------------------------
+
+typedef struct fftd__mf_plan_cache fftd__mf_plan_cache;
+// fftd__mf_cached_plan is a cached plan of the bank's fused engine: its
+// handle and the workspace it needs.
+typedef struct fftd__mf_cached_plan {
+	cufftHandle h;
+	size_t      work;
+} fftd__mf_cached_plan;
+int  fftd__cuda_mf_plan(fftd__cuda_state *st, int64_t n, int batch,
+     fftd__mf_cached_plan *out, char *msg, size_t msglen);
+void fftd__cuda_mf_plans_free(fftd__cuda_state *st);
 
 // --- cuda_mf.c ---------------------------------------------------------------
 

@@ -2,10 +2,21 @@
 //
 // cuda_mf.c — the matched-filter bank (daemon/mf.h) on the cuda backend
 // (backend.h: mf_bank), over device memory (resident arrays,
-// cuda_array.c): the plain version, each step its own kernel
-// (kernels/mf.cu) around cuFFT. It computes what the fftw engine computes
-// (daemon/backends/fftw_mf.c: FINDCHIRP's filter, Allen et al. 2012, as
-// PyCBC's matched_filter_core does), with the same rules:
+// cuda_array.c), in one of two engines:
+//  - fused (f32, the default): cuFFT's batched inverse with LTO callbacks
+//    (kernels/mf_callbacks.cu; plans cached by cuda_mf_fused.c) forms the
+//    product conj(h) w, w = D / S, as it loads and stores only the
+//    searched samples; one scan pass (kernels/mf_fused.cu) then finds
+//    every slot. Per template it reads the template once for sigma and once
+//    for the transform, and writes and reads the searched samples once;
+//    cuFFT adds its own intermediate passes. Falls back to plain when cuFFT
+//    cannot JIT the callbacks.
+//  - plain (f64, or FFTD_MF_ENGINE=plain): each step its own kernel
+//    (kernels/mf.cu) around cuFFT: the product array, an in-place
+//    transform, three scan passes.
+// Both compute what the fftw engine computes (daemon/backends/fftw_mf.c:
+// FINDCHIRP's filter, Allen et al. 2012, as PyCBC's matched_filter_core
+// does), with the same rules:
 //   1. the PSD positive and finite and the data finite over [kmin, kmax):
 //      a device kernel finds the first bad bin (PSD first at a bin), the
 //      host reads back one word and names it (FFTD_EINVAL);
@@ -16,8 +27,9 @@
 //      first can differ, when several templates are bad);
 //   3. templates in batches of B: the product q = conj(h) D / S (zero
 //      outside [kmin, kmax), the negative frequencies included), cuFFT's
-//      in-place inverse C2C/Z2Z of length N, the scan (peak and each
-//      window's loudest sample, the first on ties, z there), the series
+//      inverse C2C/Z2Z of length N, the scan (peak and each window's
+//      loudest sample, the first on ties — for the fused engine, samples
+//      whose |z|^2 agree to f32 rounding are ties — z there), the series
 //      rows; peaks, window winners and a non-finite-rho flag read back
 //      (a non-finite rho names the batch's first such template);
 //   4. on the host: peaks (z times 4 df), triggers above the threshold
@@ -25,11 +37,13 @@
 //      engine's min-heap and tie order (louder, lower template, earlier
 //      sample) and written in (template, t) order.
 // Device memory: B x N complex of scratch (at most 256 MiB, less when the
-// budget has less), the scan's slots, sigma sums, one series row and the
-// cuFFT workspace (shared by the batch plan and the tail's), counted with
+// budget has less), the scan's slots, sigma sums, one series row, the
+// fused engine's searched samples, keys and w, and the cuFFT workspace
+// (shared by the batch plan and the tail's), counted with
 // fftd__cuda_reserve_plan_bytes before allocation and given back at the
-// end; a B that does not fit is halved. Plans are made per call on the
-// worker's stream and destroyed at the end, as the fftw engine does.
+// end; a B that does not fit is halved. The plain engine's plans are made
+// per call and destroyed at the end, as the fftw engine does; the fused
+// engine's are cached (JIT linking costs tens to hundreds of ms).
 //
 // Threads: the device's batch worker, holding st->mtx for the whole call
 // as execute does (cuda_impl.h, "Threads"); cudaSetDevice first.
@@ -44,7 +58,9 @@
 #include <string.h>
 
 #include "cuda_impl.h"
+#include "clock.h"
 #include "errmsg.h"
+#include "log.h"
 #include "mf.h"
 #include "mf_kernels.h"
 
@@ -72,6 +88,14 @@ typedef struct mf_gpu {
 	uint64_t         *key, *t, *flags; // flags: [0] bad input, [1] rho
 	double           *z, *hh;
 	void             *row; // one series row
+	// The fused engine (f32): the cached plan (cuda_mf_plans.c), w = D/S,
+	// 1/S, the transforms' output, the scan's packed keys, sigma partials.
+	bool                 fused;
+	fftd__mf_cached_plan fp;
+	void                *w, *zout;
+	double              *is, *partial;
+	uint64_t            *fkey;
+	int64_t              chunks;
 	// Host copies.
 	uint64_t *hkey, *ht;
 	double   *hz, *hhh;
@@ -213,9 +237,75 @@ drop_plans(mf_gpu *g)
 	g->have_plan = g->have_tail = false;
 }
 
-// setup picks B (the scratch within 256 MiB and half of what the budget
-// has left, halved until plans, scratch and the rest fit), makes the plans,
-// reserves and allocates the device memory and the host copies.
+// fused_extra is the device memory the fused engine needs besides the
+// plain engine's for a batch of b: the transforms' output (the input q
+// keeps its zeros), the packed keys, the sigma partials, w and 1/S.
+static uint64_t
+fused_extra(const mf_gpu *g, int64_t b)
+{
+	if (!g->fused) {
+		return 0;
+	}
+	uint64_t slots = (uint64_t) b * (uint64_t) g->slots;
+	uint64_t nbins = (uint64_t) (g->a->n / 2 + 1);
+	return up((uint64_t) b * (uint64_t) g->a->n * g->csize) + up(slots * 8)
+	    + up((uint64_t) b * (uint64_t) g->chunks * 8) + up(nbins * g->csize)
+	    + up(nbins * 8);
+}
+
+// pick_plans makes (plain) or fetches from the cache (fused) the plans for
+// batches of b; *work gets the workspace they need.
+static int
+pick_plans(mf_gpu *g, int64_t b, size_t *work, char *msg, size_t msglen)
+{
+	const fftd__mf_args *a = g->a;
+	if (g->fused) {
+		int rv = fftd__cuda_mf_plan(
+		    g->st, a->n, (int) b, &g->fp, msg, msglen);
+		*work = rv == FFTD_OK ? g->fp.work : 0;
+		return rv;
+	}
+	int    tl = (int) (a->count % b);
+	size_t w1 = 0, w2 = 0;
+	int    rv    = make_plan(g, (int) b, &g->plan, &w1, msg, msglen);
+	g->have_plan = rv == FFTD_OK;
+	if (rv == FFTD_OK && tl != 0) {
+		rv           = make_plan(g, tl, &g->tail, &w2, msg, msglen);
+		g->have_tail = rv == FFTD_OK;
+	}
+	if (rv != FFTD_OK) {
+		drop_plans(g);
+		return rv;
+	}
+	*work = w1 > w2 ? w1 : w2;
+	return FFTD_OK;
+}
+
+// first_batch is B before the budget's say: the scratch within 256 MiB
+// and half of what the budget has left; the fused engine's a power of two
+// (its plans are cached per B) no larger than the count needs.
+static int64_t
+first_batch(const mf_gpu *g, uint64_t avail)
+{
+	const fftd__mf_args *a   = g->a;
+	uint64_t             one = (uint64_t) a->n * g->csize;
+	uint64_t per = one + (uint64_t) g->slots * 32 + fused_extra(g, 1);
+	uint64_t cap = avail / 2 < SCRATCH_BYTES ? avail / 2 : SCRATCH_BYTES;
+	int64_t  b   = (int64_t) (cap / per);
+	b            = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
+	if (!g->fused) {
+		return b > a->count ? a->count : b;
+	}
+	int64_t p = 1;
+	while (p * 2 <= b && p < a->count) {
+		p *= 2;
+	}
+	return p;
+}
+
+// setup picks B (first_batch, halved until plans, scratch and the rest
+// fit the budget), makes the plans, reserves and allocates the device
+// memory and the host copies.
 static int
 setup(mf_gpu *g, char *msg, size_t msglen)
 {
@@ -226,29 +316,16 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 	uint64_t held  = st->plan_bytes + st->pipe_bytes;
 	uint64_t avail = held < st->budget ? st->budget - held : 0;
 	pthread_mutex_unlock(&st->mtx);
-	uint64_t per = one + (uint64_t) g->slots * 32;
-	uint64_t cap = avail / 2 < SCRATCH_BYTES ? avail / 2 : SCRATCH_BYTES;
-	int64_t  b   = (int64_t) (cap / per);
-	b            = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
-	b            = b > a->count ? a->count : b;
-	int rv;
+	int64_t b = first_batch(g, avail);
+	int     rv;
 	for (;;) {
-		g->batch  = (int) b;
-		int    tl = (int) (a->count % b);
-		size_t w1 = 0, w2 = 0;
-		rv = make_plan(g, g->batch, &g->plan, &w1, msg, msglen);
-		g->have_plan = rv == FFTD_OK;
-		if (rv == FFTD_OK && tl != 0) {
-			rv = make_plan(g, tl, &g->tail, &w2, msg, msglen);
-			g->have_tail = rv == FFTD_OK;
-		}
+		g->batch = (int) b;
+		rv       = pick_plans(g, b, &g->work_bytes, msg, msglen);
 		if (rv != FFTD_OK) {
-			drop_plans(g);
 			return rv;
 		}
-		g->work_bytes = w1 > w2 ? w1 : w2;
-		uint64_t need
-		    = up(one * (uint64_t) b) + aux_bytes(g, b) + g->work_bytes;
+		uint64_t need = up(one * (uint64_t) b) + aux_bytes(g, b)
+		    + fused_extra(g, b) + g->work_bytes;
 		rv = fftd__cuda_reserve_plan_bytes(
 		    st, need, "matched-filter scratch", msg, msglen);
 		if (rv == FFTD_OK) {
@@ -275,7 +352,8 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 			return fftd__cuda_fail(
 			    e, "cudaMalloc (cuFFT workspace)", msg, msglen);
 		}
-		cufftResult r = cufftSetWorkArea(g->plan, g->work);
+		cufftResult r
+		    = cufftSetWorkArea(g->fused ? g->fp.h : g->plan, g->work);
 		if (r == CUFFT_SUCCESS && g->have_tail) {
 			r = cufftSetWorkArea(g->tail, g->work);
 		}
@@ -298,7 +376,28 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 	p += up(2 * 8);
 	g->hh = (double *) p;
 	p += up((uint64_t) a->count * 8);
-	g->row  = a->nseries > 0 ? p : NULL;
+	g->row = a->nseries > 0 ? p : NULL;
+	p += a->nseries > 0 ? up((uint64_t) g->width * g->rsize) : 0;
+	if (g->fused) {
+		uint64_t nbins = (uint64_t) (a->n / 2 + 1);
+		g->zout        = p;
+		p += up(one * (uint64_t) g->batch);
+		g->fkey = (uint64_t *) p;
+		p += up(slots * 8);
+		g->partial = (double *) p;
+		p += up((uint64_t) g->batch * (uint64_t) g->chunks * 8);
+		g->w = p;
+		p += up(nbins * g->csize);
+		g->is = (double *) p;
+		// q's bins outside the band stay zero: the product writes
+		// only the band.
+		e = cudaMemsetAsync(
+		    g->q, 0, (size_t) (one * (uint64_t) g->batch), st->stream);
+		if (e != cudaSuccess) {
+			return fftd__cuda_fail(
+			    e, "cudaMemsetAsync", msg, msglen);
+		}
+	}
 	g->hkey = malloc((size_t) slots * 8);
 	g->ht   = malloc((size_t) slots * 8);
 	g->hz   = malloc((size_t) slots * 16);
@@ -357,6 +456,9 @@ d2h(mf_gpu *g, void *dst, const void *src, size_t len, char *msg, size_t msglen)
 	return FFTD_OK;
 }
 
+static int check_sigma(
+    mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen);
+
 // check_inputs runs steps 1 and 2 of the top of this file.
 static int
 check_inputs(mf_gpu *g, char *msg, size_t msglen)
@@ -373,13 +475,15 @@ check_inputs(mf_gpu *g, char *msg, size_t msglen)
 	if (rc != 0) {
 		return kern_fail(rc, "fftd__mf_check_inputs", msg, msglen);
 	}
-	rc = fftd__mf_sigma2(a->templates, a->psd, (int) a->precision,
-	    a->n / 2 + 1, a->kmin, a->kmax, a->count, g->hh, s);
-	if (rc != 0) {
-		return kern_fail(rc, "fftd__mf_sigma2", msg, msglen);
+	if (!g->fused) { // the fused engine sums sigma batch by batch
+		rc = fftd__mf_sigma2(a->templates, a->psd, (int) a->precision,
+		    a->n / 2 + 1, a->kmin, a->kmax, a->count, g->hh, s);
+		if (rc != 0) {
+			return kern_fail(rc, "fftd__mf_sigma2", msg, msglen);
+		}
 	}
 	int rv = d2h(g, &bad, g->flags, 8, msg, msglen);
-	if (rv == FFTD_OK) {
+	if (rv == FFTD_OK && !g->fused) {
 		rv = d2h(g, g->hhh, g->hh, (size_t) a->count * 8, msg, msglen);
 	}
 	if (rv == FFTD_OK) {
@@ -421,8 +525,17 @@ check_inputs(mf_gpu *g, char *msg, size_t msglen)
 		    "matched filter: data[%lld] is not finite",
 		    (long long) (bad / 2));
 	}
-	double scale = 4 * a->delta_f;
-	for (int64_t j = 0; j < a->count; j++) {
+	return g->fused ? FFTD_OK : check_sigma(g, 0, a->count, msg, msglen);
+}
+
+// check_sigma names the first template in [j0, j0 + nb) whose sigma^2 is
+// not finite (FFTD_EINVAL).
+static int
+check_sigma(mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen)
+{
+	const fftd__mf_args *a     = g->a;
+	double               scale = 4 * a->delta_f;
+	for (int64_t j = j0; j < j0 + nb; j++) {
 		double s2 = scale * g->hhh[j];
 		if (!isfinite(s2)) {
 			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
@@ -488,19 +601,17 @@ take_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 	return FFTD_OK;
 }
 
-// run_batch runs step 3 of the top of this file for the templates from j0
-// (nb of them) and reads the slots back.
+// transform_plain runs the plain engine's steps for a batch: the product
+// into q, cuFFT's inverse, the three-pass scan (mf.cu).
 static int
-run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
+transform_plain(mf_gpu *g, const char *tpl, int nb, fftd__mf_scan_args *sa,
+    char *msg, size_t msglen)
 {
 	fftd__mf_args *a     = g->a;
 	cudaStream_t   s     = g->st->stream;
-	size_t         nbins = (size_t) (a->n / 2 + 1);
 	size_t         slots = (size_t) nb * (size_t) g->slots;
-	const char    *tpl
-	    = (const char *) a->templates + (size_t) j0 * nbins * g->csize;
-	int rc = fftd__mf_product(g->q, a->data, a->psd, tpl,
-	    (int) a->precision, a->n, a->kmin, a->kmax, nb, s);
+	int            rc    = fftd__mf_product(g->q, a->data, a->psd, tpl,
+	                  (int) a->precision, a->n, a->kmin, a->kmax, nb, s);
 	if (rc != 0) {
 		return kern_fail(rc, "fftd__mf_product", msg, msglen);
 	}
@@ -518,7 +629,56 @@ run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 	if (e != cudaSuccess) {
 		return fftd__cuda_fail(e, "cudaMemsetAsync", msg, msglen);
 	}
-	fftd__mf_scan_args sa = { .q = g->q,
+	if ((rc = fftd__mf_scan(sa, s)) != 0) {
+		return kern_fail(rc, "fftd__mf_scan", msg, msglen);
+	}
+	return FFTD_OK;
+}
+
+// transform_fused runs the fused engine's steps for a batch: the product
+// band and sigma sums in one read of the templates, cuFFT's inverse from q
+// (zero outside the band) into zout, the one-pass scan (mf_fused.cu). A
+// short last batch runs the full-B plan; rows past nb are not scanned.
+static int
+transform_fused(mf_gpu *g, const char *tpl, int64_t j0, int nb,
+    fftd__mf_scan_args *sa, char *msg, size_t msglen)
+{
+	fftd__mf_args *a     = g->a;
+	cudaStream_t   s     = g->st->stream;
+	size_t         slots = (size_t) nb * (size_t) g->slots;
+	int rc = fftd__mf_product_sigma(g->q, a->n, tpl, a->n / 2 + 1, g->w,
+	    g->is, a->kmin, a->kmax, nb, g->partial, g->hh + j0, s);
+	if (rc != 0) {
+		return kern_fail(rc, "fftd__mf_product_sigma", msg, msglen);
+	}
+	cufftResult r = cufftExecC2C(g->fp.h, g->q, g->zout, CUFFT_INVERSE);
+	if (r != CUFFT_SUCCESS) {
+		return fftd__cufft_fail(r, "cufftExecC2C", msg, msglen);
+	}
+	cudaError_t e = cudaMemsetAsync(g->fkey, 0, slots * 8, s);
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "cudaMemsetAsync", msg, msglen);
+	}
+	if ((rc = fftd__mf_scan_fused(sa, g->fkey, s)) != 0) {
+		return kern_fail(rc, "fftd__mf_scan_fused", msg, msglen);
+	}
+	return FFTD_OK;
+}
+
+// run_batch runs step 3 of the top of this file for the templates from j0
+// (nb of them) and reads the slots back.
+static int
+run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
+{
+	fftd__mf_args *a     = g->a;
+	cudaStream_t   s     = g->st->stream;
+	size_t         nbins = (size_t) (a->n / 2 + 1);
+	size_t         slots = (size_t) nb * (size_t) g->slots;
+	const char    *tpl
+	    = (const char *) a->templates + (size_t) j0 * nbins * g->csize;
+	fftd__mf_scan_args sa = { .q = g->fused ? g->zout : g->q,
+		.ld                  = a->n,
+		.q0                  = 0,
 		.precision           = (int) a->precision,
 		.n                   = a->n,
 		.nb                  = nb,
@@ -532,8 +692,10 @@ run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 		.t                   = g->t,
 		.z                   = g->z,
 		.nonfinite           = g->flags + 1 };
-	if ((rc = fftd__mf_scan(&sa, s)) != 0) {
-		return kern_fail(rc, "fftd__mf_scan", msg, msglen);
+	int rc = g->fused ? transform_fused(g, tpl, j0, nb, &sa, msg, msglen)
+	                  : transform_plain(g, tpl, nb, &sa, msg, msglen);
+	if (rc != FFTD_OK) {
+		return rc;
 	}
 	size_t esize = g->rsize;
 	for (int k = 0; k < a->nseries; k++) {
@@ -564,10 +726,17 @@ run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 	if (rv == FFTD_OK) {
 		rv = d2h(g, &nonfinite, g->flags + 1, 8, msg, msglen);
 	}
+	if (rv == FFTD_OK && g->fused) {
+		rv = d2h(
+		    g, g->hhh + j0, g->hh + j0, (size_t) nb * 8, msg, msglen);
+	}
 	if (rv == FFTD_OK) {
 		rv = sync_stream(g, msg, msglen);
 	}
 	if (rv != FFTD_OK) {
+		return rv;
+	}
+	if (g->fused && (rv = check_sigma(g, j0, nb, msg, msglen)) != FFTD_OK) {
 		return rv;
 	}
 	if (nonfinite != FFTD__MF_NONE) {
@@ -610,9 +779,22 @@ fftd__cuda_mf_bank(
 	g.nwin = a->threshold > 0 ? (g.width + a->cluster - 1) / a->cluster : 0;
 	g.slots = 1 + g.nwin;
 	pthread_mutex_lock(&st->mtx);
-	rv = setup(&g, msg, msglen);
+	const char *eng = getenv("FFTD_MF_ENGINE");
+	g.fused         = a->precision == FFTD_F32
+	    && (eng == NULL || strcmp(eng, "plain") != 0);
+	g.chunks  = FFTD__MF_CHUNKS(a->kmax - a->kmin);
+	double t0 = fftd__mono_s();
+	rv        = setup(&g, msg, msglen);
+	double t1 = fftd__mono_s();
 	if (rv == FFTD_OK) {
 		rv = check_inputs(&g, msg, msglen);
+	}
+	double t2 = fftd__mono_s();
+	if (rv == FFTD_OK && g.fused) {
+		int rc = fftd__mf_weight(
+		    g.w, g.is, a->data, a->psd, a->kmin, a->kmax, st->stream);
+		rv = rc == 0 ? FFTD_OK
+		             : kern_fail(rc, "fftd__mf_weight", msg, msglen);
 	}
 	for (int64_t j0 = 0; rv == FFTD_OK && j0 < a->count; j0 += g.batch) {
 		int nb
@@ -622,7 +804,15 @@ fftd__cuda_mf_bank(
 	if (rv == FFTD_OK) {
 		fftd__mf_triggers_finish(a, g.nheap);
 	}
+	double t3 = fftd__mono_s();
 	teardown(&g);
 	pthread_mutex_unlock(&st->mtx);
+	fftd__log(FFTD_LOG_DEBUG,
+	    "device %d: matched filter (%s engine): %lld templates of %lld "
+	    "samples in batches of %d: setup %.3f ms, checks and sigma %.3f "
+	    "ms, batches %.3f ms, teardown %.3f ms",
+	    st->ordinal, g.fused ? "fused" : "plain", (long long) a->count,
+	    (long long) a->n, g.batch, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+	    (t3 - t2) * 1e3, (fftd__mono_s() - t3) * 1e3);
 	return rv;
 }

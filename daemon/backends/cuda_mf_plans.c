@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+//
+// cuda_mf_plans.c — the cuFFT plans of the matched-filter bank's fused
+// engine (cuda_mf.c runs them): batched out-of-place inverse C2C
+// transforms of n samples, kept per device for a few (n, batch) pairs,
+// least recently used dropped, because a bank search calls the bank over
+// and over with the same shape and making a plan costs about as much as
+// filtering a hundred templates. Their workspace is not theirs: cuda_mf.c
+// allocates it per call within the device budget and sets it; a cached
+// plan holds only cuFFT's own small tables.
+//
+// Threads: the device's batch worker, holding st->mtx.
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_impl.h"
+#include "errmsg.h"
+
+#define CACHED 4
+
+typedef struct cached_plan {
+	bool        used;
+	int64_t     n;
+	int         batch;
+	cufftHandle h;
+	size_t      work;
+	uint64_t    last;
+} cached_plan;
+
+struct fftd__mf_plan_cache {
+	cached_plan p[CACHED];
+	uint64_t    tick;
+};
+
+// drop frees one cached plan.
+static void
+drop(cached_plan *f)
+{
+	if (f->used) {
+		(void) cufftDestroy(f->h);
+	}
+	memset(f, 0, sizeof(*f));
+}
+
+// make builds the plan of f (n, batch set) on the worker's stream, without
+// a workspace of its own.
+static int
+make(fftd__cuda_state *st, cached_plan *f, char *msg, size_t msglen)
+{
+	long long   n    = f->n;
+	const char *call = "cufftCreate";
+	cufftResult r    = cufftCreate(&f->h);
+	if (r != CUFFT_SUCCESS) {
+		return fftd__cufft_fail(r, call, msg, msglen);
+	}
+	call = "cufftSetAutoAllocation";
+	r    = cufftSetAutoAllocation(f->h, 0);
+	if (r == CUFFT_SUCCESS) {
+		call = "cufftMakePlanMany64";
+		r    = cufftMakePlanMany64(f->h, 1, &n, NULL, 1, n, NULL, 1, n,
+		       CUFFT_C2C, f->batch, &f->work);
+	}
+	if (r == CUFFT_SUCCESS) {
+		call = "cufftSetStream";
+		r    = cufftSetStream(f->h, st->stream);
+	}
+	if (r != CUFFT_SUCCESS) {
+		(void) cufftDestroy(f->h);
+		return fftd__cufft_fail(r, call, msg, msglen);
+	}
+	f->used = true;
+	return FFTD_OK;
+}
+
+// fftd__cuda_mf_plan finds or makes the f32 inverse C2C plan for batch
+// transforms of n samples (out of place, rows n apart); *out gets its
+// handle and the workspace it needs (valid until the next call here).
+// Errors: FFTD_ENOMEM, FFTD_EBACKEND.
+int
+fftd__cuda_mf_plan(fftd__cuda_state *st, int64_t n, int batch,
+    fftd__mf_cached_plan *out, char *msg, size_t msglen)
+{
+	if (st->mf_plans == NULL) {
+		st->mf_plans = calloc(1, sizeof(*st->mf_plans));
+		if (st->mf_plans == NULL) {
+			return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
+			    "matched filter: no memory for the plan cache");
+		}
+	}
+	fftd__mf_plan_cache *c    = st->mf_plans;
+	cached_plan         *slot = &c->p[0];
+	for (int i = 0; i < CACHED; i++) {
+		cached_plan *f = &c->p[i];
+		if (f->used && f->n == n && f->batch == batch) {
+			f->last = ++c->tick;
+			*out    = (fftd__mf_cached_plan) { f->h, f->work };
+			return FFTD_OK;
+		}
+		if (!f->used || (slot->used && f->last < slot->last)) {
+			slot = f;
+		}
+	}
+	drop(slot);
+	slot->n     = n;
+	slot->batch = batch;
+	int rv      = make(st, slot, msg, msglen);
+	if (rv != FFTD_OK) {
+		memset(slot, 0, sizeof(*slot));
+		return rv;
+	}
+	slot->last = ++c->tick;
+	*out       = (fftd__mf_cached_plan) { slot->h, slot->work };
+	return FFTD_OK;
+}
+
+// fftd__cuda_mf_plans_free drops every cached plan (device close).
+void
+fftd__cuda_mf_plans_free(fftd__cuda_state *st)
+{
+	if (st->mf_plans == NULL) {
+		return;
+	}
+	for (int i = 0; i < CACHED; i++) {
+		drop(&st->mf_plans->p[i]);
+	}
+	free(st->mf_plans);
+	st->mf_plans = NULL;
+}
