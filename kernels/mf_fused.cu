@@ -63,6 +63,7 @@ product_sigma_k(float2 *q, int64_t n, const float *tpl, int64_t nbins,
 	const float *h   = tpl + 2 * nbins * (int64_t) b;
 	float2      *qb  = q + n * (int64_t) b;
 	double       acc = 0;
+#pragma unroll 8
 	for (int64_t k = k0 + threadIdx.x; k < k1; k += kThreads) {
 		float2 hv = kAligned ? ((const float2 *) h)[k]
 		                     : make_float2(h[2 * k], h[2 * k + 1]);
@@ -138,15 +139,18 @@ scan_k(const float2 *q, int64_t ld, int64_t off, int64_t width, int64_t cluster,
 		z[j]      = i < width ? row[i] : make_float2(0.0f, 0.0f);
 	}
 	__syncthreads();
-	u64  peak = 0;
-	bool bad  = false;
+	// wide: a window is at least a chunk long, so this chunk touches two
+	// windows at most (w0, w0 + 1): each thread keeps both maxima and a
+	// warp reduces them once, with no division per sample.
+	bool     wide  = nwin > 0 && cluster >= kChunk;
+	int64_t  bound = (w0 + 1) * cluster - c0; // first index of w0 + 1
+	unsigned cl    = (unsigned) (cluster < kChunk ? cluster : 1);
+	u64      peak = 0, kw0 = 0, kw1 = 0;
+	bool     bad = false;
 #pragma unroll
 	for (int j = 0; j < kIter; j++) {
-		int64_t i0 = c0 + (int64_t) j * kThreads + (threadIdx.x - lane);
-		if (i0 >= width) {
-			break; // the whole warp is past the end
-		}
-		int64_t i   = i0 + lane;
+		int     r   = j * kThreads + (int) threadIdx.x; // in the chunk
+		int64_t i   = c0 + r;
 		u64     key = 0;
 		if (i < width) {
 			double m = (double) z[j].x * z[j].x
@@ -160,17 +164,38 @@ scan_k(const float2 *q, int64_t ld, int64_t off, int64_t width, int64_t cluster,
 			}
 		}
 		peak = key > peak ? key : peak;
-		if (nwin > 0) {
-			int64_t last = i0 + 31 < width ? i0 + 31 : width - 1;
-			int64_t wa = i0 / cluster, wb = last / cluster;
+		if (wide) {
+			if (r < bound) {
+				kw0 = key > kw0 ? key : kw0;
+			} else {
+				kw1 = key > kw1 ? key : kw1;
+			}
+		} else if (nwin > 0) {
+			int64_t i0 = i - lane;
+			if (i0 >= width) {
+				continue; // the whole warp is past the end
+			}
+			int64_t  last = i0 + 31 < width ? i0 + 31 : width - 1;
+			unsigned wa   = (unsigned) i0 / cl,
+			         wb   = (unsigned) last / cl;
 			if (wa == wb) {
 				u64 m = warp_max(key);
 				if (lane == 0 && m != 0) {
 					atomicMax(&wkey[wa - w0], m);
 				}
 			} else if (key != 0) {
-				atomicMax(&wkey[i / cluster - w0], key);
+				atomicMax(&wkey[(unsigned) i / cl - w0], key);
 			}
+		}
+	}
+	if (wide) {
+		kw0 = warp_max(kw0);
+		kw1 = warp_max(kw1);
+		if (lane == 0 && kw0 != 0) {
+			atomicMax(&wkey[0], kw0);
+		}
+		if (lane == 0 && kw1 != 0) {
+			atomicMax(&wkey[1], kw1);
 		}
 	}
 	if (bad) {
@@ -219,12 +244,13 @@ gather_k(fftd__mf_scan_args a, const u64 *fkey)
 		double  re = 0, im = 0;
 		if (k != 0) {
 			int64_t i = (int64_t) (0xffffffffu - (unsigned) k);
-			const float2 *q = (const float2 *) a.q + a.ld * b;
-			re              = (double) q[i].x;
-			im              = (double) q[i].y;
-			double s2       = __dmul_rn(a.scale, a.hh[b]);
-			double sg       = __dsqrt_rn(s2);
-			double norm     = sg > 0 ? __ddiv_rn(a.scale, sg) : 0.0;
+			const float2 *q = (const float2 *) a.q + a.ld * b
+			    + (a.t_begin - a.q0);
+			re          = (double) q[i].x;
+			im          = (double) q[i].y;
+			double s2   = __dmul_rn(a.scale, a.hh[b]);
+			double sg   = __dsqrt_rn(s2);
+			double norm = sg > 0 ? __ddiv_rn(a.scale, sg) : 0.0;
 			double rho
 			    = __dmul_rn(__dsqrt_rn(__dadd_rn(__dmul_rn(re, re),
 			                    __dmul_rn(im, im))),

@@ -109,7 +109,7 @@ int fftd__mf_weight(void *w, double *is, const void *data, const void *psd,
 // q once) and hh[b] = sum over the same k of |h_bk|^2 is_k (double, summed
 // in a fixed order: partial holds nb x FFTD__MF_CHUNKS(kmax - kmin)
 // doubles of scratch).
-#define FFTD__MF_CHUNK 8192
+#define FFTD__MF_CHUNK 2048
 #define FFTD__MF_CHUNKS(bins) (((bins) + FFTD__MF_CHUNK - 1) / FFTD__MF_CHUNK)
 int fftd__mf_product_sigma(void *q, int64_t n, const void *tpl, int64_t nbins,
     const void *w, const double *is, int64_t kmin, int64_t kmax, int nb,

@@ -66,6 +66,8 @@
 
 // Scratch per batch, bytes (the brief: at most 256 MiB).
 #define SCRATCH_BYTES ((uint64_t) 256 << 20)
+// The fused engine's (its batches amortise a host round trip each).
+#define FUSED_SCRATCH_BYTES ((uint64_t) 1 << 30)
 // Templates per batch at most (grid.y of the kernels allows 65535).
 #define MAX_BATCH 1024
 #define ALIGN 256
@@ -97,7 +99,11 @@ typedef struct mf_gpu {
 	uint64_t            *fkey;
 	int64_t              chunks;
 	// Host copies.
-	uint64_t *hkey, *ht;
+	// Host copies, pinned: hreg mirrors the device region key .. flags
+	// (one copy per batch), hkey, ht, hz and hflags point into it.
+	char     *hreg;
+	size_t    reg_bytes;
+	uint64_t *hkey, *ht, *hflags;
 	double   *hz, *hhh;
 	size_t    nheap;
 } mf_gpu;
@@ -282,17 +288,20 @@ pick_plans(mf_gpu *g, int64_t b, size_t *work, char *msg, size_t msglen)
 }
 
 // first_batch is B before the budget's say: the scratch within 256 MiB
-// and half of what the budget has left; the fused engine's a power of two
-// (its plans are cached per B) no larger than the count needs.
+// (fused: 1 GiB) and half of what the budget has left; the fused engine's a
+// power of two (its plans are cached per B) no larger than the count needs.
 static int64_t
 first_batch(const mf_gpu *g, uint64_t avail)
 {
-	const fftd__mf_args *a   = g->a;
-	uint64_t             one = (uint64_t) a->n * g->csize;
-	uint64_t per = one + (uint64_t) g->slots * 32 + fused_extra(g, 1);
-	uint64_t cap = avail / 2 < SCRATCH_BYTES ? avail / 2 : SCRATCH_BYTES;
-	int64_t  b   = (int64_t) (cap / per);
-	b            = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
+	const fftd__mf_args *a     = g->a;
+	uint64_t             one   = (uint64_t) a->n * g->csize;
+	uint64_t             fixed = fused_extra(g, 0); // w and 1/S
+	uint64_t             per
+	    = one + (uint64_t) g->slots * 32 + fused_extra(g, 1) - fixed;
+	uint64_t most = g->fused ? FUSED_SCRATCH_BYTES : SCRATCH_BYTES;
+	uint64_t cap  = avail / 2 < most ? avail / 2 : most;
+	int64_t  b    = (int64_t) (cap / per);
+	b             = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
 	if (!g->fused) {
 		return b > a->count ? a->count : b;
 	}
@@ -398,16 +407,20 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 			    e, "cudaMemsetAsync", msg, msglen);
 		}
 	}
-	g->hkey = malloc((size_t) slots * 8);
-	g->ht   = malloc((size_t) slots * 8);
-	g->hz   = malloc((size_t) slots * 16);
-	g->hhh  = malloc((size_t) a->count * 8);
-	if (g->hkey == NULL || g->ht == NULL || g->hz == NULL
-	    || g->hhh == NULL) {
+	char *k0     = (char *) g->key;
+	g->reg_bytes = (size_t) ((char *) g->flags + 16 - k0);
+	if (cudaMallocHost((void **) &g->hreg, g->reg_bytes) != cudaSuccess
+	    || cudaMallocHost((void **) &g->hhh, (size_t) a->count * 8)
+	        != cudaSuccess) {
+		(void) cudaGetLastError();
 		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
-		    "matched filter: no host memory for %zu slots",
+		    "matched filter: no pinned host memory for %zu slots",
 		    (size_t) slots);
 	}
+	g->hkey   = (uint64_t *) g->hreg;
+	g->ht     = (uint64_t *) (g->hreg + ((char *) g->t - k0));
+	g->hz     = (double *) (g->hreg + ((char *) g->z - k0));
+	g->hflags = (uint64_t *) (g->hreg + ((char *) g->flags - k0));
 	return FFTD_OK;
 }
 
@@ -427,10 +440,12 @@ teardown(mf_gpu *g)
 		fftd__cuda_release_plan_bytes(g->st, g->held);
 	}
 	(void) cudaGetLastError();
-	free(g->hkey);
-	free(g->ht);
-	free(g->hz);
-	free(g->hhh);
+	if (g->hreg != NULL) {
+		(void) cudaFreeHost(g->hreg);
+	}
+	if (g->hhh != NULL) {
+		(void) cudaFreeHost(g->hhh);
+	}
 }
 
 // sync waits for the stream, naming what failed.
@@ -496,8 +511,8 @@ check_inputs(mf_gpu *g, char *msg, size_t msglen)
 		int64_t k  = (int64_t) (bad / 2);
 		double  sv = 0;
 		if (g->f64) {
-			rv = d2h(
-			    g, &s, (const double *) a->psd + k, 8, msg, msglen);
+			rv = d2h(g, &sv, (const double *) a->psd + k, 8, msg,
+			    msglen);
 		} else {
 			float f = 0;
 			rv      = d2h(
@@ -673,7 +688,6 @@ run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 	fftd__mf_args *a     = g->a;
 	cudaStream_t   s     = g->st->stream;
 	size_t         nbins = (size_t) (a->n / 2 + 1);
-	size_t         slots = (size_t) nb * (size_t) g->slots;
 	const char    *tpl
 	    = (const char *) a->templates + (size_t) j0 * nbins * g->csize;
 	fftd__mf_scan_args sa = { .q = g->fused ? g->zout : g->q,
@@ -715,17 +729,9 @@ run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 			return rv;
 		}
 	}
-	uint64_t nonfinite = FFTD__MF_NONE;
-	int      rv        = d2h(g, g->hkey, g->key, slots * 8, msg, msglen);
-	if (rv == FFTD_OK) {
-		rv = d2h(g, g->ht, g->t, slots * 8, msg, msglen);
-	}
-	if (rv == FFTD_OK) {
-		rv = d2h(g, g->hz, g->z, slots * 16, msg, msglen);
-	}
-	if (rv == FFTD_OK) {
-		rv = d2h(g, &nonfinite, g->flags + 1, 8, msg, msglen);
-	}
+	// One copy of the slots and flags into pinned memory (a batch's host
+	// round trip is what the engine's time has beside the kernels).
+	int rv = d2h(g, g->hreg, g->key, g->reg_bytes, msg, msglen);
 	if (rv == FFTD_OK && g->fused) {
 		rv = d2h(
 		    g, g->hhh + j0, g->hh + j0, (size_t) nb * 8, msg, msglen);
@@ -739,6 +745,7 @@ run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 	if (g->fused && (rv = check_sigma(g, j0, nb, msg, msglen)) != FFTD_OK) {
 		return rv;
 	}
+	uint64_t nonfinite = g->hflags[1];
 	if (nonfinite != FFTD__MF_NONE) {
 		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "matched filter: rho of template %lld is "

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../bench/lib/daemon.h"
 #include "../util/arrays_suite.h"
@@ -114,7 +115,17 @@ test_freed(void **state)
 	if (skip_reason != NULL) {
 		skip();
 	}
-	uint64_t     m0 = arrays_memory_used(C, 0);
+	// The previous test's last array destroy may still be on its way
+	// (fftd_array_destroy does not wait): take the level once it holds.
+	uint64_t m0 = arrays_memory_used(C, 0);
+	for (int i = 0; i < 40; i++) {
+		usleep(50 * 1000);
+		uint64_t m = arrays_memory_used(C, 0);
+		if (m == m0) {
+			break;
+		}
+		m0 = m;
+	}
 	fftd_client *c;
 	fftd_array  *a[2];
 	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
