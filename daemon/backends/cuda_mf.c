@@ -99,13 +99,17 @@ typedef struct mf_gpu {
 	uint64_t            *fkey;
 	int64_t              chunks;
 	// Host copies.
-	// Host copies, pinned: hreg mirrors the device region key .. flags
-	// (one copy per batch), hkey, ht, hz and hflags point into it.
-	char     *hreg;
-	size_t    reg_bytes;
-	uint64_t *hkey, *ht, *hflags;
-	double   *hz, *hhh;
-	size_t    nheap;
+	// Host copies, pinned: hreg[i] mirrors the device region key .. flags
+	// (one copy per batch; two, so that batch k + 1 runs while the host
+	// reads batch k), ev[i] marks its copy done; hkey, ht, hz and hflags
+	// point into the one being read.
+	char       *hreg[2];
+	cudaEvent_t ev[2];
+	int         nev;
+	size_t      reg_bytes;
+	uint64_t   *hkey, *ht, *hflags;
+	double     *hz, *hhh;
+	size_t      nheap;
 } mf_gpu;
 
 // check_args repeats what the request handler (mf_req.c) guarantees, as
@@ -409,7 +413,8 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 	}
 	char *k0     = (char *) g->key;
 	g->reg_bytes = (size_t) ((char *) g->flags + 16 - k0);
-	if (cudaMallocHost((void **) &g->hreg, g->reg_bytes) != cudaSuccess
+	if (cudaMallocHost((void **) &g->hreg[0], 2 * g->reg_bytes)
+	        != cudaSuccess
 	    || cudaMallocHost((void **) &g->hhh, (size_t) a->count * 8)
 	        != cudaSuccess) {
 		(void) cudaGetLastError();
@@ -417,10 +422,15 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 		    "matched filter: no pinned host memory for %zu slots",
 		    (size_t) slots);
 	}
-	g->hkey   = (uint64_t *) g->hreg;
-	g->ht     = (uint64_t *) (g->hreg + ((char *) g->t - k0));
-	g->hz     = (double *) (g->hreg + ((char *) g->z - k0));
-	g->hflags = (uint64_t *) (g->hreg + ((char *) g->flags - k0));
+	g->hreg[1] = g->hreg[0] + g->reg_bytes;
+	for (; g->nev < 2; g->nev++) {
+		e = cudaEventCreateWithFlags(
+		    &g->ev[g->nev], cudaEventDisableTiming);
+		if (e != cudaSuccess) {
+			return fftd__cuda_fail(
+			    e, "cudaEventCreate", msg, msglen);
+		}
+	}
 	return FFTD_OK;
 }
 
@@ -440,8 +450,11 @@ teardown(mf_gpu *g)
 		fftd__cuda_release_plan_bytes(g->st, g->held);
 	}
 	(void) cudaGetLastError();
-	if (g->hreg != NULL) {
-		(void) cudaFreeHost(g->hreg);
+	if (g->hreg[0] != NULL) {
+		(void) cudaFreeHost(g->hreg[0]);
+	}
+	for (int i = 0; i < g->nev; i++) {
+		(void) cudaEventDestroy(g->ev[i]);
 	}
 	if (g->hhh != NULL) {
 		(void) cudaFreeHost(g->hhh);
@@ -680,10 +693,11 @@ transform_fused(mf_gpu *g, const char *tpl, int64_t j0, int nb,
 	return FFTD_OK;
 }
 
-// run_batch runs step 3 of the top of this file for the templates from j0
-// (nb of them) and reads the slots back.
+// enqueue_batch queues step 3 of the top of this file for the templates
+// from j0 (nb of them) on the worker's stream, the slots' copy into
+// hreg[buf] included, and marks it with ev[buf].
 static int
-run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
+enqueue_batch(mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
 {
 	fftd__mf_args *a     = g->a;
 	cudaStream_t   s     = g->st->stream;
@@ -731,17 +745,36 @@ run_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 	}
 	// One copy of the slots and flags into pinned memory (a batch's host
 	// round trip is what the engine's time has beside the kernels).
-	int rv = d2h(g, g->hreg, g->key, g->reg_bytes, msg, msglen);
+	int rv = d2h(g, g->hreg[buf], g->key, g->reg_bytes, msg, msglen);
 	if (rv == FFTD_OK && g->fused) {
 		rv = d2h(
 		    g, g->hhh + j0, g->hh + j0, (size_t) nb * 8, msg, msglen);
 	}
 	if (rv == FFTD_OK) {
-		rv = sync_stream(g, msg, msglen);
+		cudaError_t e = cudaEventRecord(g->ev[buf], s);
+		if (e != cudaSuccess) {
+			return fftd__cuda_fail(
+			    e, "cudaEventRecord", msg, msglen);
+		}
 	}
-	if (rv != FFTD_OK) {
-		return rv;
+	return rv;
+}
+
+// finish_batch waits for the batch enqueued into buf and turns its slots
+// into peaks and triggers.
+static int
+finish_batch(mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
+{
+	cudaError_t e = cudaEventSynchronize(g->ev[buf]);
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "cudaEventSynchronize", msg, msglen);
 	}
+	char *k0 = (char *) g->key, *h = g->hreg[buf];
+	g->hkey   = (uint64_t *) h;
+	g->ht     = (uint64_t *) (h + ((char *) g->t - k0));
+	g->hz     = (double *) (h + ((char *) g->z - k0));
+	g->hflags = (uint64_t *) (h + ((char *) g->flags - k0));
+	int rv;
 	if (g->fused && (rv = check_sigma(g, j0, nb, msg, msglen)) != FFTD_OK) {
 		return rv;
 	}
@@ -803,10 +836,22 @@ fftd__cuda_mf_bank(
 		rv = rc == 0 ? FFTD_OK
 		             : kern_fail(rc, "fftd__mf_weight", msg, msglen);
 	}
+	// Batch k + 1 is queued before the host reads batch k's slots.
+	int64_t pj0 = -1;
+	int     pnb = 0, buf = 0;
 	for (int64_t j0 = 0; rv == FFTD_OK && j0 < a->count; j0 += g.batch) {
 		int nb
 		    = a->count - j0 < g.batch ? (int) (a->count - j0) : g.batch;
-		rv = run_batch(&g, j0, nb, msg, msglen);
+		rv = enqueue_batch(&g, j0, nb, buf, msg, msglen);
+		if (rv == FFTD_OK && pj0 >= 0) {
+			rv = finish_batch(&g, pj0, pnb, buf ^ 1, msg, msglen);
+		}
+		pj0 = j0;
+		pnb = nb;
+		buf ^= 1;
+	}
+	if (rv == FFTD_OK && pj0 >= 0) {
+		rv = finish_batch(&g, pj0, pnb, buf ^ 1, msg, msglen);
 	}
 	if (rv == FFTD_OK) {
 		fftd__mf_triggers_finish(a, g.nheap);
