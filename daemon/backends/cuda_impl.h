@@ -171,6 +171,9 @@ struct fftd__cuda_state {
 	// The matched-filter bank's cached plans (cuda_mf_plans.c), NULL
 	// until the first fused bank.
 	struct fftd__mf_plan_cache *mf_plans;
+	// The bank's pinned host copies, kept between calls (cuda_mf.c):
+	// host memory, not held to the budget.
+	fftd__cuda_buf mf_host;
 };
 
 // fftd__cuda_unit is one executable transform of a plan for a given

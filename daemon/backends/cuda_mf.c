@@ -413,16 +413,17 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 	}
 	char *k0     = (char *) g->key;
 	g->reg_bytes = (size_t) ((char *) g->flags + 16 - k0);
-	if (cudaMallocHost((void **) &g->hreg[0], 2 * g->reg_bytes)
-	        != cudaSuccess
-	    || cudaMallocHost((void **) &g->hhh, (size_t) a->count * 8)
-	        != cudaSuccess) {
-		(void) cudaGetLastError();
-		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
-		    "matched filter: no pinned host memory for %zu slots",
-		    (size_t) slots);
+	// Pinned (so the copies are asynchronous and quick), kept on the
+	// device between calls (allocating pinned memory costs a millisecond).
+	g->reg_bytes = (size_t) up(g->reg_bytes);
+	rv           = fftd__cuda_grow_host(&st->mf_host,
+	              2 * g->reg_bytes + (size_t) a->count * 8, msg, msglen);
+	if (rv != FFTD_OK) {
+		return rv;
 	}
+	g->hreg[0] = st->mf_host.p;
 	g->hreg[1] = g->hreg[0] + g->reg_bytes;
+	g->hhh     = (double *) (g->hreg[1] + g->reg_bytes);
 	for (; g->nev < 2; g->nev++) {
 		e = cudaEventCreateWithFlags(
 		    &g->ev[g->nev], cudaEventDisableTiming);
@@ -450,14 +451,8 @@ teardown(mf_gpu *g)
 		fftd__cuda_release_plan_bytes(g->st, g->held);
 	}
 	(void) cudaGetLastError();
-	if (g->hreg[0] != NULL) {
-		(void) cudaFreeHost(g->hreg[0]);
-	}
 	for (int i = 0; i < g->nev; i++) {
 		(void) cudaEventDestroy(g->ev[i]);
-	}
-	if (g->hhh != NULL) {
-		(void) cudaFreeHost(g->hhh);
 	}
 }
 
