@@ -162,9 +162,20 @@ INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 GPU_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(GPU_SRC))
 CXX_TEST_BIN := $(BUILD)/tests/cxx_header
 
+# The FFTW3 drop-in library (dropin/, issue 17): dropin/api.c compiled once
+# per precision (fftw_ and fftwf_), the other files once; linked with
+# libfftd's objects into libfftd-fftw3.so, which exports FFTW's names only
+# (dropin/fftw3.map). tests/dropin: a program built against the real FFTW
+# (fftw_prog, -lfftw3 -lfftw3f, never libfftd) and the cmocka test that runs
+# it with and without the drop-in (test_dropin).
+DROPIN_SRC := $(filter-out dropin/api.c,$(wildcard dropin/*.c))
+DROPIN_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(DROPIN_SRC)) $(BUILD)/dropin/api_f64.o $(BUILD)/dropin/api_f32.o
+DROPIN_LIB := $(BUILD)/libfftd-fftw3.so
+DROPIN_TEST_BIN := $(BUILD)/tests/dropin/fftw_prog $(BUILD)/tests/dropin/test_dropin
+
 # With STATIC_DEPS the dependencies are non-PIC archives: no shared library.
 BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
-	$(if $(filter 1,$(STATIC_DEPS)),,$(BUILD)/libfftd.so) \
+	$(if $(filter 1,$(STATIC_DEPS)),,$(BUILD)/libfftd.so $(DROPIN_LIB) $(DROPIN_TEST_BIN)) \
 	$(if $(EXAMPLE_SRC),$(BUILD)/gw150914) $(if $(SEARCH_SRC),$(BUILD)/gw150914-search)
 
 include bench/kernels.mk
@@ -234,6 +245,20 @@ $(CLIENT_OBJ): CFLAGS_ALL += -fvisibility=hidden
 $(BUILD)/libfftd.so: $(CLIENT_OBJ) $(NNG_LIB) client/libfftd.map
 	$(CC) -shared -Wl,-soname,libfftd.so.0 -Wl,--version-script=client/libfftd.map $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(DEP_LIBS)
 
+$(BUILD)/dropin/%.o: INC := $(INC_BASE) -Idropin
+$(DROPIN_OBJ): CFLAGS_ALL += -fvisibility=hidden
+
+$(BUILD)/dropin/api_f64.o: dropin/api.c | $(GEN_H) $(NNG_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/dropin/api_f32.o: dropin/api.c | $(GEN_H) $(NNG_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(INC) -DFFTD_DR_SINGLE -MMD -MP -c $< -o $@
+
+$(DROPIN_LIB): $(DROPIN_OBJ) $(CLIENT_OBJ) $(NNG_LIB) dropin/fftw3.map
+	$(CC) -shared -Wl,-soname,libfftd-fftw3.so -Wl,--version-script=dropin/fftw3.map -Wl,-z,defs $(LDFLAGS_ALL) -o $@ $(DROPIN_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -ldl -lm
+
 $(BUILD)/fftd: $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(NNG_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) -lsystemd -lstdc++ -lm
 
@@ -278,6 +303,14 @@ PYCBC_DRIVER := $(BUILD)/tests/pycbc/mf_driver
 pycbc-driver: $(PYCBC_DRIVER)
 $(PYCBC_DRIVER): $(BUILD)/tests/pycbc/mf_driver.o $(DAEMON_LIB) $(KERNEL_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(DAEMON_LIB) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) $(HDF5_LIBS) -lsystemd -lstdc++ -lm
+
+# tests/dropin/fftw_prog is an FFTW program like any other: the real
+# fftw3.h, -lfftw3 -lfftw3f (and -lfftw3l for its long double references).
+$(BUILD)/tests/dropin/fftw_prog: $(BUILD)/tests/dropin/fftw_prog.o
+	$(CC) $(LDFLAGS_ALL) -o $@ $< -lfftw3 -lfftw3f -lfftw3l -lm
+
+$(BUILD)/tests/dropin/test_dropin: $(BUILD)/tests/dropin/test_dropin.o $(TEST_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_UTIL_OBJ) $(CLIENT_UTIL_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) $(REF_LIBS) -lcmocka -lm
 
 $(CXX_TEST_BIN): tests/cxx_header.cc include/fftd.h $(BUILD)/libfftd.a
 	@mkdir -p $(dir $@)
