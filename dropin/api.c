@@ -189,7 +189,8 @@ static X(plan) many(fftd__dr_kind kind, int rank, const int *n, int howmany,
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru64_dft)(int rank, const X(iodim64) * dims, int howmany_rank,
+X(plan)
+X(plan_guru64_dft)(int rank, const X(iodim64) * dims, int howmany_rank,
     const X(iodim64) * howmany_dims, C *in, C *out, int sign, unsigned flags)
 {
 	return guru64(FFTD__DR_C2C, rank, dims, howmany_rank, howmany_dims, in,
@@ -198,8 +199,9 @@ X(plan) X(plan_guru64_dft)(int rank, const X(iodim64) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-    X(plan_guru64_dft_r2c)(int rank, const X(iodim64) * dims, int howmany_rank,
-        const X(iodim64) * howmany_dims, R *in, C *out, unsigned flags)
+X(plan_guru64_dft_r2c)
+(int rank, const X(iodim64) * dims, int howmany_rank,
+    const X(iodim64) * howmany_dims, R *in, C *out, unsigned flags)
 {
 	return guru64(FFTD__DR_R2C, rank, dims, howmany_rank, howmany_dims, in,
 	    out, NULL, FFTW_FORWARD, flags);
@@ -207,15 +209,17 @@ X(plan)
 
 FFTD__DR_API
 X(plan)
-    X(plan_guru64_dft_c2r)(int rank, const X(iodim64) * dims, int howmany_rank,
-        const X(iodim64) * howmany_dims, C *in, R *out, unsigned flags)
+X(plan_guru64_dft_c2r)
+(int rank, const X(iodim64) * dims, int howmany_rank,
+    const X(iodim64) * howmany_dims, C *in, R *out, unsigned flags)
 {
 	return guru64(FFTD__DR_C2R, rank, dims, howmany_rank, howmany_dims, in,
 	    out, NULL, FFTW_BACKWARD, flags);
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru64_r2r)(int rank, const X(iodim64) * dims, int howmany_rank,
+X(plan)
+X(plan_guru64_r2r)(int rank, const X(iodim64) * dims, int howmany_rank,
     const X(iodim64) * howmany_dims, R *in, R *out, const X(r2r_kind) * kind,
     unsigned flags)
 {
@@ -239,7 +243,8 @@ X(plan) X(plan_guru64_r2r)(int rank, const X(iodim64) * dims, int howmany_rank,
 	} while (0)
 
 FFTD__DR_API
-X(plan) X(plan_guru_dft)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan)
+X(plan_guru_dft)(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, C *in, C *out, int sign, unsigned flags)
 {
 	GURU32(X(plan_guru64_dft)(
@@ -247,7 +252,8 @@ X(plan) X(plan_guru_dft)(int rank, const X(iodim) * dims, int howmany_rank,
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru_dft_r2c)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan)
+X(plan_guru_dft_r2c)(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, R *in, C *out, unsigned flags)
 {
 	GURU32(
@@ -255,7 +261,8 @@ X(plan) X(plan_guru_dft_r2c)(int rank, const X(iodim) * dims, int howmany_rank,
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru_dft_c2r)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan)
+X(plan_guru_dft_c2r)(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, C *in, R *out, unsigned flags)
 {
 	GURU32(
@@ -263,7 +270,8 @@ X(plan) X(plan_guru_dft_c2r)(int rank, const X(iodim) * dims, int howmany_rank,
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru_r2r)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan)
+X(plan_guru_r2r)(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, R *in, R *out, const X(r2r_kind) * kind,
     unsigned flags)
 {
@@ -272,16 +280,18 @@ X(plan) X(plan_guru_r2r)(int rank, const X(iodim) * dims, int howmany_rank,
 }
 
 FFTD__DR_API
-X(plan) X(plan_many_dft)(int rank, const int *n, int howmany, C *in,
-    const int *inembed, int istride, int idist, C *out, const int *onembed,
-    int ostride, int odist, int sign, unsigned flags)
+X(plan)
+X(plan_many_dft)(int rank, const int *n, int howmany, C *in, const int *inembed,
+    int istride, int idist, C *out, const int *onembed, int ostride, int odist,
+    int sign, unsigned flags)
 {
 	return many(FFTD__DR_C2C, rank, n, howmany, in, inembed, istride, idist,
 	    out, onembed, ostride, odist, NULL, sign, flags);
 }
 
 FFTD__DR_API
-X(plan) X(plan_many_dft_r2c)(int rank, const int *n, int howmany, R *in,
+X(plan)
+X(plan_many_dft_r2c)(int rank, const int *n, int howmany, R *in,
     const int *inembed, int istride, int idist, C *out, const int *onembed,
     int ostride, int odist, unsigned flags)
 {
@@ -290,7 +300,8 @@ X(plan) X(plan_many_dft_r2c)(int rank, const int *n, int howmany, R *in,
 }
 
 FFTD__DR_API
-X(plan) X(plan_many_dft_c2r)(int rank, const int *n, int howmany, C *in,
+X(plan)
+X(plan_many_dft_c2r)(int rank, const int *n, int howmany, C *in,
     const int *inembed, int istride, int idist, R *out, const int *onembed,
     int ostride, int odist, unsigned flags)
 {
@@ -299,9 +310,10 @@ X(plan) X(plan_many_dft_c2r)(int rank, const int *n, int howmany, C *in,
 }
 
 FFTD__DR_API
-X(plan) X(plan_many_r2r)(int rank, const int *n, int howmany, R *in,
-    const int *inembed, int istride, int idist, R *out, const int *onembed,
-    int ostride, int odist, const X(r2r_kind) * kind, unsigned flags)
+X(plan)
+X(plan_many_r2r)(int rank, const int *n, int howmany, R *in, const int *inembed,
+    int istride, int idist, R *out, const int *onembed, int ostride, int odist,
+    const X(r2r_kind) * kind, unsigned flags)
 {
 	return many(FFTD__DR_R2R, rank, n, howmany, in, inembed, istride, idist,
 	    out, onembed, ostride, odist, kind, 0, flags);
@@ -309,7 +321,7 @@ X(plan) X(plan_many_r2r)(int rank, const int *n, int howmany, R *in,
 
 FFTD__DR_API
 X(plan)
-    X(plan_dft)(int rank, const int *n, C *in, C *out, int sign, unsigned flags)
+X(plan_dft)(int rank, const int *n, C *in, C *out, int sign, unsigned flags)
 {
 	return X(plan_many_dft)(
 	    rank, n, 1, in, NULL, 1, 0, out, NULL, 1, 0, sign, flags);
@@ -329,8 +341,8 @@ X(plan) X(plan_dft_2d)(int n0, int n1, C *in, C *out, int sign, unsigned flags)
 }
 
 FFTD__DR_API
-X(plan) X(plan_dft_3d)(
-    int n0, int n1, int n2, C *in, C *out, int sign, unsigned flags)
+X(plan)
+X(plan_dft_3d)(int n0, int n1, int n2, C *in, C *out, int sign, unsigned flags)
 {
 	int n[3] = { n0, n1, n2 };
 	return X(plan_dft)(3, n, in, out, sign, flags);
@@ -358,7 +370,7 @@ X(plan) X(plan_dft_r2c_2d)(int n0, int n1, R *in, C *out, unsigned flags)
 
 FFTD__DR_API
 X(plan)
-    X(plan_dft_r2c_3d)(int n0, int n1, int n2, R *in, C *out, unsigned flags)
+X(plan_dft_r2c_3d)(int n0, int n1, int n2, R *in, C *out, unsigned flags)
 {
 	int n[3] = { n0, n1, n2 };
 	return X(plan_dft_r2c)(3, n, in, out, flags);
@@ -386,15 +398,16 @@ X(plan) X(plan_dft_c2r_2d)(int n0, int n1, C *in, R *out, unsigned flags)
 
 FFTD__DR_API
 X(plan)
-    X(plan_dft_c2r_3d)(int n0, int n1, int n2, C *in, R *out, unsigned flags)
+X(plan_dft_c2r_3d)(int n0, int n1, int n2, C *in, R *out, unsigned flags)
 {
 	int n[3] = { n0, n1, n2 };
 	return X(plan_dft_c2r)(3, n, in, out, flags);
 }
 
 FFTD__DR_API
-X(plan) X(plan_r2r)(int rank, const int *n, R *in, R *out,
-    const X(r2r_kind) * kind, unsigned flags)
+X(plan)
+X(plan_r2r)(int rank, const int *n, R *in, R *out, const X(r2r_kind) * kind,
+    unsigned flags)
 {
 	return X(plan_many_r2r)(
 	    rank, n, 1, in, NULL, 1, 0, out, NULL, 1, 0, kind, flags);
@@ -407,7 +420,8 @@ X(plan) X(plan_r2r_1d)(int n, R *in, R *out, X(r2r_kind) kind, unsigned flags)
 }
 
 FFTD__DR_API
-X(plan) X(plan_r2r_2d)(int n0, int n1, R *in, R *out, X(r2r_kind) kind0,
+X(plan)
+X(plan_r2r_2d)(int n0, int n1, R *in, R *out, X(r2r_kind) kind0,
     X(r2r_kind) kind1, unsigned flags)
 {
 	int n[2]         = { n0, n1 };
@@ -416,7 +430,8 @@ X(plan) X(plan_r2r_2d)(int n0, int n1, R *in, R *out, X(r2r_kind) kind0,
 }
 
 FFTD__DR_API
-X(plan) X(plan_r2r_3d)(int n0, int n1, int n2, R *in, R *out, X(r2r_kind) kind0,
+X(plan)
+X(plan_r2r_3d)(int n0, int n1, int n2, R *in, R *out, X(r2r_kind) kind0,
     X(r2r_kind) kind1, X(r2r_kind) kind2, unsigned flags)
 {
 	int n[3]         = { n0, n1, n2 };
@@ -441,43 +456,44 @@ X(plan) X(plan_r2r_3d)(int n0, int n1, int n2, R *in, R *out, X(r2r_kind) kind0,
 	} while (0)
 
 FFTD__DR_API
-X(plan) X(plan_guru_split_dft)(int rank, const X(iodim) * dims,
-    int howmany_rank, const X(iodim) * howmany_dims, R *ri, R *ii, R *ro, R *io,
-    unsigned flags)
+X(plan)
+X(plan_guru_split_dft)(int rank, const X(iodim) * dims, int howmany_rank,
+    const X(iodim) * howmany_dims, R *ri, R *ii, R *ro, R *io, unsigned flags)
 {
 	FWD_PLAN(plan_guru_split_dft, rank, dims, howmany_rank, howmany_dims,
 	    ri, ii, ro, io, flags);
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru64_split_dft)(int rank, const X(iodim64) * dims,
-    int howmany_rank, const X(iodim64) * howmany_dims, R *ri, R *ii, R *ro,
-    R *io, unsigned flags)
+X(plan)
+X(plan_guru64_split_dft)(int rank, const X(iodim64) * dims, int howmany_rank,
+    const X(iodim64) * howmany_dims, R *ri, R *ii, R *ro, R *io, unsigned flags)
 {
 	FWD_PLAN(plan_guru64_split_dft, rank, dims, howmany_rank, howmany_dims,
 	    ri, ii, ro, io, flags);
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru_split_dft_r2c)(int rank, const X(iodim) * dims,
-    int howmany_rank, const X(iodim) * howmany_dims, R *in, R *ro, R *io,
-    unsigned flags)
+X(plan)
+X(plan_guru_split_dft_r2c)(int rank, const X(iodim) * dims, int howmany_rank,
+    const X(iodim) * howmany_dims, R *in, R *ro, R *io, unsigned flags)
 {
 	FWD_PLAN(plan_guru_split_dft_r2c, rank, dims, howmany_rank,
 	    howmany_dims, in, ro, io, flags);
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru_split_dft_c2r)(int rank, const X(iodim) * dims,
-    int howmany_rank, const X(iodim) * howmany_dims, R *ri, R *ii, R *out,
-    unsigned flags)
+X(plan)
+X(plan_guru_split_dft_c2r)(int rank, const X(iodim) * dims, int howmany_rank,
+    const X(iodim) * howmany_dims, R *ri, R *ii, R *out, unsigned flags)
 {
 	FWD_PLAN(plan_guru_split_dft_c2r, rank, dims, howmany_rank,
 	    howmany_dims, ri, ii, out, flags);
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru64_split_dft_r2c)(int rank, const X(iodim64) * dims,
+X(plan)
+X(plan_guru64_split_dft_r2c)(int rank, const X(iodim64) * dims,
     int howmany_rank, const X(iodim64) * howmany_dims, R *in, R *ro, R *io,
     unsigned flags)
 {
@@ -486,7 +502,8 @@ X(plan) X(plan_guru64_split_dft_r2c)(int rank, const X(iodim64) * dims,
 }
 
 FFTD__DR_API
-X(plan) X(plan_guru64_split_dft_c2r)(int rank, const X(iodim64) * dims,
+X(plan)
+X(plan_guru64_split_dft_c2r)(int rank, const X(iodim64) * dims,
     int howmany_rank, const X(iodim64) * howmany_dims, R *ri, R *ii, R *out,
     unsigned flags)
 {

@@ -6,7 +6,11 @@
 // FFTD_URL, else the system or per-user socket), and kept until the
 // process ends. A failed connect is remembered: the next try comes at the
 // earliest 10 s later, so a program without a daemon pays one refused
-// connect, not one per plan. Thread-safe (one mutex around the open).
+// connect, not one per plan. Likewise when an execution finds the daemon
+// gone (fftd__dr_client_lost): for 10 s new plans go to the real FFTW at
+// once instead of each waiting out the client's timeout; after that the
+// client (which reconnects by itself) is offered again. Thread-safe (one
+// mutex).
 
 #include <stdio.h>
 #include <time.h>
@@ -35,8 +39,11 @@ fftd_client *
 fftd__dr_client(char *why, size_t whylen)
 {
 	pthread_mutex_lock(&conn_lock);
-	fftd_client *c = client;
-	if (c == NULL && !(failed && now_ns() - failed_at < RETRY_NS)) {
+	fftd_client *c      = client;
+	int          recent = failed && now_ns() - failed_at < RETRY_NS;
+	if (c != NULL && recent) {
+		c = NULL; // lost a moment ago: leave it be for now
+	} else if (c == NULL && !recent) {
 		char url[4096];
 		if (fftd_default_url(url, sizeof(url)) != FFTD_OK) {
 			snprintf(url, sizeof(url), "(default)");
@@ -63,4 +70,16 @@ fftd__dr_client(char *why, size_t whylen)
 	}
 	pthread_mutex_unlock(&conn_lock);
 	return c;
+}
+
+// fftd__dr_client_lost: see dropin_impl.h.
+void
+fftd__dr_client_lost(int err)
+{
+	pthread_mutex_lock(&conn_lock);
+	failed    = 1;
+	failed_at = now_ns();
+	snprintf(failed_why, sizeof(failed_why),
+	    "the daemon was lost a moment ago (%s)", fftd_strerror(err));
+	pthread_mutex_unlock(&conn_lock);
 }

@@ -164,6 +164,10 @@ void fftd__dr_real_execute(
 // (and again at most every 10 s after a failure); NULL when no daemon is
 // reachable, with the reason in why (why may be NULL).
 fftd_client *fftd__dr_client(char *why, size_t whylen);
+// fftd__dr_client_lost says that an execution found the daemon gone (err:
+// FFTD_ECLOSED, FFTD_ETIMEDOUT, ...): for 10 s fftd__dr_client answers
+// NULL.
+void fftd__dr_client_lost(int err);
 
 // --- memory.c ---------------------------------------------------------------
 

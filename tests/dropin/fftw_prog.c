@@ -20,16 +20,20 @@
 // The last line is "fftw_prog: P passed, F failed"; the exit status is 1
 // when a case failed.
 //
-//   fftw_prog [--seed S] [--out FILE] [--compare FILE]
+//   fftw_prog [--seed S] [--out FILE] [--compare FILE] [--kill PID]
+//   (--kill: SIGKILL process PID, the daemon, after the first plan is
+//   made and before it executes: the drop-in must fall back to FFTW)
 //   fftw_prog --bench     (median time per fftw_execute, c2c f64, n=2^k)
 
 #include <fftw3.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define POISON 12345.0
 #define BOUND64 1e-16
@@ -98,6 +102,8 @@ static const tcase cases[] = {
 #undef B
 #undef E
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static pid_t kill_pid; // --kill
 
 // layout is a case's arrays: the advanced layout with defaults resolved,
 // the array sizes, and where each logical real of each side lives.
@@ -389,6 +395,8 @@ main(int argc, char **argv)
 			return bench();
 		} else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
 			seed = strtoull(argv[++i], NULL, 10);
+		} else if (strcmp(argv[i], "--kill") == 0 && i + 1 < argc) {
+			kill_pid = (pid_t) atol(argv[++i]);
 		} else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
 			outp = argv[++i];
 		} else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) {
@@ -396,7 +404,7 @@ main(int argc, char **argv)
 		} else {
 			fprintf(stderr,
 			    "usage: fftw_prog [--seed S] [--out FILE] "
-			    "[--compare FILE] | --bench\n");
+			    "[--compare FILE] [--kill PID] | --bench\n");
 			return 2;
 		}
 	}

@@ -196,6 +196,11 @@ X(run_case)(const tcase *tc, const layout *L, uint64_t seed, long double **res)
 			}
 		}
 	}
+	if (kill_pid > 0) {
+		// --kill: the daemon dies between this plan and its execution.
+		kill(kill_pid, SIGKILL);
+		kill_pid = 0;
+	}
 	R *in = a_in, *out = a_out;
 	if (tc->api == API_NEWARRAY) {
 		b_in  = X(fill)(isz);
