@@ -190,7 +190,8 @@ static X(plan) many(fftd__dr_kind kind, int rank, const int *n, int howmany,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru64_dft)(int rank, const X(iodim64) * dims, int howmany_rank,
+X(plan_guru64_dft)
+(int rank, const X(iodim64) * dims, int howmany_rank,
     const X(iodim64) * howmany_dims, C *in, C *out, int sign, unsigned flags)
 {
 	return guru64(FFTD__DR_C2C, rank, dims, howmany_rank, howmany_dims, in,
@@ -219,7 +220,8 @@ X(plan_guru64_dft_c2r)
 
 FFTD__DR_API
 X(plan)
-X(plan_guru64_r2r)(int rank, const X(iodim64) * dims, int howmany_rank,
+X(plan_guru64_r2r)
+(int rank, const X(iodim64) * dims, int howmany_rank,
     const X(iodim64) * howmany_dims, R *in, R *out, const X(r2r_kind) * kind,
     unsigned flags)
 {
@@ -244,7 +246,8 @@ X(plan_guru64_r2r)(int rank, const X(iodim64) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru_dft)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan_guru_dft)
+(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, C *in, C *out, int sign, unsigned flags)
 {
 	GURU32(X(plan_guru64_dft)(
@@ -253,7 +256,8 @@ X(plan_guru_dft)(int rank, const X(iodim) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru_dft_r2c)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan_guru_dft_r2c)
+(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, R *in, C *out, unsigned flags)
 {
 	GURU32(
@@ -262,7 +266,8 @@ X(plan_guru_dft_r2c)(int rank, const X(iodim) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru_dft_c2r)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan_guru_dft_c2r)
+(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, C *in, R *out, unsigned flags)
 {
 	GURU32(
@@ -271,7 +276,8 @@ X(plan_guru_dft_c2r)(int rank, const X(iodim) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru_r2r)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan_guru_r2r)
+(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, R *in, R *out, const X(r2r_kind) * kind,
     unsigned flags)
 {
@@ -281,9 +287,10 @@ X(plan_guru_r2r)(int rank, const X(iodim) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_many_dft)(int rank, const int *n, int howmany, C *in, const int *inembed,
-    int istride, int idist, C *out, const int *onembed, int ostride, int odist,
-    int sign, unsigned flags)
+X(plan_many_dft)
+(int rank, const int *n, int howmany, C *in, const int *inembed, int istride,
+    int idist, C *out, const int *onembed, int ostride, int odist, int sign,
+    unsigned flags)
 {
 	return many(FFTD__DR_C2C, rank, n, howmany, in, inembed, istride, idist,
 	    out, onembed, ostride, odist, NULL, sign, flags);
@@ -291,9 +298,10 @@ X(plan_many_dft)(int rank, const int *n, int howmany, C *in, const int *inembed,
 
 FFTD__DR_API
 X(plan)
-X(plan_many_dft_r2c)(int rank, const int *n, int howmany, R *in,
-    const int *inembed, int istride, int idist, C *out, const int *onembed,
-    int ostride, int odist, unsigned flags)
+X(plan_many_dft_r2c)
+(int rank, const int *n, int howmany, R *in, const int *inembed, int istride,
+    int idist, C *out, const int *onembed, int ostride, int odist,
+    unsigned flags)
 {
 	return many(FFTD__DR_R2C, rank, n, howmany, in, inembed, istride, idist,
 	    out, onembed, ostride, odist, NULL, FFTW_FORWARD, flags);
@@ -301,9 +309,10 @@ X(plan_many_dft_r2c)(int rank, const int *n, int howmany, R *in,
 
 FFTD__DR_API
 X(plan)
-X(plan_many_dft_c2r)(int rank, const int *n, int howmany, C *in,
-    const int *inembed, int istride, int idist, R *out, const int *onembed,
-    int ostride, int odist, unsigned flags)
+X(plan_many_dft_c2r)
+(int rank, const int *n, int howmany, C *in, const int *inembed, int istride,
+    int idist, R *out, const int *onembed, int ostride, int odist,
+    unsigned flags)
 {
 	return many(FFTD__DR_C2R, rank, n, howmany, in, inembed, istride, idist,
 	    out, onembed, ostride, odist, NULL, FFTW_BACKWARD, flags);
@@ -311,8 +320,9 @@ X(plan_many_dft_c2r)(int rank, const int *n, int howmany, C *in,
 
 FFTD__DR_API
 X(plan)
-X(plan_many_r2r)(int rank, const int *n, int howmany, R *in, const int *inembed,
-    int istride, int idist, R *out, const int *onembed, int ostride, int odist,
+X(plan_many_r2r)
+(int rank, const int *n, int howmany, R *in, const int *inembed, int istride,
+    int idist, R *out, const int *onembed, int ostride, int odist,
     const X(r2r_kind) * kind, unsigned flags)
 {
 	return many(FFTD__DR_R2R, rank, n, howmany, in, inembed, istride, idist,
@@ -406,7 +416,8 @@ X(plan_dft_c2r_3d)(int n0, int n1, int n2, C *in, R *out, unsigned flags)
 
 FFTD__DR_API
 X(plan)
-X(plan_r2r)(int rank, const int *n, R *in, R *out, const X(r2r_kind) * kind,
+X(plan_r2r)
+(int rank, const int *n, R *in, R *out, const X(r2r_kind) * kind,
     unsigned flags)
 {
 	return X(plan_many_r2r)(
@@ -421,8 +432,9 @@ X(plan) X(plan_r2r_1d)(int n, R *in, R *out, X(r2r_kind) kind, unsigned flags)
 
 FFTD__DR_API
 X(plan)
-X(plan_r2r_2d)(int n0, int n1, R *in, R *out, X(r2r_kind) kind0,
-    X(r2r_kind) kind1, unsigned flags)
+X(plan_r2r_2d)
+(int n0, int n1, R *in, R *out, X(r2r_kind) kind0, X(r2r_kind) kind1,
+    unsigned flags)
 {
 	int n[2]         = { n0, n1 };
 	X(r2r_kind) k[2] = { kind0, kind1 };
@@ -431,8 +443,9 @@ X(plan_r2r_2d)(int n0, int n1, R *in, R *out, X(r2r_kind) kind0,
 
 FFTD__DR_API
 X(plan)
-X(plan_r2r_3d)(int n0, int n1, int n2, R *in, R *out, X(r2r_kind) kind0,
-    X(r2r_kind) kind1, X(r2r_kind) kind2, unsigned flags)
+X(plan_r2r_3d)
+(int n0, int n1, int n2, R *in, R *out, X(r2r_kind) kind0, X(r2r_kind) kind1,
+    X(r2r_kind) kind2, unsigned flags)
 {
 	int n[3]         = { n0, n1, n2 };
 	X(r2r_kind) k[3] = { kind0, kind1, kind2 };
@@ -457,7 +470,8 @@ X(plan_r2r_3d)(int n0, int n1, int n2, R *in, R *out, X(r2r_kind) kind0,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru_split_dft)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan_guru_split_dft)
+(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, R *ri, R *ii, R *ro, R *io, unsigned flags)
 {
 	FWD_PLAN(plan_guru_split_dft, rank, dims, howmany_rank, howmany_dims,
@@ -466,7 +480,8 @@ X(plan_guru_split_dft)(int rank, const X(iodim) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru64_split_dft)(int rank, const X(iodim64) * dims, int howmany_rank,
+X(plan_guru64_split_dft)
+(int rank, const X(iodim64) * dims, int howmany_rank,
     const X(iodim64) * howmany_dims, R *ri, R *ii, R *ro, R *io, unsigned flags)
 {
 	FWD_PLAN(plan_guru64_split_dft, rank, dims, howmany_rank, howmany_dims,
@@ -475,7 +490,8 @@ X(plan_guru64_split_dft)(int rank, const X(iodim64) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru_split_dft_r2c)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan_guru_split_dft_r2c)
+(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, R *in, R *ro, R *io, unsigned flags)
 {
 	FWD_PLAN(plan_guru_split_dft_r2c, rank, dims, howmany_rank,
@@ -484,7 +500,8 @@ X(plan_guru_split_dft_r2c)(int rank, const X(iodim) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru_split_dft_c2r)(int rank, const X(iodim) * dims, int howmany_rank,
+X(plan_guru_split_dft_c2r)
+(int rank, const X(iodim) * dims, int howmany_rank,
     const X(iodim) * howmany_dims, R *ri, R *ii, R *out, unsigned flags)
 {
 	FWD_PLAN(plan_guru_split_dft_c2r, rank, dims, howmany_rank,
@@ -493,9 +510,9 @@ X(plan_guru_split_dft_c2r)(int rank, const X(iodim) * dims, int howmany_rank,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru64_split_dft_r2c)(int rank, const X(iodim64) * dims,
-    int howmany_rank, const X(iodim64) * howmany_dims, R *in, R *ro, R *io,
-    unsigned flags)
+X(plan_guru64_split_dft_r2c)
+(int rank, const X(iodim64) * dims, int howmany_rank,
+    const X(iodim64) * howmany_dims, R *in, R *ro, R *io, unsigned flags)
 {
 	FWD_PLAN(plan_guru64_split_dft_r2c, rank, dims, howmany_rank,
 	    howmany_dims, in, ro, io, flags);
@@ -503,9 +520,9 @@ X(plan_guru64_split_dft_r2c)(int rank, const X(iodim64) * dims,
 
 FFTD__DR_API
 X(plan)
-X(plan_guru64_split_dft_c2r)(int rank, const X(iodim64) * dims,
-    int howmany_rank, const X(iodim64) * howmany_dims, R *ri, R *ii, R *out,
-    unsigned flags)
+X(plan_guru64_split_dft_c2r)
+(int rank, const X(iodim64) * dims, int howmany_rank,
+    const X(iodim64) * howmany_dims, R *ri, R *ii, R *out, unsigned flags)
 {
 	FWD_PLAN(plan_guru64_split_dft_c2r, rank, dims, howmany_rank,
 	    howmany_dims, ri, ii, out, flags);

@@ -83,3 +83,12 @@ fftd__dr_client_lost(int err)
 	    "the daemon was lost a moment ago (%s)", fftd_strerror(err));
 	pthread_mutex_unlock(&conn_lock);
 }
+
+// fftd__dr_conn_error: see dropin_impl.h.
+int
+fftd__dr_conn_error(int err)
+{
+	return err == FFTD_ECLOSED || err == FFTD_ETIMEDOUT
+	    || err == FFTD_ECONNREFUSED || err == FFTD_ESHUTDOWN
+	    || (err & FFTD_ERR_RANGE_MASK) == FFTD_ENNGERR;
+}

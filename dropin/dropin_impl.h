@@ -168,6 +168,9 @@ fftd_client *fftd__dr_client(char *why, size_t whylen);
 // FFTD_ECLOSED, FFTD_ETIMEDOUT, ...): for 10 s fftd__dr_client answers
 // NULL.
 void fftd__dr_client_lost(int err);
+// fftd__dr_conn_error says whether an fftd error means the connection is
+// gone (rather than a refusal of this one request).
+int fftd__dr_conn_error(int err);
 
 // --- memory.c ---------------------------------------------------------------
 

@@ -66,9 +66,7 @@ failed(fftd__dr_plan *p, int rv, void *in, void *out)
 	    "%s: the daemon failed (%s: %s); this plan runs in FFTW from now "
 	    "on",
 	    desc, fftd_strerror(rv), fftd_last_error());
-	if (rv == FFTD_ECLOSED || rv == FFTD_ETIMEDOUT
-	    || rv == FFTD_ECONNREFUSED || rv == FFTD_ESHUTDOWN
-	    || (rv & FFTD_ERR_RANGE_MASK) == FFTD_ENNGERR) {
+	if (fftd__dr_conn_error(rv)) {
 		fftd__dr_client_lost(rv);
 	}
 	fallback(p, in, out);

@@ -262,6 +262,9 @@ fftd__dr_plan_make(const fftd__dr_problem *pb)
 		    kinds[pb->kind], prec, fftd_strerror(rv),
 		    fftd_last_error());
 		free(p);
+		if (fftd__dr_conn_error(rv)) {
+			fftd__dr_client_lost(rv);
+		}
 		return NULL;
 	}
 	p->magic = FFTD__DR_MAGIC;

@@ -5,7 +5,8 @@
 #
 #   sh tests/run.sh [--gpu | --all] BUILD_DIR[=NAME,NAME...]...
 #
-# For each build folder: every tests/unit and tests/integration binary and
+# For each build folder: every tests/unit, tests/integration and
+# tests/dropin test_* binary and
 # tests/cxx_header (with --gpu: the tests/gpu binaries instead; with --all:
 # both, so that GPU tests show up as skipped on machines without a GPU), each with
 # FFTD_BIN=BUILD_DIR/fftd and sanitizer options that suit a CUDA-linked
@@ -168,8 +169,8 @@ for arg in "$@"; do
 	echo "== $dir"
 	case $gpu in
 	1) subdirs="gpu" ;;
-	2) subdirs="unit integration gpu" ;;
-	*) subdirs="unit integration" ;;
+	2) subdirs="unit integration dropin gpu" ;;
+	*) subdirs="unit integration dropin" ;;
 	esac
 	found=0
 	for sub in $subdirs; do
