@@ -412,7 +412,8 @@ TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
 
 # make check builds and runs the suite with what is installed (and the
 # matched-filter bank against PyCBC on GW150914: tests/pycbc, which makes
-# its Python venv on first use); make test
+# its Python venv on first use; and LALSuite's FFT plans through the FFTW
+# drop-in: tests/dropin/run_lal.sh, in the same venv); make test
 # installs what it needs first (tools/install-deps.sh), then checks.
 test: deps
 	$(MAKE) check
@@ -424,6 +425,7 @@ check:
 	$(MAKE) fuzz-smoke FUZZ_SECONDS=20
 	sh tests/run.sh --all build build-san build-tsan=$(subst $(space),$(comma),$(strip $(TSAN_TESTS)))
 	sh tests/pycbc/run.sh build
+	sh tests/dropin/run_lal.sh build
 
 test-unit: all
 	sh tests/run.sh $(BUILD)
