@@ -20,7 +20,9 @@
 # 200000), as one test, where the build folder has it.
 #
 # Also tests/symbols.sh (libfftd.so exports exactly fftd.h's FFTD_API
-# calls), as one test named "symbols", where the build folder has the library.
+# calls), as one test named "symbols", where the build folder has the library,
+# and tests/dropin/symbols.sh (libfftd-fftw3.so exports exactly fftw3.h's
+# fftw_/fftwf_ functions) as "dropin_symbols".
 #
 # Environment: FFTD_TEST_ONLY (run only these binaries: names such as
 # "test_shm_bits soak", separated by spaces), FFTD_TEST_TIMEOUT (seconds per binary, default 600),
@@ -191,6 +193,12 @@ for arg in "$@"; do
 	if [ "$gpu" != 1 ] && [ -f "$abs/libfftd.so" ] && wanted symbols; then
 		found=$((found + 1))
 		run_one "$dir/symbols" plain sh "$tests_dir/symbols.sh" "$abs"
+	fi
+	# libfftd-fftw3.so exports exactly FFTW's fftw_/fftwf_ functions
+	# (tests/dropin/symbols.sh).
+	if [ "$gpu" != 1 ] && [ -f "$abs/libfftd-fftw3.so" ] && wanted dropin_symbols; then
+		found=$((found + 1))
+		run_one "$dir/dropin_symbols" plain sh "$tests_dir/dropin/symbols.sh" "$abs"
 	fi
 	# The short soak (bench/README.md): kills, leaks, lost or wrong results.
 	# Not in the ASan build: its allocator's quarantine moves RSS by more

@@ -280,20 +280,20 @@ test_daemon_killed(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int) L.pid);
 	const char *const env[] = { url, "FFTD_FFTW3_MIN=0",
 		"FFTD_FFTW3_LOG=debug", "FFTD_FFTW3_TIMEOUT_MS=2000", NULL };
-	assert_int_equal(preloaded("killed", env, "--kill", pid), 0);
-	assert_int_equal(count_lines("killed.out", "fftw_prog: 54 passed"), 1);
-	assert_int_equal(count_lines("killed.err", "-> daemon"), 1);
-	assert_int_equal(
-	    count_lines("killed.err", "the daemon failed (connection closed"),
-	    1);
-	assert_true(count_lines("killed.err", "the daemon was lost") > 0);
-	// The program killed it: its socket files stay behind.
+	int               rv    = preloaded("killed", env, "--kill", pid);
+	// The program killed the daemon: its socket files stay behind.
 	char sock[400];
 	snprintf(sock, sizeof(sock), "%s/fftd.sock", L.dir);
 	unlink(sock);
 	snprintf(sock, sizeof(sock), "%s/fftd.sock.fd", L.dir);
 	unlink(sock);
 	assert_int_equal(fftd_test_daemon_wait(&L, 5000), 128 + SIGKILL);
+	assert_int_equal(rv, 0);
+	assert_int_equal(count_lines("killed.out", "fftw_prog: 54 passed"), 1);
+	assert_int_equal(count_lines("killed.err", "-> daemon"), 1);
+	// "connection closed" or "timed out", as the kill and the send race.
+	assert_int_equal(count_lines("killed.err", "the daemon failed ("), 1);
+	assert_true(count_lines("killed.err", "the daemon was lost") > 0);
 }
 
 int
