@@ -8,7 +8,8 @@
 // embedded sizes; r2hc and hc2r; guru and guru64; in-place; new-array
 // execute; FFTW_MEASURE and FFTW_PRESERVE_INPUT; a DCT, which the daemon
 // does not serve) runs in double and in single precision on fresh random
-// inputs, and is checked three ways:
+// inputs, and is checked three ways (and a c2c and an r2hc plan run in 4
+// threads at once, 10 executions each, on arrays of their own):
 //   - FFTW_ESTIMATE planning leaves both arrays (filled with a poison
 //     value) untouched, and execution writes nothing outside the output
 //     layout;
@@ -27,6 +28,7 @@
 
 #include <fftw3.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -342,6 +344,116 @@ compare_prev(
 	return -1;
 }
 
+// THREADS executions of one plan run at once, REPS times each, on arrays
+// of their own (FFTW: fftw_execute and the new-array calls are thread-safe).
+#define THREADS 4
+#define REPS 10
+
+// worker is one thread of threads_check.
+typedef struct worker {
+	fftw_plan    p;
+	int          r2hc, n;
+	double      *in, *out;
+	long double *ref; // the expected output (n reals or n complex)
+	double       err; // the largest relative L2 error seen
+} worker;
+
+// worker_main executes the plan REPS times on the worker's arrays.
+static void *
+worker_main(void *arg)
+{
+	worker *w   = arg;
+	size_t  len = (size_t) w->n * (w->r2hc ? 1 : 2);
+	for (int r = 0; r < REPS; r++) {
+		for (size_t i = 0; i < len; i++) {
+			w->out[i] = POISON;
+		}
+		if (w->r2hc) {
+			fftw_execute_r2r(w->p, w->in, w->out);
+		} else {
+			fftw_execute_dft(w->p, (fftw_complex *) w->in,
+			    (fftw_complex *) w->out);
+		}
+		long double *got = malloc(len * sizeof(long double));
+		for (size_t i = 0; i < len; i++) {
+			got[i] = w->out[i];
+		}
+		double e = rel_l2(got, w->ref, len);
+		free(got);
+		if (!(e <= w->err)) {
+			w->err = e;
+		}
+	}
+	return NULL;
+}
+
+// threads_check runs a c2c and an r2hc plan (f64, n = 4096) in THREADS
+// threads at once, each on its own arrays and inputs, against the long
+// double references; prints one line per plan, returns the failures.
+static int
+threads_check(uint64_t seed)
+{
+	const int n     = 4096;
+	int       fails = 0;
+	for (int r2hc = 0; r2hc < 2; r2hc++) {
+		size_t    len = (size_t) n * (r2hc ? 1 : 2);
+		double   *a   = fftw_malloc(len * sizeof(double));
+		double   *b   = fftw_malloc(len * sizeof(double));
+		fftw_plan p   = r2hc
+		      ? fftw_plan_r2r_1d(n, a, b, FFTW_R2HC, FFTW_ESTIMATE)
+		      : fftw_plan_dft_1d(n, (fftw_complex *) a,
+		          (fftw_complex *) b, FFTW_FORWARD, FFTW_ESTIMATE);
+		worker    w[THREADS];
+		pthread_t t[THREADS];
+		for (int k = 0; k < THREADS; k++) {
+			w[k]     = (worker) { .p = p, .r2hc = r2hc, .n = n };
+			w[k].in  = fftw_malloc(len * sizeof(double));
+			w[k].out = fftw_malloc(len * sizeof(double));
+			long double *x = malloc(len * sizeof(long double));
+			w[k].ref       = malloc(len * sizeof(long double));
+			for (size_t i = 0; i < len; i++) {
+				w[k].in[i]
+				    = (double) (rng(&seed) >> 11) * 0x1p-52 - 1;
+				x[i] = w[k].in[i];
+			}
+			fftwl_r2r_kind kind = FFTW_R2HC;
+			fftwl_plan     q    = r2hc
+			           ? fftwl_plan_r2r_1d(
+			               n, x, w[k].ref, kind, FFTW_ESTIMATE)
+			           : fftwl_plan_dft_1d(n, (fftwl_complex *) x,
+			               (fftwl_complex *) w[k].ref, FFTW_FORWARD,
+			               FFTW_ESTIMATE);
+			fftwl_execute(q);
+			fftwl_destroy_plan(q);
+			free(x);
+		}
+		for (int k = 0; k < THREADS; k++) {
+			pthread_create(&t[k], NULL, worker_main, &w[k]);
+		}
+		double err = 0;
+		for (int k = 0; k < THREADS; k++) {
+			pthread_join(t[k], NULL);
+			if (!(w[k].err <= err)) {
+				err = w[k].err;
+			}
+			fftw_free(w[k].in);
+			fftw_free(w[k].out);
+			free(w[k].ref);
+		}
+		double bound = BOUND64 * (1 + log2((double) n));
+		int    ok    = err <= bound;
+		printf(
+		    "%-4s %-22s f64 err %.3g (bound %.3g), %d threads x %d\n",
+		    ok ? "ok" : "FAIL", r2hc ? "threads_r2hc" : "threads_c2c",
+		    err, bound, THREADS, REPS);
+		fails += !ok;
+		fftw_destroy_plan(p);
+		fftw_free(a);
+		fftw_free(b);
+	}
+	return fails;
+}
+
 // bench prints the median time of fftw_execute for c2c f64 1D transforms
 // of 2^k points, k = 6..20, on fftw_malloc arrays (to set FFTD_FFTW3_MIN).
 static int
@@ -457,6 +569,9 @@ main(int argc, char **argv)
 		free(L.out_index);
 		free(L.out_mask);
 	}
+	int tf = threads_check(seed * 131 + 7);
+	pass += 2 - tf;
+	fail += tf;
 	if (out) {
 		fclose(out);
 	}

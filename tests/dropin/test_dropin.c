@@ -7,10 +7,11 @@
 // `fftd --backend fftw` up, on the same fresh random inputs. fftw_prog
 // checks each of its 54 transforms against the long double FFTW (stated
 // bounds), the ESTIMATE planner against poisoned arrays, the output
-// layout's gaps, and the preloaded run's outputs against the plain run's.
-// Here: that the preloaded run really went to the daemon (its debug log
-// names 52 daemon plans, the DCT stays with FFTW, and the daemon's
-// execution counter grows by exactly 52), that FFTD_FFTW3_MIN keeps small
+// layout's gaps, and the preloaded run's outputs against the plain run's,
+// and runs two plans in 4 threads at once. Here: that the preloaded run
+// really went to the daemon (its debug log names 54 daemon plans, the DCT
+// stays with FFTW, and the daemon's execution counter grows by exactly
+// the 132 executions), that FFTD_FFTW3_MIN keeps small
 // transforms in FFTW, that without a daemon everything runs in FFTW, and
 // that a daemon killed between a plan and its execution costs nothing but
 // the fallback to FFTW.
@@ -38,9 +39,12 @@
 #include "fftd.h"
 
 #define TIMEOUT_MS 30000
-// DAEMON_PLANS is how many of fftw_prog's 2 x 27 plans the daemon can
-// serve: all but the DCT (FFTW_REDFT10), in both precisions.
-#define DAEMON_PLANS 52
+// DAEMON_PLANS is how many of fftw_prog's 2 x 27 + 2 plans the daemon can
+// serve: all but the DCT (FFTW_REDFT10), in both precisions, and the two
+// plans run in threads; DAEMON_EXECS their executions (those two: 4
+// threads x 10 each).
+#define DAEMON_PLANS 54
+#define DAEMON_EXECS (52 + 80)
 
 extern char **environ;
 
@@ -182,7 +186,7 @@ plain(void)
 	snprintf(out, sizeof(out), "%s/plain.bin", tmpdir);
 	const char *const a[] = { "--seed", s, "--out", out, NULL };
 	assert_int_equal(run_prog("plain", 0, NULL, a), 0);
-	assert_int_equal(count_lines("plain.out", "fftw_prog: 54 passed"), 1);
+	assert_int_equal(count_lines("plain.out", "fftw_prog: 56 passed"), 1);
 }
 
 // preloaded runs fftw_prog under the drop-in with the extra variables,
@@ -212,11 +216,11 @@ test_through_daemon(void **state)
 	    = { url, "FFTD_FFTW3_MIN=0", "FFTD_FFTW3_LOG=debug", NULL };
 	uint64_t before = executes();
 	assert_int_equal(preloaded("daemon", env, NULL, NULL), 0);
-	assert_int_equal(count_lines("daemon.out", "fftw_prog: 54 passed"), 1);
+	assert_int_equal(count_lines("daemon.out", "fftw_prog: 56 passed"), 1);
 	assert_int_equal(count_lines("daemon.err", "-> daemon"), DAEMON_PLANS);
 	assert_int_equal(count_lines("daemon.err", "(r2r other than"), 2);
 	assert_int_equal(count_lines("daemon.err", "failed"), 0);
-	assert_int_equal(executes() - before, DAEMON_PLANS);
+	assert_int_equal(executes() - before, DAEMON_EXECS);
 }
 
 // test_threshold: FFTD_FFTW3_MIN keeps transforms of fewer elements in
@@ -235,17 +239,18 @@ test_threshold(void **state)
 	int daemon = count_lines("min4096.err", "-> daemon");
 	// c2c_1d_fwd, r2c_1d, c2r_1d, newarray_c2c, newarray_r2c,
 	// newarray_hc2r have 4096 elements or more; x 2 precisions.
-	assert_int_equal(daemon, 12);
+	assert_int_equal(daemon, 14); // and the two threaded plans
 	assert_int_equal(
 	    count_lines("min4096.err", "below FFTD_FFTW3_MIN=4096"), 40);
-	assert_int_equal(executes() - before, 12);
+	assert_int_equal(executes() - before, 12 + 80);
 
 	const char *const env2[] = { url, "FFTD_FFTW3_LOG=debug", NULL };
 	before                   = executes();
 	assert_int_equal(preloaded("mindefault", env2, NULL, NULL), 0);
 	assert_int_equal(count_lines("mindefault.err", "-> daemon"), 0);
 	assert_int_equal(
-	    count_lines("mindefault.err", "below FFTD_FFTW3_MIN=32768"), 52);
+	    count_lines("mindefault.err", "below FFTD_FFTW3_MIN=32768"),
+	    DAEMON_PLANS);
 	assert_int_equal(executes() - before, 0);
 }
 
@@ -289,7 +294,7 @@ test_daemon_killed(void **state)
 	unlink(sock);
 	assert_int_equal(fftd_test_daemon_wait(&L, 5000), 128 + SIGKILL);
 	assert_int_equal(rv, 0);
-	assert_int_equal(count_lines("killed.out", "fftw_prog: 54 passed"), 1);
+	assert_int_equal(count_lines("killed.out", "fftw_prog: 56 passed"), 1);
 	assert_int_equal(count_lines("killed.err", "-> daemon"), 1);
 	// "connection closed" or "timed out", as the kill and the send race.
 	assert_int_equal(count_lines("killed.err", "the daemon failed ("), 1);
