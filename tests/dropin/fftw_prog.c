@@ -454,6 +454,31 @@ threads_check(uint64_t seed)
 	return fails;
 }
 
+// bad_args: planners given what FFTW refuses (a size 0, a negative rank,
+// a negative howmany) return NULL, under the drop-in as in FFTW, and
+// fftw_destroy_plan(NULL) does nothing. Returns the failures.
+static int
+bad_args(void)
+{
+	fftw_complex *a    = fftw_alloc_complex(64);
+	int           n[2] = { 8, 0 };
+	int           bad  = 0;
+	bad += fftw_plan_dft_1d(0, a, a, FFTW_FORWARD, FFTW_ESTIMATE) != NULL;
+	bad += fftw_plan_dft(2, n, a, a, FFTW_FORWARD, FFTW_ESTIMATE) != NULL;
+	bad += fftw_plan_many_dft(-1, n, 1, a, NULL, 1, 0, a, NULL, 1, 0,
+	           FFTW_FORWARD, FFTW_ESTIMATE)
+	    != NULL;
+	bad += fftwf_plan_many_dft_r2c(1, n, -2, (float *) a, NULL, 1, 8,
+	           (fftwf_complex *) a, NULL, 1, 5, FFTW_ESTIMATE)
+	    != NULL;
+	fftw_destroy_plan(NULL);
+	fftwf_destroy_plan(NULL);
+	fftw_free(a);
+	printf("%-4s %-22s planners refuse size 0, rank -1, howmany -2\n",
+	    bad ? "FAIL" : "ok", "bad_args");
+	return bad != 0;
+}
+
 // bench prints the median time of fftw_execute for c2c f64 1D transforms
 // of 2^k points, k = 6..20, on fftw_malloc arrays (to set FFTD_FFTW3_MIN).
 static int
@@ -571,6 +596,9 @@ main(int argc, char **argv)
 	}
 	int tf = threads_check(seed * 131 + 7);
 	pass += 2 - tf;
+	fail += tf;
+	tf = bad_args();
+	pass += 1 - tf;
 	fail += tf;
 	if (out) {
 		fclose(out);

@@ -186,7 +186,7 @@ plain(void)
 	snprintf(out, sizeof(out), "%s/plain.bin", tmpdir);
 	const char *const a[] = { "--seed", s, "--out", out, NULL };
 	assert_int_equal(run_prog("plain", 0, NULL, a), 0);
-	assert_int_equal(count_lines("plain.out", "fftw_prog: 56 passed"), 1);
+	assert_int_equal(count_lines("plain.out", "fftw_prog: 57 passed"), 1);
 }
 
 // preloaded runs fftw_prog under the drop-in with the extra variables,
@@ -216,7 +216,7 @@ test_through_daemon(void **state)
 	    = { url, "FFTD_FFTW3_MIN=0", "FFTD_FFTW3_LOG=debug", NULL };
 	uint64_t before = executes();
 	assert_int_equal(preloaded("daemon", env, NULL, NULL), 0);
-	assert_int_equal(count_lines("daemon.out", "fftw_prog: 56 passed"), 1);
+	assert_int_equal(count_lines("daemon.out", "fftw_prog: 57 passed"), 1);
 	assert_int_equal(count_lines("daemon.err", "-> daemon"), DAEMON_PLANS);
 	assert_int_equal(count_lines("daemon.err", "(r2r other than"), 2);
 	assert_int_equal(count_lines("daemon.err", "failed"), 0);
@@ -294,7 +294,7 @@ test_daemon_killed(void **state)
 	unlink(sock);
 	assert_int_equal(fftd_test_daemon_wait(&L, 5000), 128 + SIGKILL);
 	assert_int_equal(rv, 0);
-	assert_int_equal(count_lines("killed.out", "fftw_prog: 56 passed"), 1);
+	assert_int_equal(count_lines("killed.out", "fftw_prog: 57 passed"), 1);
 	assert_int_equal(count_lines("killed.err", "-> daemon"), 1);
 	// "connection closed" or "timed out", as the kill and the send race.
 	assert_int_equal(count_lines("killed.err", "the daemon failed ("), 1);
