@@ -95,6 +95,13 @@ int fftd_client_info_sized(fftd_client *client, fftd_info *info, size_t size,
     size_t device_size);
 int fftd_ping(fftd_client *client, double *rtt_us);
 
+typedef struct fftd_stats {
+    uint64_t uptime_ms, sessions, plans, requests, errors, bytes_in, bytes_out;
+    uint64_t executes, cache_hits, cache_misses, cache_evictions, cache_entries;
+    uint64_t cache_bytes, cache_budget_bytes, canceled, expired, stream_channels;
+} fftd_stats;
+int fftd_get_stats_sized(fftd_client *client, fftd_stats *stats, size_t size);
+
 int fftd_plan_create_sized(fftd_client *client, const fftd_plan_desc *desc,
     size_t size, fftd_plan **planp);
 void fftd_plan_destroy(fftd_plan *plan);

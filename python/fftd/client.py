@@ -137,6 +137,14 @@ class Client:
         check(lib.fftd_ping(self._ptr(), rtt), "fftd_ping")
         return float(rtt[0])
 
+    def stats(self) -> dict:
+        """The daemon's counters (fftd_get_stats): sessions, plans, requests, executes,
+        bytes_in, bytes_out, cache_*, ... as a dict of ints."""
+        st = ffi.new("fftd_stats *")
+        check(lib.fftd_get_stats_sized(self._ptr(), st, ffi.sizeof("fftd_stats")),
+              "fftd_get_stats")
+        return {k: int(getattr(st, k)) for k, _ in ffi.typeof("fftd_stats").fields}
+
     def raw_plan(self, n, kind: int, precision: int, direction: int, norm: int,
                  batch: int) -> RawPlan:
         """A cached contiguous plan of this shape (LRU of _PLAN_CACHE plans)."""
