@@ -13,6 +13,7 @@ cffi releases the GIL around each of them).
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections import OrderedDict
 from typing import Any, Optional
@@ -93,6 +94,14 @@ class Client:
     """
 
     def __init__(self, url: Optional[str] = None, timeout_ms: int = 0):
+        global _opened
+        if _forked:
+            from .errors import error_from_code, EUNSUPPORTED
+
+            raise error_from_code(EUNSUPPORTED, "libfftd cannot run in a process forked from "
+                                  "one that used it: use multiprocessing's 'spawn' or "
+                                  "'forkserver' start method")
+        _opened = True
         pp = ffi.new("fftd_client **")
         check(lib.fftd_client_open(pp, url.encode() if url else ffi.NULL, int(timeout_ms)),
               f"fftd_client_open({url!r})")
@@ -244,6 +253,8 @@ def _info_dict(info) -> dict:
 
 _default: Optional[Client] = None
 _default_lock = threading.Lock()
+_opened = False  # a client was opened in this process
+_forked = False  # this process was forked from one that had opened a client
 
 
 def default_client() -> Client:
@@ -276,6 +287,26 @@ def empty(shape, dtype=np.float64, order: str = "C", *, client: Optional[Client]
 def zeros(shape, dtype=np.float64, order: str = "C", *, client: Optional[Client] = None) -> np.ndarray:
     """As :func:`empty`, filled with zeros."""
     return (client or default_client()).zeros(shape, dtype, order)
+
+
+def _after_fork_in_child() -> None:
+    """A forked child cannot use its parent's connection (libfftd's I/O threads are not
+    copied by fork): forget it, without closing it, so the child opens its own on first
+    use. Clients the program made itself must likewise be reopened in the child."""
+    global _default, _default_lock, _forked
+    _default = None
+    _default_lock = threading.Lock()
+    _forked = _opened or _forked
+
+
+def forked() -> bool:
+    """True in a process forked from one that had opened a client: libfftd (NNG's
+    threads and global state) cannot run there, so no client can be opened."""
+    return _forked
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @atexit.register

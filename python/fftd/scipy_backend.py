@@ -14,7 +14,8 @@ ignored (allowed: it is a permission). Everything else returns NotImplemented so
 scipy's next backend (its own pocketfft) runs it or raises its own exception: DCT/DST
 and the rest of scipy.fft, long double, a ``plan`` argument, invalid arguments
 (so scipy's exact errors are raised), arrays that are not numpy arrays, empty
-transforms.
+transforms, and every call in a process forked from one that used fftd (libfftd
+cannot run after fork; scipy's test_multiprocess does that).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import operator
 import numpy as np
 
 from . import _engine as eng
-from .client import default_client
+from .client import default_client, forked
 
 __ua_domain__ = "numpy.scipy.fft"
 
@@ -209,7 +210,7 @@ def __ua_function__(method, args, kwargs):
     """uarray's entry: run method (a scipy.fft multimethod) on the daemon, or return
     NotImplemented for what fftd does not do (see the module's docstring)."""
     fn = _FUNCS.get(getattr(method, "__name__", ""))
-    if fn is None:
+    if fn is None or forked():
         return NotImplemented
     try:
         return fn(*args, **kwargs)
