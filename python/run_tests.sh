@@ -7,8 +7,11 @@
 # daemon it starts on a fresh socket:
 #   1. python/tests (numpy compatibility, objects, errors, the PyCBC backend on GW150914);
 #   2. scipy's own scipy.fft test suite with fftd as scipy.fft's global backend
-#      (python/tests/scipy_global_backend.py; deselected tests are listed in
-#      python/README.md with their reasons).
+#      (python/tests/scipy_global_backend.py). One test is deselected, as it cannot pass
+#      with any backend other than pocketfft: test_multiprocess[numpy-irfft] compares
+#      the parent's results (fftd) with forked children's (pocketfft: libfftd cannot run
+#      after fork, so the backend declines there) with rtol 1e-7 and atol 0, and the
+#      two libraries' roundings of the zero outputs differ (5.6e-17 against 0).
 #
 #   sh python/run_tests.sh [BUILD_DIR]        (default build)
 set -eu
@@ -33,4 +36,4 @@ echo "== python/tests"
 "$py" -m pytest -q -p no:cacheprovider "$tests"
 echo "== scipy.fft's own tests, fftd as the global backend"
 PYTHONPATH=$tests "$py" -m pytest -q -p no:cacheprovider -p scipy_global_backend \
-	--pyargs scipy.fft $(cat "$tests/scipy_deselect.txt" 2>/dev/null | sed -n 's/^\([^#].*\)$/--deselect \1/p')
+	--pyargs scipy.fft -k 'not (test_multiprocess and irfft)'
