@@ -24,7 +24,7 @@ if [ ! -x "$venv/bin/python" ]; then
 	"$venv/bin/pip" install -q -r examples/gw150914/requirements.txt
 fi
 "$venv/bin/python" -c 'import pytest' 2>/dev/null || "$venv/bin/pip" install -q pytest
-"$venv/bin/pip" install -q --no-deps --no-build-isolation --force-reinstall ./python
+"$venv/bin/pip" install -q --no-deps --force-reinstall ./python
 rm -rf python/build python/fftd.egg-info
 make -s BUILD="$B" "$B/fftd" "$B/libfftd.so"
 export FFTD_BUILD="$PWD/$B"
