@@ -5,6 +5,7 @@
 #   make test       install missing packages, build, run the whole suite (also under ASan+UBSan,
 #                   and a subset under TSan; GPU tests report themselves skipped where there
 #                   is no GPU) and the short soak
+#   make python-test  the Python package's tests, scipy.fft's suite on fftd, the PyCBC check
 #   make test-gpu   run the GPU tests (on a machine with an NVIDIA GPU)
 #   make bench      run the benchmarks (table on stdout, JSON under build/bench/)
 #   make demo       install, build, start the daemon, run the GW150914 matched filter, stop
@@ -180,7 +181,7 @@ BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 
 include bench/kernels.mk
 
-.PHONY: all deps test check pycbc-driver test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
+.PHONY: all deps test check python-test pycbc-driver test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
@@ -426,6 +427,12 @@ check:
 	sh tests/run.sh --all build build-san build-tsan=$(subst $(space),$(comma),$(strip $(TSAN_TESTS)))
 	sh tests/pycbc/run.sh build
 	sh tests/dropin/run_lal.sh build
+	sh python/run_tests.sh build
+
+# python-test: the Python package's tests, scipy.fft's suite with the fftd backend and
+# the PyCBC check (python/run_tests.sh; the venv of tests/pycbc/run.sh)
+python-test:
+	sh python/run_tests.sh $(BUILD)
 
 test-unit: all
 	sh tests/run.sh $(BUILD)
