@@ -180,12 +180,13 @@ BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
 	$(if $(EXAMPLE_SRC),$(BUILD)/gw150914) $(if $(SEARCH_SRC),$(BUILD)/gw150914-search)
 
 include bench/kernels.mk
+include bench/pipelines.mk
 
 .PHONY: all deps test check python-test pycbc-driver test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
-	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS) $(BENCH_CUFFT_LTO))
+	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS) $(BENCH_CUFFT_LTO) $(BENCH_PIPELINES))
 
 # --- fftd's NNG (deps/nng) ----------------------------------------------------
 $(NNG_LIB): deps/nng/build.sh deps/nng/patches/series $(wildcard deps/nng/patches/*.patch)
@@ -477,7 +478,7 @@ format:
 # gpu-run/ holds only what runs there (the device tool carries at most
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
-GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/e2e bench/kernels bench/cufft_lto bench/load bench/membw bench/soak lib/libcmocka.so.0 \
+GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/e2e bench/kernels bench/cufft_lto bench/load bench/membw bench/pipelines bench/soak lib/libcmocka.so.0 \
 	$(patsubst build-gpu/%,%,$(filter-out %.o %.d,$(wildcard build-gpu/tests/gpu/test_*)))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all
