@@ -12,7 +12,8 @@
 #    fftw backend), then the same with --sigterm-after 3 (SIGTERM under
 #    load) into BUILD_DIR/bench/load-sigterm.json;
 # 3. every other executable in BUILD_DIR/bench (e.g. kernels), as
-#    NAME --json BUILD_DIR/bench/NAME.json (each handles a missing GPU itself).
+#    NAME --json BUILD_DIR/bench/NAME.json (each handles a missing GPU itself;
+#    pipelines runs its CPU cases anyway and starts $FFTD_BIN, BUILD_DIR/fftd).
 # Tables go to stdout; the exit status is 1 if any benchmark failed (exit
 # status 77 means the benchmark found no GPU: reported as skipped).
 # Extra arguments for e2e may be given in $E2E_ARGS (e.g. "--cases c2c4096"),
@@ -25,6 +26,11 @@ if [ ! -x "$B/bench/e2e" ] || [ ! -x "$B/fftd" ]; then
 	echo "bench: $B/bench/e2e or $B/fftd missing (make BUILD=$B bench-e2e)" >&2
 	exit 1
 fi
+
+# bench/pipelines (and any benchmark using bench/lib's daemon start) runs
+# the daemon of this build.
+FFTD_BIN=${FFTD_BIN:-$B/fftd}
+export FFTD_BIN
 
 quick=""
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
