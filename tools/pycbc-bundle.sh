@@ -25,7 +25,8 @@
 #
 # On the GPU machine tools/gpu-pipelines.sh takes the pieces (carried one
 # per call if need be), checks them, unpacks them into $PYCBC_DIR and runs
-# the bench with PYTHONPATH=$PYCBC_DIR. PYVER=3.11 builds a bundle this
+# the bench with PYTHONPATH=$PYCBC_DIR. PRUNE=0 skips step 3 (should the
+# pruned set miss a module that Python 3.12 imports). PYVER=3.11 builds a bundle this
 # machine's Python can import, to test the pruning here.
 set -eu
 cd "$(dirname "$0")/.."
@@ -72,7 +73,7 @@ abs(matched_filter(h, h, psd=p, low_frequency_cutoff=20.0).numpy()).argmax()
 with open(sys.argv[1], "w") as f:
     f.write("\n".join(sorted(sys.modules)) + "\n")
 EOF
-python3 - "$work/site" "$work/modules.txt" <<'EOF'
+[ "${PRUNE:-1}" = 0 ] || python3 - "$work/site" "$work/modules.txt" <<'EOF'
 """Prune SITE to the modules listed (see pycbc-bundle.sh, step 3)."""
 import os, shutil, subprocess, sys
 site, mods = sys.argv[1], set(open(sys.argv[2]).read().split())
