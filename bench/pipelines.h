@@ -80,8 +80,8 @@ void pl_inputs_free(pl_inputs *in);
 int pl_weights(const pl_inputs *in, float **w, float **inv);
 
 // bench_mf_design_bytes is the bytes one template costs the fused bank by
-// its design: see pipelines_data.c (a stub the lead adjusts to
-// daemon/backends/cuda_mf.c's design comment).
+// its design (the product read and write, cuFFT's two passes, the scan's
+// read): see pipelines_data.c.
 double bench_mf_design_bytes(
     int64_t n, int64_t kmin, int64_t kmax, int64_t t_begin, int64_t t_end);
 

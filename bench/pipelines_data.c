@@ -236,18 +236,20 @@ pl_weights(const pl_inputs *in, float **wp, float **invp)
 	return 0;
 }
 
-// bench_mf_design_bytes — LEAD: ADJUST. The bytes one template costs the
-// fused bank by its design, to be taken from the formula in
-// daemon/backends/cuda_mf.c's design comment once it is fixed. For now:
-// the template read over [kmin, kmax) (8 B a bin), two read+write passes
-// of the length-N transform (2 x 2 x N x 8 B), and one read of the
-// searched window (t_end - t_begin samples of 8 B). It is the figure
+// bench_mf_design_bytes is the bytes one template costs the fused bank by
+// its design (daemon/backends/cuda_mf.c, kernels/mf_fused.cu): the
+// product kernel reads the template over [kmin, kmax) and writes its
+// product band (2 x 8 B a bin; sigma is summed in the same read), cuFFT's
+// two read+write passes of the length-N transform (2 x 2 x N x 8 B: every
+// size here is two passes of at most 2^14 points), and the scan's one read
+// of the searched samples ((t_end - t_begin) x 8 B). w = D / S, 1 / S and
+// the slots are per call or per batch, not per template. It is the figure
 // against which (a)'s "% of copy rate" is printed.
 double
 bench_mf_design_bytes(
     int64_t n, int64_t kmin, int64_t kmax, int64_t t_begin, int64_t t_end)
 {
-	return (double) (kmax - kmin) * 8.0 + 2.0 * 2.0 * (double) n * 8.0
+	return (double) (kmax - kmin) * 16.0 + 2.0 * 2.0 * (double) n * 8.0
 	    + (double) (t_end - t_begin) * 8.0;
 }
 
