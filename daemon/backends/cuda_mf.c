@@ -356,20 +356,18 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 		}
 		b = b / 2;
 	}
-	uint64_t    mem = g->held - g->work_bytes;
-	cudaError_t e   = cudaMalloc((void **) &g->mem, (size_t) mem);
+	// One allocation for the scratch and cuFFT's workspace (its tail,
+	// 256-byte aligned): each cudaMalloc and cudaFree costs per call.
+	uint64_t    mem = up(g->held - g->work_bytes);
+	cudaError_t e
+	    = cudaMalloc((void **) &g->mem, (size_t) (mem + g->work_bytes));
 	if (e != cudaSuccess) {
 		g->mem = NULL;
 		return fftd__cuda_fail(
 		    e, "cudaMalloc (bank scratch)", msg, msglen);
 	}
 	if (g->work_bytes > 0) {
-		e = cudaMalloc(&g->work, g->work_bytes);
-		if (e != cudaSuccess) {
-			g->work = NULL;
-			return fftd__cuda_fail(
-			    e, "cudaMalloc (cuFFT workspace)", msg, msglen);
-		}
+		g->work = g->mem + mem;
 		cufftResult r
 		    = cufftSetWorkArea(g->fused ? g->fp.h : g->plan, g->work);
 		if (r == CUFFT_SUCCESS && g->have_tail) {
@@ -446,9 +444,6 @@ teardown(mf_gpu *g)
 {
 	(void) cudaStreamSynchronize(g->st->stream);
 	drop_plans(g);
-	if (g->work != NULL) {
-		(void) cudaFree(g->work);
-	}
 	if (g->mem != NULL) {
 		(void) cudaFree(g->mem);
 	}
