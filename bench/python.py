@@ -401,7 +401,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=2000, help="small: timed calls per path")
     p.add_argument("--warmup", type=int, default=100, help="small: warm-up calls per block")
     p.add_argument("--reps", type=int, default=9, help="large: timed calls per path")
-    p.add_argument("--blocks", type=int, default=3, help="alternations of C and Python")
+    p.add_argument("--blocks", type=int, default=6, help="alternations of C and Python")
     p.add_argument("--large-batch", type=int, default=2048,
                    help="batch of the n=4096 case (2048: 64 MiB)")
     p.add_argument("--no-peers", action="store_true", help="skip numpy/scipy/CuPy")
