@@ -82,8 +82,10 @@ endif
 
 ifeq ($(STATIC_DEPS),1)
 DEP_LIBS  := $(NNG_LIB) -Wl,-Bstatic -lmbedtls -lmbedx509 -lmbedcrypto -luv_a -lprotobuf-c -linih -Wl,-Bdynamic
+LIBFFTD_DEP_LIBS := $(NNG_LIB) -Wl,-Bstatic -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -Wl,-Bdynamic -Wl,--no-undefined
 else
 DEP_LIBS  := $(NNG_LIB) -lmbedtls -lmbedx509 -lmbedcrypto -luv -lprotobuf-c -linih
+LIBFFTD_DEP_LIBS := $(DEP_LIBS)
 endif
 FFTW_LIBS := -lfftw3_threads -lfftw3f_threads -lfftw3 -lfftw3f
 REF_LIBS  := -lfftw3l -lfftw3 -lfftw3f
@@ -174,18 +176,21 @@ DROPIN_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(DROPIN_SRC)) $(BUILD)/dropin/api_f64
 DROPIN_LIB := $(BUILD)/libfftd-fftw3.so
 DROPIN_TEST_BIN := $(BUILD)/tests/dropin/fftw_prog $(BUILD)/tests/dropin/test_dropin
 
-# With STATIC_DEPS the dependencies are non-PIC archives: no shared library.
-BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a \
-	$(if $(filter 1,$(STATIC_DEPS)),,$(BUILD)/libfftd.so $(DROPIN_LIB) $(DROPIN_TEST_BIN)) \
+# With STATIC_DEPS libuv's archive is not PIC: no drop-in library. libfftd.so
+# needs only NNG, mbedTLS and protobuf-c, whose Debian archives are PIC, so it
+# is built with those linked in (self-contained, for the Python package on
+# the GPU machine: tools/gpu-python.sh).
+BINS := $(BUILD)/fftd $(BUILD)/fftctl $(BUILD)/libfftd.a $(BUILD)/libfftd.so \
+	$(if $(filter 1,$(STATIC_DEPS)),,$(DROPIN_LIB) $(DROPIN_TEST_BIN)) \
 	$(if $(EXAMPLE_SRC),$(BUILD)/gw150914) $(if $(SEARCH_SRC),$(BUILD)/gw150914-search)
 
 include bench/kernels.mk
 include bench/pipelines.mk
 
-.PHONY: all deps test check python-test pycbc-driver test-unit test-san test-gpu bench bench-e2e demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
+.PHONY: all deps test check python-test pycbc-driver test-unit test-san test-gpu bench bench-e2e bench-python demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw \
+all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw $(BUILD)/bench/python_c \
 	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS) $(BENCH_CUFFT_LTO) $(BENCH_PIPELINES))
 
 # --- fftd's NNG (deps/nng) ----------------------------------------------------
@@ -245,7 +250,7 @@ $(BENCH_LIB): $(BENCH_LIB_OBJ)
 $(CLIENT_OBJ): CFLAGS_ALL += -fvisibility=hidden
 
 $(BUILD)/libfftd.so: $(CLIENT_OBJ) $(NNG_LIB) client/libfftd.map
-	$(CC) -shared -Wl,-soname,libfftd.so.0 -Wl,--version-script=client/libfftd.map $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(DEP_LIBS)
+	$(CC) -shared -Wl,-soname,libfftd.so.0 -Wl,--version-script=client/libfftd.map $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(LIBFFTD_DEP_LIBS)
 
 $(BUILD)/dropin/%.o: INC := $(INC_BASE) -Idropin
 $(DROPIN_OBJ): CFLAGS_ALL += -fvisibility=hidden
@@ -341,6 +346,18 @@ $(BUILD)/bench/soak: $(BENCH_SOAK_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
 # bench/membw: the host's memory copy bandwidth, to read load's figures by.
 $(BUILD)/bench/membw: $(BUILD)/bench/membw.o $(BUILD)/bench/json.o
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+
+# bench/python_c: the C client baseline of bench/python.py (not run alone).
+$(BUILD)/bench/python_c: $(BUILD)/bench/python_c.o $(BUILD)/bench/json.o $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BUILD)/bench/python_c.o $(BUILD)/bench/json.o $(CLIENT_OBJ) $(DEP_LIBS) -lm
+
+# bench-python: the Python package against the C client and numpy/scipy/CuPy
+# (bench/python.py, in $(PYTHON): default the venv python/run_tests.sh makes).
+PYTHON ?= $(BUILD)/venv-gw/bin/python
+bench-python: $(BUILD)/bench/python_c $(BUILD)/fftd $(BUILD)/libfftd.so
+	PYTHONPATH=python FFTD_LIB=$(BUILD)/libfftd.so $(PYTHON) bench/python.py \
+		--spawn $(BUILD)/fftd --c-helper $(BUILD)/bench/python_c \
+		--json $(BUILD)/bench/python.json $(PYBENCH_ARGS)
 
 # bench-e2e: spawns its own daemon on a temporary socket (bench/README.md).
 bench-e2e: $(BUILD)/bench/e2e $(BUILD)/fftd
@@ -478,7 +495,7 @@ format:
 # gpu-run/ holds only what runs there (the device tool carries at most
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
-GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/e2e bench/kernels bench/cufft_lto bench/load bench/membw bench/pipelines bench/soak lib/libcmocka.so.0 \
+GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/e2e bench/kernels bench/cufft_lto bench/load bench/membw bench/pipelines bench/soak bench/python_c libfftd.so lib/libcmocka.so.0 \
 	$(patsubst build-gpu/%,%,$(filter-out %.o %.d,$(wildcard build-gpu/tests/gpu/test_*)))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all

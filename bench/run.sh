@@ -14,6 +14,10 @@
 # 3. every other executable in BUILD_DIR/bench (e.g. kernels), as
 #    NAME --json BUILD_DIR/bench/NAME.json (each handles a missing GPU itself;
 #    pipelines runs its CPU cases anyway and starts $FFTD_BIN, BUILD_DIR/fftd).
+# 4. bench/python.py (the Python package against the C client and numpy,
+#    scipy, CuPy) into BUILD_DIR/bench/python.json, when $FFTD_PYTHON (default
+#    BUILD_DIR/venv-gw/bin/python, the venv of python/run_tests.sh) exists
+#    and imports numpy and cffi; PYBENCH_ARGS adds options.
 # Tables go to stdout; the exit status is 1 if any benchmark failed (exit
 # status 77 means the benchmark found no GPU: reported as skipped).
 # Extra arguments for e2e may be given in $E2E_ARGS (e.g. "--cases c2c4096"),
@@ -65,7 +69,7 @@ fi
 
 for bin in "$B"/bench/*; do
 	name=$(basename "$bin")
-	case $name in e2e | load | *.json | *.o | *.log | *.txt) continue ;; esac
+	case $name in e2e | load | python_c | *.json | *.o | *.log | *.txt) continue ;; esac
 	[ -f "$bin" ] && [ -x "$bin" ] || continue
 	echo
 	echo "=== bench/$name"
@@ -80,6 +84,24 @@ for bin in "$B"/bench/*; do
 "
 	[ $rc -eq 0 ] || fail=1
 done
+
+py=${FFTD_PYTHON:-$B/venv-gw/bin/python}
+if [ -x "$py" ] && "$py" -c 'import numpy, cffi' 2>/dev/null; then
+	echo
+	echo "=== bench/python"
+	src=$(cd "$(dirname "$0")/.." && pwd)
+	# shellcheck disable=SC2086
+	PYTHONPATH="$src/python" FFTD_LIB="$B/libfftd.so" "$py" "$src/bench/python.py" \
+		--spawn "$B/fftd" --c-helper "$B/bench/python_c" \
+		--json "$B/bench/python.json" ${PYBENCH_ARGS:-}
+	rc=$?
+	summary="${summary}python: rc=$rc ($B/bench/python.json)
+"
+	[ $rc -eq 0 ] || fail=1
+else
+	summary="${summary}python: skipped (no $py with numpy and cffi)
+"
+fi
 
 echo
 echo "=== bench summary"
