@@ -27,17 +27,16 @@
 #include "errmsg.h"
 
 // reserve counts bytes of a new array in plan_bytes if they fit the
-// budget, dropping the request buffers first when they stand in the way.
+// budget, dropping the caches first when they stand in the way.
 static int
 reserve(fftd__cuda_state *st, uint64_t bytes, char *msg, size_t msglen)
 {
 	pthread_mutex_lock(&st->mtx);
-	uint64_t bufs = st->d_in.cap + st->d_out.cap;
+	uint64_t bufs = fftd__cuda_cache_bytes(st);
 	uint64_t held = st->plan_bytes + st->pipe_bytes;
 	if (held <= st->budget && bytes <= st->budget - held
 	    && bytes + bufs > st->budget - held) {
-		fftd__cuda_buf_free_dev(&st->d_in);
-		fftd__cuda_buf_free_dev(&st->d_out);
+		fftd__cuda_drop_caches(st);
 	}
 	int rv = FFTD_OK;
 	if (held > st->budget || bytes > st->budget - held) {

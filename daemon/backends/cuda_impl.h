@@ -174,6 +174,11 @@ struct fftd__cuda_state {
 	// The bank's pinned host copies, kept between calls (cuda_mf.c):
 	// host memory, not held to the budget.
 	fftd__cuda_buf mf_host;
+	// The bank's device scratch, kept between calls (cuda_mf.c) as the
+	// request buffers are: a cache, in memory_in_use but not in
+	// plan_bytes, dropped (fftd__cuda_drop_caches) before anything that
+	// needs its room is refused.
+	fftd__cuda_buf mf_dev;
 };
 
 // fftd__cuda_unit is one executable transform of a plan for a given
@@ -229,15 +234,17 @@ int  fftd__cuda_grow_dev(fftd__cuda_state *st, fftd__cuda_buf *b,
      size_t msglen);
 int  fftd__cuda_grow_host(
      fftd__cuda_buf *b, size_t need, char *msg, size_t msglen);
-int  fftd__cuda_reserve_plan_bytes(fftd__cuda_state *st, uint64_t need,
-     const char *what, char *msg, size_t msglen);
-void fftd__cuda_release_plan_bytes(fftd__cuda_state *st, uint64_t n);
-int  fftd__cuda_grow_pipe(fftd__cuda_state *st, fftd__cuda_pipe_stream *ps,
-     size_t nin, size_t nout, bool stage_in, bool stage_out, char *msg,
-     size_t msglen);
-bool fftd__cuda_is_pinned(const void *ptr);
-int  fftd__cuda_host_register(
-     fftd__device *dev, void *addr, size_t len, char *msg, size_t msglen);
+uint64_t fftd__cuda_cache_bytes(const fftd__cuda_state *st);
+void     fftd__cuda_drop_caches(fftd__cuda_state *st);
+int      fftd__cuda_reserve_plan_bytes(fftd__cuda_state *st, uint64_t need,
+         const char *what, char *msg, size_t msglen);
+void     fftd__cuda_release_plan_bytes(fftd__cuda_state *st, uint64_t n);
+int      fftd__cuda_grow_pipe(fftd__cuda_state *st, fftd__cuda_pipe_stream *ps,
+         size_t nin, size_t nout, bool stage_in, bool stage_out, char *msg,
+         size_t msglen);
+bool     fftd__cuda_is_pinned(const void *ptr);
+int      fftd__cuda_host_register(
+         fftd__device *dev, void *addr, size_t len, char *msg, size_t msglen);
 void     fftd__cuda_host_unregister(fftd__device *dev, void *addr);
 uint64_t fftd__cuda_memory_in_use(fftd__device *dev);
 

@@ -43,6 +43,24 @@ fftd__cuda_buf_free_host(fftd__cuda_buf *b)
 	b->cap = 0;
 }
 
+// fftd__cuda_cache_bytes is the device memory held as caches: the
+// single-shot request buffers and the bank's scratch. Under st->mtx.
+uint64_t
+fftd__cuda_cache_bytes(const fftd__cuda_state *st)
+{
+	return st->d_in.cap + st->d_out.cap + st->mf_dev.cap;
+}
+
+// fftd__cuda_drop_caches frees them, when their room is needed: nothing
+// uses them then (under st->mtx, which a request holds while it does).
+void
+fftd__cuda_drop_caches(fftd__cuda_state *st)
+{
+	fftd__cuda_buf_free_dev(&st->d_in);
+	fftd__cuda_buf_free_dev(&st->d_out);
+	fftd__cuda_buf_free_dev(&st->mf_dev);
+}
+
 // round_up rounds n up to a whole GROW_STEP.
 static size_t
 round_up(size_t n)
@@ -61,6 +79,9 @@ fftd__cuda_grow_dev(fftd__cuda_state *st, fftd__cuda_buf *b,
 		return FFTD_OK;
 	}
 	uint64_t held = st->plan_bytes + st->pipe_bytes + other->cap;
+	if (held + st->mf_dev.cap + need > st->budget) {
+		fftd__cuda_buf_free_dev(&st->mf_dev); // a cache
+	}
 	if (held > st->budget || need > st->budget - held) {
 		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,
 		    "%s needs %.1f MiB of device memory; budget %.1f MiB, "
@@ -117,10 +138,9 @@ fftd__cuda_reserve_plan_bytes(fftd__cuda_state *st, uint64_t need,
     const char *what, char *msg, size_t msglen)
 {
 	pthread_mutex_lock(&st->mtx);
-	uint64_t bufs = st->d_in.cap + st->d_out.cap;
+	uint64_t bufs = fftd__cuda_cache_bytes(st);
 	if (st->plan_bytes + st->pipe_bytes + need + bufs > st->budget) {
-		fftd__cuda_buf_free_dev(&st->d_in);
-		fftd__cuda_buf_free_dev(&st->d_out);
+		fftd__cuda_drop_caches(st);
 	}
 	uint64_t held = st->plan_bytes + st->pipe_bytes;
 	int      rv   = FFTD_OK;
@@ -161,12 +181,11 @@ fftd__cuda_grow_pipe(fftd__cuda_state *st, fftd__cuda_pipe_stream *ps,
 		}
 		st->pipe_bytes -= d[i]->cap;
 		fftd__cuda_buf_free_dev(d[i]);
-		uint64_t held = st->plan_bytes + st->pipe_bytes + st->d_in.cap
-		    + st->d_out.cap;
+		uint64_t held = st->plan_bytes + st->pipe_bytes
+		    + fftd__cuda_cache_bytes(st);
 		if (held + need[i] > st->budget) {
 			// The single-shot buffers are a cache: drop them first.
-			fftd__cuda_buf_free_dev(&st->d_in);
-			fftd__cuda_buf_free_dev(&st->d_out);
+			fftd__cuda_drop_caches(st);
 			held = st->plan_bytes + st->pipe_bytes;
 		}
 		if (held > st->budget || need[i] > st->budget - held) {
@@ -246,14 +265,15 @@ fftd__cuda_host_unregister(fftd__device *dev, void *addr)
 
 // fftd__cuda_memory_in_use is the device memory this worker holds
 // (backend.h: memory_in_use): plan workspaces and tables, pipeline buffers,
-// request buffers. Called on the worker after each job.
+// the caches (request buffers, the bank's scratch). Called on the worker after
+// each job.
 uint64_t
 fftd__cuda_memory_in_use(fftd__device *dev)
 {
 	fftd__cuda_state *st = dev->state;
 	pthread_mutex_lock(&st->mtx);
 	uint64_t n
-	    = st->plan_bytes + st->pipe_bytes + st->d_in.cap + st->d_out.cap;
+	    = st->plan_bytes + st->pipe_bytes + fftd__cuda_cache_bytes(st);
 	pthread_mutex_unlock(&st->mtx);
 	return n;
 }

@@ -41,7 +41,9 @@
 // fused engine's searched samples, keys and w, and the cuFFT workspace
 // (shared by the batch plan and the tail's), counted with
 // fftd__cuda_reserve_plan_bytes before allocation and given back at the
-// end; a B that does not fit is halved. The plain engine's plans are made
+// end, the allocation itself kept as a cache for the next call (dropped
+// when anything else needs its room: cuda_memory.c); a B that does not fit
+// is halved. The plain engine's plans are made
 // per call and destroyed at the end, as the fftw engine does; the fused
 // engine's are cached (JIT linking costs tens to hundreds of ms).
 //
@@ -336,18 +338,35 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 	pthread_mutex_unlock(&st->mtx);
 	int64_t b = first_batch(g, avail);
 	int     rv;
+	// The last call's scratch (a cache, st->mf_dev): taken out of the
+	// cache for this call (st->mtx is ours throughout) and reused when it
+	// is big enough, counted whole while in use.
+	fftd__cuda_buf cached = st->mf_dev;
+	st->mf_dev            = (fftd__cuda_buf) { 0 };
+	uint64_t need         = 0;
 	for (;;) {
 		g->batch = (int) b;
 		rv       = pick_plans(g, b, &g->work_bytes, msg, msglen);
 		if (rv != FFTD_OK) {
+			fftd__cuda_buf_free_dev(&cached);
 			return rv;
 		}
-		uint64_t need = up(one * (uint64_t) b) + aux_bytes(g, b)
+		need = up(one * (uint64_t) b) + aux_bytes(g, b)
 		    + fused_extra(g, b) + g->work_bytes;
-		rv = fftd__cuda_reserve_plan_bytes(
-		    st, need, "matched-filter scratch", msg, msglen);
+		if (cached.cap < need) {
+			fftd__cuda_buf_free_dev(&cached);
+		}
+		uint64_t want = cached.p != NULL ? cached.cap : need;
+		rv            = fftd__cuda_reserve_plan_bytes(
+		               st, want, "matched-filter scratch", msg, msglen);
+		if (rv == FFTD_EDEVMEM && cached.p != NULL) {
+			fftd__cuda_buf_free_dev(&cached);
+			want = need;
+			rv   = fftd__cuda_reserve_plan_bytes(
+			      st, want, "matched-filter scratch", msg, msglen);
+		}
 		if (rv == FFTD_OK) {
-			g->held = need;
+			g->held = want;
 			break;
 		}
 		drop_plans(g);
@@ -358,9 +377,13 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 	}
 	// One allocation for the scratch and cuFFT's workspace (its tail,
 	// 256-byte aligned): each cudaMalloc and cudaFree costs per call.
-	uint64_t    mem = up(g->held - g->work_bytes);
-	cudaError_t e
-	    = cudaMalloc((void **) &g->mem, (size_t) (mem + g->work_bytes));
+	uint64_t    mem = up(need - g->work_bytes);
+	cudaError_t e   = cudaSuccess;
+	if (cached.p != NULL) {
+		g->mem = cached.p;
+	} else {
+		e = cudaMalloc((void **) &g->mem, (size_t) g->held);
+	}
 	if (e != cudaSuccess) {
 		g->mem = NULL;
 		return fftd__cuda_fail(
@@ -445,7 +468,9 @@ teardown(mf_gpu *g)
 	(void) cudaStreamSynchronize(g->st->stream);
 	drop_plans(g);
 	if (g->mem != NULL) {
-		(void) cudaFree(g->mem);
+		// Kept for the next call (a cache; see setup).
+		fftd__cuda_buf_free_dev(&g->st->mf_dev);
+		g->st->mf_dev = (fftd__cuda_buf) { g->mem, (size_t) g->held };
 	}
 	if (g->held > 0) {
 		fftd__cuda_release_plan_bytes(g->st, g->held);
