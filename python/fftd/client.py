@@ -15,14 +15,18 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any, Optional
 
 import numpy as np
 
 from ._lib import ffi, lib, check
+from ._pool import Block, Pool
 
 _PLAN_CACHE = 64  # raw plans a client keeps for the numpy functions (LRU)
+_FAST_ENTRIES = 32  # ready fast-path entries a client keeps (_engine.fast)
+_clients: "weakref.WeakSet[Client]" = weakref.WeakSet()  # every open client (fork)
 
 
 class RawPlan:
@@ -110,21 +114,35 @@ class Client:
         self._lock = threading.Lock()
         self._plans: OrderedDict = OrderedDict()
         self._buffers: dict[int, int] = {}  # address -> size of live shared buffers
+        self._stale = False  # opened by the parent of this (forked) process
+        # (shape, dtype, function, norm) -> ready entry or None: _engine.fast
+        self._fast: dict = {}
+        self._shared_pool = Pool(self._shm_make, self._shm_free)
+        _clients.add(self)
         info = ffi.new("fftd_info *")
         check(lib.fftd_client_info_sized(self._c, info, ffi.sizeof("fftd_info"),
                                          ffi.sizeof("fftd_device_info")), "fftd_client_info")
         self.info = _info_dict(info)
 
     def _ptr(self):
-        """The fftd_client pointer; ConnectionFailed if the client was closed."""
-        if self._c is None:
-            from .errors import error_from_code, ECLOSED
+        """The fftd_client pointer; ConnectionFailed if the client was closed,
+        UnsupportedError in a process forked after it was opened."""
+        if self._c is None or self._stale:
+            from .errors import error_from_code, ECLOSED, EUNSUPPORTED
 
+            if self._stale:
+                raise error_from_code(EUNSUPPORTED, "this fftd.Client was opened before "
+                                      "fork: libfftd cannot run in the forked process")
             raise error_from_code(ECLOSED, "the fftd.Client was closed")
         return self._c
 
     def close(self) -> None:
-        """Close the connection; the daemon frees its plans. Later calls fail (ECLOSED)."""
+        """Close the connection; the daemon frees its plans. Later calls fail (ECLOSED).
+        Pooled result buffers are freed now if idle, else when their arrays go."""
+        if self._stale:  # a forked child: the parent's connection is not ours to close
+            return
+        self._fast.clear()
+        self._shared_pool.close()
         with self._lock:
             plans = list(self._plans.values())
             self._plans.clear()
@@ -158,6 +176,7 @@ class Client:
                  batch: int) -> RawPlan:
         """A cached contiguous plan of this shape (LRU of _PLAN_CACHE plans)."""
         key = (tuple(n), kind, precision, direction, norm, batch)
+        self._ptr()  # closed, or opened before fork: raise before using a cached plan
         with self._lock:
             p = self._plans.get(key)
             if p is not None:
@@ -170,8 +189,33 @@ class Client:
             self._plans[key] = p
             while len(self._plans) > _PLAN_CACHE:
                 old.append(self._plans.popitem(last=False)[1])
+        if old:  # fast-path entries must not keep evicted plans alive
+            for k, e in list(self._fast.items()):
+                if e is not None and e[0] in old:
+                    self._fast.pop(k, None)
         del old  # each destroyed once no caller holds it (RawPlan.__del__)
         return p
+
+    def _shm_make(self, size: int) -> Block:
+        """A new fftd_buffer of size bytes for the shared pool, registered as shared
+        memory; on LimitError the pool's idle buffers are freed and it is tried again."""
+        bp = ffi.new("fftd_buffer **")
+        rv = lib.fftd_buffer_create(self._ptr(), size, bp)
+        if rv != 0 and self._shared_pool.idle():
+            self._shared_pool.trim()
+            rv = lib.fftd_buffer_create(self._ptr(), size, bp)
+        check(rv, "fftd_buffer_create")
+        addr = int(ffi.cast("uintptr_t", lib.fftd_buffer_data(bp[0])))
+        self._buffers[addr] = size
+        return Block(addr, size, bp[0])
+
+    def _shm_free(self, block: Block) -> None:
+        """Destroy a shared pool's buffer (the library keeps the connection's memory
+        alive if the client was closed first)."""
+        self._buffers.pop(block.addr, None)
+        buf, block.mem = block.mem, None
+        if buf is not None:
+            lib.fftd_buffer_destroy(buf)
 
     def empty(self, shape, dtype=np.float64, order: str = "C") -> np.ndarray:
         """A new numpy array in a shared-memory buffer of this client (uninitialised).
@@ -214,6 +258,10 @@ class Client:
         if a.nbytes == 0:
             return False
         lo, hi = _byte_bounds(a)
+        return self._holds(lo, hi)
+
+    def _holds(self, lo: int, hi: int) -> bool:
+        """True if the bytes [lo, hi) lie inside one of this client's shared buffers."""
         for start, size in list(self._buffers.items()):
             if start <= lo and hi <= start + size:
                 return True
@@ -292,11 +340,17 @@ def zeros(shape, dtype=np.float64, order: str = "C", *, client: Optional[Client]
 def _after_fork_in_child() -> None:
     """A forked child cannot use its parent's connection (libfftd's I/O threads are not
     copied by fork): forget it, without closing it, so the child opens its own on first
-    use. Clients the program made itself must likewise be reopened in the child."""
+    use. Clients the program made itself raise UnsupportedError in the child (their
+    plans and pooled buffers are left alone, never destroyed from here)."""
     global _default, _default_lock, _forked
     _default = None
     _default_lock = threading.Lock()
     _forked = _opened or _forked
+    for c in list(_clients):
+        c._stale = True
+        c._fast = {}
+        c._lock = threading.Lock()
+        c._shared_pool._abandon()
 
 
 def forked() -> bool:

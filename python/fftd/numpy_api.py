@@ -17,6 +17,12 @@ longdouble             numpy.fft (fftd has no long double)
 Arguments numpy rejects are passed to numpy.fft itself so that the very exception numpy
 raises is raised. ``ifftn`` and ``hfft`` honour ``out`` (numpy 2.3 ignores it there).
 Every function takes a keyword ``client`` (default: :func:`fftd.default_client`).
+The common call of ``fft, ifft, rfft, irfft`` (a C-contiguous ndarray, default n, last
+axis, no out) takes a fast path (fftd._engine.fast: one lookup of ready plans by shape,
+dtype and norm) with the same results. Results are ordinary numpy arrays; large ones
+(and all those of inputs in shared buffers) are made on pooled memory (fftd._pool) that
+goes back to its pool when the array and all its views are collected, so no result ever
+shares memory with another live one.
 Errors of the daemon raise :class:`fftd.Error` subclasses. Accuracy is the backend's:
 FFTW's on the CPU daemon, cuFFT's on the GPU (relative RMS error about 1e-16 in f64,
 1e-7 in f32, growing as log n).
@@ -112,6 +118,14 @@ def _axis(axis, ndim: int) -> int:
         raise _Delegate from None
 
 
+def _fast(a, n, axis, norm, out, client, fn):
+    """The fast path's result for numpy's common call, or None (see fftd._engine.fast)."""
+    if (n is None and out is None and type(a) is np.ndarray and type(axis) is int
+            and axis == -1 and (norm is None or type(norm) is str) and a.flags.c_contiguous):
+        return eng.fast(client or default_client(), a, fn, norm)
+    return None
+
+
 def _c2c1(a, n, axis, norm, out, forward, client):
     a = np.asarray(a)
     if not _served(a) or a.ndim == 0:
@@ -160,6 +174,9 @@ def fft(a, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, 
     "forward" (1/n); out: array of the result's shape to write into. Returns complex64
     for float16/float32/complex64 input, complex128 otherwise.
     """
+    r = _fast(a, n, axis, norm, out, client, eng.FFT)
+    if r is not None:
+        return r
     try:
         return _c2c1(a, n, axis, norm, out, True, client)
     except _Delegate:
@@ -169,6 +186,9 @@ def fft(a, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, 
 def ifft(a, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None, out=None, *,
          client: Optional[Client] = None) -> np.ndarray:
     """1-D inverse DFT, exp(+2 pi i jk/n), scaled 1/n by default (numpy.fft.ifft)."""
+    r = _fast(a, n, axis, norm, out, client, eng.IFFT)
+    if r is not None:
+        return r
     try:
         return _c2c1(a, n, axis, norm, out, False, client)
     except _Delegate:
@@ -179,6 +199,9 @@ def rfft(a, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None,
          client: Optional[Client] = None) -> np.ndarray:
     """1-D forward DFT of real input: the n//2+1 non-negative frequencies (numpy.fft.rfft).
     Complex input raises numpy's TypeError."""
+    r = _fast(a, n, axis, norm, out, client, eng.RFFT)
+    if r is not None:
+        return r
     try:
         return _r2c1(a, n, axis, norm, out, client)
     except _Delegate:
@@ -190,6 +213,9 @@ def irfft(a, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None
     """Inverse of rfft: n real samples (default 2*(m-1)) from m = a.shape[axis]
     Hermitian-half bins, cropped or zero-padded to n//2+1 (numpy.fft.irfft). Imaginary
     parts of the zero (and, n even, the Nyquist) bin are ignored, as numpy does."""
+    r = _fast(a, n, axis, norm, out, client, eng.IRFFT)
+    if r is not None:
+        return r
     try:
         return _c2r1(a, n, axis, norm, out, client)
     except _Delegate:
