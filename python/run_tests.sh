@@ -3,7 +3,7 @@
 #
 # run_tests.sh — the Python package's checks (make python-test): installs ./python into
 # BUILD_DIR's Python venv (the one tests/pycbc/run.sh makes from
-# examples/gw150914/requirements.txt, with pytest added), then runs, each against a CPU
+# examples/gw150914/requirements.txt, with pytest and hypothesis added), then runs, each against a CPU
 # daemon it starts on a fresh socket:
 #   1. python/tests (numpy compatibility, objects, errors, the PyCBC backend on GW150914);
 #   2. scipy's own scipy.fft test suite with fftd as scipy.fft's global backend
@@ -23,7 +23,9 @@ if [ ! -x "$venv/bin/python" ]; then
 	python3 -m venv "$venv"
 	"$venv/bin/pip" install -q -r examples/gw150914/requirements.txt
 fi
-"$venv/bin/python" -c 'import pytest' 2>/dev/null || "$venv/bin/pip" install -q pytest
+# pytest, and hypothesis, which scipy's own conftest imports.
+"$venv/bin/python" -c 'import pytest, hypothesis' 2>/dev/null ||
+	"$venv/bin/pip" install -q pytest==9.2.0 hypothesis==6.170.17
 "$venv/bin/pip" install -q --no-deps --force-reinstall ./python
 rm -rf python/build python/fftd.egg-info
 make -s BUILD="$B" "$B/fftd" "$B/libfftd.so"
