@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../../bench/lib/daemon.h"
 #include "../util/arrays_suite.h"
@@ -115,17 +114,7 @@ test_freed(void **state)
 	if (skip_reason != NULL) {
 		skip();
 	}
-	// The previous test's last array destroy may still be on its way
-	// (fftd_array_destroy does not wait): take the level once it holds.
-	uint64_t m0 = arrays_memory_used(C, 0);
-	for (int i = 0; i < 40; i++) {
-		usleep(50 * 1000);
-		uint64_t m = arrays_memory_used(C, 0);
-		if (m == m0) {
-			break;
-		}
-		m0 = m;
-	}
+	uint64_t     m0 = arrays_settled_memory(C, 0);
 	fftd_client *c;
 	fftd_array  *a[2];
 	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));
@@ -232,16 +221,7 @@ level_without_caches(void)
 	}
 	assert_non_null(x);
 	fftd_array_destroy(x);
-	uint64_t m0 = arrays_memory_used(C, 0);
-	for (int i = 0; i < 40; i++) {
-		usleep(50 * 1000);
-		uint64_t m = arrays_memory_used(C, 0);
-		if (m == m0) {
-			break;
-		}
-		m0 = m;
-	}
-	return m0;
+	return arrays_settled_memory(C, 0);
 }
 
 // test_mf_bank: the bank on device arrays against the reference, f64 and

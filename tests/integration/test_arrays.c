@@ -361,7 +361,7 @@ test_freed(void **state)
 {
 	(void) state;
 	fftd_test_need_daemon();
-	uint64_t     m0 = arrays_memory_used(C, 0);
+	uint64_t     m0 = arrays_settled_memory(C, 0);
 	fftd_client *c;
 	fftd_array  *a[3];
 	ASSERT_OK(fftd_client_open(&c, D.url, TIMEOUT_MS));

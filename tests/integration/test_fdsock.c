@@ -181,16 +181,23 @@ fd_count(pid_t pid)
 	return n;
 }
 
-// wait_fd_count waits (at most 10 s) until process pid has n descriptors
-// open: the daemon closes a hand-over's connection and descriptor after
-// its reply, so a client that has the reply may look before they close.
+// wait_fd_count waits (at most 10 s) until process pid has at most n
+// descriptors open: the daemon closes a hand-over's connection and
+// descriptor after its reply, so a client that has the reply may look
+// before they close; and a descriptor open for a moment when n was counted
+// (a connection being set up) may be gone since.
 static void
 wait_fd_count(pid_t pid, int n)
 {
-	for (int k = 0; k < 1000 && fd_count(pid) != n; k++) {
+	for (int k = 0; k < 1000 && fd_count(pid) > n; k++) {
 		fftd_test_sleep_ms(10);
 	}
-	assert_int_equal(fd_count(pid), n);
+	int got = fd_count(pid);
+	if (got > n) {
+		print_message(
+		    "daemon descriptors: %d, want at most %d\n", got, n);
+	}
+	assert_true(got <= n);
 }
 
 // log_count counts the lines of the daemon's log that contain what.

@@ -270,7 +270,10 @@ test_killed_clients_released(void **state)
 		fftd_test_sleep_ms(20);
 		fds = fftd_test_open_fds(D.pid);
 	}
-	assert_int_equal(fds, fds0);
+	// At most the level: a descriptor open for a moment when fds0 was
+	// taken (a connection being set up) may be gone since.
+	print_message("daemon descriptors: %d before, %d after\n", fds0, fds);
+	assert_true(fds <= fds0);
 	// New clients are still served.
 	assert_int_equal(new_client_pings(), FFTD_OK);
 }

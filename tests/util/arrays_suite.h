@@ -72,6 +72,24 @@ arrays_memory_used(fftd_client *c, int dev)
 	return dv[dev].memory_used_bytes;
 }
 
+// arrays_settled_memory is device dev's memory in use once it holds
+// still for 50 ms (at most 2 s): fftd_array_destroy does not wait, so an
+// earlier test's last destroy may still be on its way.
+static uint64_t
+arrays_settled_memory(fftd_client *c, int dev)
+{
+	uint64_t m0 = arrays_memory_used(c, dev);
+	for (int i = 0; i < 40; i++) {
+		fftd_test_sleep_ms(50);
+		uint64_t m = arrays_memory_used(c, dev);
+		if (m == m0) {
+			break;
+		}
+		m0 = m;
+	}
+	return m0;
+}
+
 // arrays_wait_memory waits (at most ms) until device dev's memory in use
 // is want; returns 0, or -1 printing what it saw last.
 static int
