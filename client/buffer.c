@@ -22,10 +22,11 @@
 #include "handover.h"
 
 // fftd__send_fd hands fd to the daemon's descriptor socket with the token and
-// reads back the buffer id (common/handover.h).
+// reads back the buffer id (common/handover.h), waiting at most the
+// client's timeout (NNG_DURATION_INFINITE: no limit) for each side.
 int
 fftd__send_fd(const char *path, const uint8_t *token, size_t toklen,
-    uint64_t bytes, int fd, uint64_t *id)
+    uint64_t bytes, int fd, nng_duration timeout, uint64_t *id)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (toklen != FFTD__FDSOCK_TOKEN
@@ -43,7 +44,12 @@ fftd__send_fd(const char *path, const uint8_t *token, size_t toklen,
 		return fftd__set_error(
 		    FFTD_ESYSERR + e, "%s: %s", path, strerror(e));
 	}
-	struct timeval tv = { 10, 0 };
+	// SO_RCVTIMEO/SO_SNDTIMEO of zero wait forever.
+	struct timeval tv = { 0, 0 };
+	if (timeout != NNG_DURATION_INFINITE && timeout > 0) {
+		tv.tv_sec  = timeout / 1000;
+		tv.tv_usec = (suseconds_t) (timeout % 1000) * 1000;
+	}
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	uint8_t req[FFTD__FDSOCK_REQ];
@@ -77,6 +83,12 @@ fftd__send_fd(const char *path, const uint8_t *token, size_t toklen,
 	}
 	int e = errno;
 	close(s);
+	if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK)) {
+		return fftd__set_error(FFTD_ETIMEDOUT,
+		    "buffer hand-over to %s: no answer within the client's "
+		    "timeout",
+		    path);
+	}
 	if (n != (ssize_t) sizeof(rep)) {
 		return fftd__set_error(n < 0 ? FFTD_ESYSERR + e : FFTD_EPROTO,
 		    "buffer hand-over to %s failed", path);
@@ -166,7 +178,8 @@ buffer_make(fftd_client *client, size_t bytes, bool staging, fftd_buffer **bufp)
 	if (rv == FFTD_OK) {
 		rv = fftd__send_fd(r->buffer_register->fd_socket,
 		    r->buffer_register->token.data,
-		    r->buffer_register->token.len, size, fd, &id);
+		    r->buffer_register->token.len, size, fd, client->timeout,
+		    &id);
 	}
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);

@@ -287,9 +287,10 @@ bool fftd__ep_usable(const fftd_client *c, const fftd_plan *p, int i);
 // --- buffer.c --------------------------------------------------------------
 
 // fftd__send_fd hands fd to the daemon's descriptor socket at path with
-// the token and reads back the buffer id (common/handover.h).
+// the token and reads back the buffer id (common/handover.h), waiting at
+// most timeout (the client's) for each side.
 int fftd__send_fd(const char *path, const uint8_t *token, size_t toklen,
-    uint64_t bytes, int fd, uint64_t *id);
+    uint64_t bytes, int fd, nng_duration timeout, uint64_t *id);
 // fftd__buffer_release releases buf in the daemon and unmaps it here.
 void fftd__buffer_release(fftd_client *c, fftd_buffer *buf);
 // fftd__stage_acquire lends an idle staging buffer of at least bytes bytes

@@ -92,7 +92,7 @@ stream_chan_open(fftd_stream *st)
 	if (rv == FFTD_OK) {
 		rv = fftd__send_fd(r->stream_open->fd_socket,
 		    r->stream_open->token.data, r->stream_open->token.len, 0,
-		    sv[1], &id);
+		    sv[1], c->timeout, &id);
 	}
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);

@@ -17,6 +17,8 @@
 //     on the fd socket, its CPU time (/proc/PID/stat) grows by less than
 //     0.3 s over 1.5 s (it used to spin at 100%), it logs the condition
 //     once, and once the limit is back a client registers a buffer;
+//   - the client's hand-over waits its timeout, not a fixed 10 s, for a
+//     descriptor socket that never answers;
 //   - start-up short of descriptors: run with soft and hard limits of n
 //     for every n from 4 up to three that start, the daemon either exits
 //     1 saying why or starts and stops with 0 on SIGTERM, never a signal
@@ -55,6 +57,8 @@
 #include <unistd.h>
 
 #include "../util/check.h"
+#include "client_impl.h"
+#include "handover.h"
 #include "../../bench/lib/daemon.h"
 #include "../util/fixture.h"
 #include "clock.h"
@@ -489,6 +493,40 @@ start_with_fds(int n)
 	return code;
 }
 
+// test_handover_timeout: the client's descriptor hand-over waits at most
+// the client's timeout, not a fixed 10 s, for a daemon that never answers:
+// a socket here that listens and never accepts takes the connection and the
+// request into its backlog; fftd__send_fd with 300 ms gives up with
+// FFTD_ETIMEDOUT in well under 3 s.
+static void
+test_handover_timeout(void **state)
+{
+	(void) state;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/fftd-silent-%d.sock",
+	    (int) getpid());
+	unlink(sa.sun_path);
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(l >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *) &sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 4), 0);
+	uint8_t token[FFTD__FDSOCK_TOKEN] = { 1, 2, 3 };
+	int     fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	uint64_t  id = 0;
+	long long t0 = fftd__mono_ms();
+	int       rv = fftd__send_fd(
+	          sa.sun_path, token, sizeof(token), 4096, fd, 300, &id);
+	long long took = fftd__mono_ms() - t0;
+	print_message("silent descriptor socket: %s after %lld ms: %s\n",
+	    fftd_err_name(rv), took, fftd_last_error());
+	assert_int_equal(rv, FFTD_ETIMEDOUT);
+	assert_true(took >= 250 && took < 3000);
+	close(fd);
+	close(l);
+	unlink(sa.sun_path);
+}
+
 static void
 test_startup_short_of_descriptors(void **state)
 {
@@ -564,6 +602,7 @@ main(void)
 		cmocka_unit_test_teardown(
 		    test_buffer_count, fftd_test_local_teardown),
 		cmocka_unit_test(test_startup_short_of_descriptors),
+		cmocka_unit_test(test_handover_timeout),
 	};
 	return fftd_test_run_group("fdsock", tests, &FX);
 }
