@@ -66,6 +66,12 @@ typedef struct fftd__mf_args {
 	void *series; // nseries x (t_end - t_begin) rho values, f32 or f64
 } fftd__mf_args;
 
+// fftd__mf_check_args checks a as the request handler does (FFTD_EINVAL,
+// FFTD_EUNSUPPORTED for a precision other than f64/f32, naming backend);
+// at most max_count templates.
+int fftd__mf_check_args(const fftd__mf_args *a, const char *backend,
+    int64_t max_count, char *msg, size_t msglen);
+
 // fftd__mf_trigger_add counts trigger t in a->ntotal and keeps it in
 // a->triggers (a min-heap of *nheap entries) if it is among the loudest
 // a->max_triggers so far: louder first, then the lower template, then the

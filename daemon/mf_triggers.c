@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 //
-// mf_triggers.c — the matched-filter bank's trigger list (mf.h), shared by
-// both engines (backends/fftw_mf.c, backends/cuda_mf.c): every trigger is
+// mf_triggers.c — what the matched-filter bank's engines share (mf.h;
+// backends/fftw_mf.c, backends/cuda_mf.c): the check of their arguments,
+// and the trigger list, where every trigger is
 // counted, the loudest max_triggers are kept in a min-heap in the caller's
 // array (weakest at the root), and the kept ones are written out in
 // (template, sample) order. Runs on the device's worker, on the host.
 
+#include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "errmsg.h"
 #include "mf.h"
 
 // stronger says whether trigger x outranks y when only the loudest are
@@ -88,4 +92,74 @@ fftd__mf_triggers_finish(fftd__mf_args *a, size_t nheap)
 		qsort(a->triggers, nheap, sizeof(*a->triggers), by_time);
 	}
 	a->ntriggers = nheap;
+}
+
+// fftd__mf_check_args repeats what the request handler (mf_req.c)
+// guarantees, for both engines, so that a wrong caller gets a typed error
+// rather than a wild write; backend names the engine's backend in the
+// messages, max_count is the most templates it takes.
+int
+fftd__mf_check_args(const fftd__mf_args *a, const char *backend,
+    int64_t max_count, char *msg, size_t msglen)
+{
+	if (a->precision != FFTD_F64 && a->precision != FFTD_F32) {
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
+		    "matched filter: the %s backend does f64 and f32, not "
+		    "precision %d",
+		    backend, (int) a->precision);
+	}
+	if (a->n < 1 || a->n > INT32_MAX) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: n = %lld (1 .. %d on the %s backend)",
+		    (long long) a->n, INT32_MAX, backend);
+	}
+	int64_t nbins = a->n / 2 + 1;
+	if (a->kmin < 0 || a->kmin >= a->kmax || a->kmax > nbins) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: bins [%lld, %lld) not inside [0, %lld)",
+		    (long long) a->kmin, (long long) a->kmax,
+		    (long long) nbins);
+	}
+	if (a->t_begin < 0 || a->t_begin >= a->t_end || a->t_end > a->n) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: samples [%lld, %lld) not inside [0, %lld)",
+		    (long long) a->t_begin, (long long) a->t_end,
+		    (long long) a->n);
+	}
+	if (!(a->delta_f > 0) || !isfinite(a->delta_f)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: delta_f = %g is not positive and finite",
+		    a->delta_f);
+	}
+	if (a->cluster < 1 || isnan(a->threshold)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: cluster = %lld (>= 1), threshold = %g",
+		    (long long) a->cluster, a->threshold);
+	}
+	if (a->count < 1 || a->count > max_count || a->data == NULL
+	    || a->psd == NULL || a->templates == NULL || a->peaks == NULL
+	    || (a->max_triggers > 0 && a->triggers == NULL)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: count = %lld, or a NULL array",
+		    (long long) a->count);
+	}
+	if (a->nseries < 0
+	    || (a->nseries > 0
+	        && (a->series == NULL || a->series_index == NULL))) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: nseries = %d with series %s, "
+		    "series_index %s",
+		    a->nseries, a->series == NULL ? "NULL" : "given",
+		    a->series_index == NULL ? "NULL" : "given");
+	}
+	for (int s = 0; s < a->nseries; s++) {
+		int64_t j = a->series_index[s];
+		if (j < 0 || j >= a->count) {
+			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+			    "matched filter: series_index[%d] = %lld not in "
+			    "[0, %lld)",
+			    s, (long long) j, (long long) a->count);
+		}
+	}
+	return FFTD_OK;
 }

@@ -118,73 +118,6 @@ typedef struct mf_gpu {
 	size_t      nheap;
 } mf_gpu;
 
-// check_args repeats what the request handler (mf_req.c) guarantees, as
-// the fftw engine does, so that a wrong caller gets a typed error.
-static int
-check_args(const fftd__mf_args *a, char *msg, size_t msglen)
-{
-	if (a->precision != FFTD_F64 && a->precision != FFTD_F32) {
-		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
-		    "matched filter: the cuda backend does f64 and f32, not "
-		    "precision %d",
-		    (int) a->precision);
-	}
-	if (a->n < 1 || a->n > INT32_MAX) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "matched filter: n = %lld (1 .. %d on the cuda backend)",
-		    (long long) a->n, INT32_MAX);
-	}
-	int64_t nbins = a->n / 2 + 1;
-	if (a->kmin < 0 || a->kmin >= a->kmax || a->kmax > nbins) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "matched filter: bins [%lld, %lld) not inside [0, %lld)",
-		    (long long) a->kmin, (long long) a->kmax,
-		    (long long) nbins);
-	}
-	if (a->t_begin < 0 || a->t_begin >= a->t_end || a->t_end > a->n) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "matched filter: samples [%lld, %lld) not inside [0, %lld)",
-		    (long long) a->t_begin, (long long) a->t_end,
-		    (long long) a->n);
-	}
-	if (!(a->delta_f > 0) || !isfinite(a->delta_f)) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "matched filter: delta_f = %g is not positive and finite",
-		    a->delta_f);
-	}
-	if (a->cluster < 1 || isnan(a->threshold)) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "matched filter: cluster = %lld (>= 1), threshold = %g",
-		    (long long) a->cluster, a->threshold);
-	}
-	if (a->count < 1 || a->count > INT32_MAX || a->data == NULL
-	    || a->psd == NULL || a->templates == NULL || a->peaks == NULL
-	    || (a->max_triggers > 0 && a->triggers == NULL)) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "matched filter: count = %lld, or a NULL array",
-		    (long long) a->count);
-	}
-	if (a->nseries < 0
-	    || (a->nseries > 0
-	        && (a->series == NULL || a->series_index == NULL))) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-		    "matched filter: nseries = %d with series %s, "
-		    "series_index %s",
-		    a->nseries, a->series == NULL ? "NULL" : "given",
-		    a->series_index == NULL ? "NULL" : "given");
-	}
-	for (int s = 0; s < a->nseries; s++) {
-		int64_t j = a->series_index[s];
-		if (j < 0 || j >= a->count) {
-			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-			    "matched filter: series_index[%d] = %lld not in "
-			    "[0, %lld)",
-			    s, (long long) j, (long long) a->count);
-		}
-	}
-	return FFTD_OK;
-}
-
 // kern_fail turns a kernel launch's error into a message.
 static int
 kern_fail(int rc, const char *what, char *msg, size_t msglen)
@@ -820,7 +753,7 @@ fftd__cuda_mf_bank(
     fftd__device *dev, struct fftd__mf_args *a, char *msg, size_t msglen)
 {
 	fftd__cuda_state *st = dev->state;
-	int               rv = check_args(a, msg, msglen);
+	int rv = fftd__mf_check_args(a, "cuda", INT32_MAX, msg, msglen);
 	if (rv != FFTD_OK) {
 		return rv;
 	}
