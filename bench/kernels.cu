@@ -279,8 +279,9 @@ main(int argc, char **argv)
 			in_ref[i] = __half2float(h16[i]);
 		{
 			fftd__tc_plan *p = NULL;
-			int rc = fftd__tc_plan_create(&p, FFTD__TC_TC16, c.rank,
-			    dims, c.batch, FFTD__TC_FORWARD);
+			int rc = fftd__tc_plan_create(&p, FFTD__TC_TC16,
+			    FFTD__TC_C2C, c.rank, dims, c.batch,
+			    FFTD__TC_FORWARD);
 			if (rc == FFTD__TC_OK) {
 				size_t wsb = 0;
 				fftd__tc_workspace_size(p, &wsb);
@@ -353,7 +354,8 @@ main(int argc, char **argv)
 		{
 			fftd__tc_plan *p = NULL;
 			int rc = fftd__tc_plan_create(&p, FFTD__TC_SPLIT16,
-			    c.rank, dims, c.batch, FFTD__TC_FORWARD);
+			    FFTD__TC_C2C, c.rank, dims, c.batch,
+			    FFTD__TC_FORWARD);
 			if (rc == FFTD__TC_OK) {
 				fftd__tc_plan_describe(
 				    p, r.desc32, sizeof r.desc32);
@@ -430,7 +432,8 @@ main(int argc, char **argv)
 				if (fftd__tc_plan_create(&p,
 				        a == 0 ? FFTD__TC_TC16
 				               : FFTD__TC_SPLIT16,
-				        c.rank, dims, c.batch, FFTD__TC_FORWARD)
+				        FFTD__TC_C2C, c.rank, dims, c.batch,
+				        FFTD__TC_FORWARD)
 				    != FFTD__TC_OK)
 					continue;
 				void *i_ = a == 0 ? in16 : in32,

@@ -79,6 +79,17 @@ typedef enum fftd__tc_algo {
 	FFTD__TC_SPLIT16 = 2  // fp32 in/out, split fp16 hi/lo products
 } fftd__tc_algo;
 
+// fftd__tc_type is the transform's kind, cuFFT's and FFTW's layouts: C2C
+// complex to complex; R2C real (n points per transform, dims row-major) to
+// the non-redundant half (dims[0] x .. x (dims[rank-1]/2 + 1) complex points),
+// forward only; C2R that half back to real, inverse only. Real elements are
+// __half (tc16) or float (split16); complex ones the pairs of those.
+typedef enum fftd__tc_type {
+	FFTD__TC_C2C = 0,
+	FFTD__TC_R2C = 1,
+	FFTD__TC_C2R = 2
+} fftd__tc_type;
+
 // Directions, FFTW's sign convention.
 #define FFTD__TC_FORWARD (-1)
 #define FFTD__TC_INVERSE (+1)
@@ -94,13 +105,14 @@ typedef struct fftd__tc_plan fftd__tc_plan;
 // *plan is set and FFTD__TC_OK returned; otherwise *plan is NULL. Errors:
 // FFTD__TC_EINVAL, FFTD__TC_EUNSUPPORTED, FFTD__TC_ENOMEM, FFTD__TC_EDEVMEM,
 // FFTD__TC_ENODEV, CUDA-tagged codes.
-int fftd__tc_plan_create(fftd__tc_plan **plan, fftd__tc_algo algo, int rank,
-    const int64_t *dims, int64_t batch, int direction);
+int fftd__tc_plan_create(fftd__tc_plan **plan, fftd__tc_algo algo,
+    fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
+    int direction);
 
 // fftd__tc_plan_supported says (FFTD__TC_OK or FFTD__TC_EUNSUPPORTED/EINVAL)
 // whether fftd__tc_plan_create would accept the shape; it needs no GPU.
-int fftd__tc_plan_supported(
-    fftd__tc_algo algo, int rank, const int64_t *dims, int64_t batch);
+int fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
+    const int64_t *dims, int64_t batch);
 
 // fftd__tc_workspace_size stores in *bytes the device workspace execute needs:
 // one copy of the batch (batch * prod(dims) points, 4 or 8 bytes each) for 1D

@@ -46,8 +46,9 @@ log2ll(long long v)
 }
 
 extern "C" int
-fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo, int rank,
-    const int64_t *dims, int64_t batch, int direction)
+fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
+    fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
+    int direction)
 {
 	if (out == NULL)
 		return FFTD__TC_EINVAL;
@@ -55,9 +56,11 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo, int rank,
 	if ((algo != FFTD__TC_TC16 && algo != FFTD__TC_SPLIT16)
 	    || (direction != FFTD__TC_FORWARD && direction != FFTD__TC_INVERSE))
 		return FFTD__TC_EINVAL;
-	fftd__tc_layout lay;
-	int             rc = fftd__tc_plan_layout(rank, dims, batch, &lay);
+	int rc = fftd__tc_plan_supported(algo, type, rank, dims, batch);
 	if (rc != FFTD__TC_OK)
+		return rc;
+	fftd__tc_layout lay;
+	if ((rc = fftd__tc_plan_layout(rank, dims, batch, &lay)) != FFTD__TC_OK)
 		return rc;
 
 	int         ndev = 0;

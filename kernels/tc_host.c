@@ -316,11 +316,16 @@ fftd__tc_split(float x, int e, uint16_t *hi, uint16_t *lo)
 }
 
 int
-fftd__tc_plan_supported(
-    fftd__tc_algo algo, int rank, const int64_t *dims, int64_t batch)
+fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
+    const int64_t *dims, int64_t batch)
 {
 	fftd__tc_layout lay;
 	if (algo != FFTD__TC_TC16 && algo != FFTD__TC_SPLIT16)
 		return FFTD__TC_EINVAL;
+	if (type != FFTD__TC_C2C && type != FFTD__TC_R2C
+	    && type != FFTD__TC_C2R)
+		return FFTD__TC_EINVAL;
+	if (type != FFTD__TC_C2C)
+		return FFTD__TC_EUNSUPPORTED;
 	return fftd__tc_plan_layout(rank, dims, batch, &lay);
 }

@@ -108,7 +108,7 @@ tc_check(fftd__cuda_algo a, const fftd__shape *s, char *msg, size_t msglen)
 		    (long long) sd->dist, (long long) s->total);
 	} else {
 		int rc = fftd__tc_plan_supported(
-		    tc_algo(a), s->rank, s->n, s->batch);
+		    tc_algo(a), FFTD__TC_C2C, s->rank, s->n, s->batch);
 		if (rc == FFTD__TC_OK) {
 			return FFTD_OK;
 		}
@@ -289,8 +289,8 @@ make_tc_unit(fftd__cuda_state *st, fftd__cuda_algo a, const fftd__shape *s,
 	if (share != NULL) {
 		u->tc = share;
 	} else {
-		rc = fftd__tc_plan_create(&u->tc, tc_algo(a), s->rank, s->n,
-		    batch, (int) s->direction);
+		rc = fftd__tc_plan_create(&u->tc, tc_algo(a), FFTD__TC_C2C,
+		    s->rank, s->n, batch, (int) s->direction);
 		if (rc != FFTD__TC_OK) {
 			return fftd__cuda_tc_fail(
 			    rc, "fftd__tc_plan_create", msg, msglen);

@@ -68,7 +68,8 @@ run_case(fftd__tc_algo algo, int rank, const int64_t *dims, int64_t batch,
 	const size_t  eb    = algo == FFTD__TC_TC16 ? 4 : 8;
 
 	fftd__tc_plan *plan = NULL;
-	int rc = fftd__tc_plan_create(&plan, algo, rank, dims, batch, dir);
+	int            rc   = fftd__tc_plan_create(
+	                 &plan, algo, FFTD__TC_C2C, rank, dims, batch, dir);
 	if (rc != FFTD__TC_OK) {
 		print_message("plan_create: %s\n", fftd__tc_strerror(rc));
 		return 1e30;
@@ -214,7 +215,8 @@ one_d(fftd__tc_algo algo, int lmin, int lmax, double tol)
 	int fails = 0; // every size runs, so one GPU run shows all of them
 	for (int l = lmin; l <= lmax; l++) {
 		int64_t n = (int64_t) 1 << l;
-		if (fftd__tc_plan_supported(algo, 1, &n, 1) != FFTD__TC_OK) {
+		if (fftd__tc_plan_supported(algo, FFTD__TC_C2C, 1, &n, 1)
+		    != FFTD__TC_OK) {
 			print_message("  %lld: not supported\n", (long long) n);
 			continue;
 		}
@@ -377,13 +379,13 @@ test_errors(void **s)
 		skip();
 	fftd__tc_plan *p = (fftd__tc_plan *) 1;
 	int64_t        n = 1000;
-	assert_int_equal(
-	    fftd__tc_plan_create(&p, FFTD__TC_TC16, 1, &n, 1, FFTD__TC_FORWARD),
+	assert_int_equal(fftd__tc_plan_create(&p, FFTD__TC_TC16, FFTD__TC_C2C,
+	                     1, &n, 1, FFTD__TC_FORWARD),
 	    FFTD__TC_EUNSUPPORTED);
 	assert_null(p);
 	n = (int64_t) 1 << 28;
-	assert_int_equal(
-	    fftd__tc_plan_create(&p, FFTD__TC_TC16, 1, &n, 1, FFTD__TC_FORWARD),
+	assert_int_equal(fftd__tc_plan_create(&p, FFTD__TC_TC16, FFTD__TC_C2C,
+	                     1, &n, 1, FFTD__TC_FORWARD),
 	    FFTD__TC_EUNSUPPORTED);
 	assert_null(p);
 	// workspace: one copy of the batch beyond 16384 points (2^27 split16: 1
@@ -399,18 +401,20 @@ test_errors(void **s)
 		{ FFTD__TC_TC16, (int64_t) 1 << 27, 1, (size_t) 1 << 29 } };
 	for (size_t i = 0; i < sizeof wsc / sizeof wsc[0]; i++) {
 		size_t wsb = 1;
-		assert_int_equal(fftd__tc_plan_create(&p, wsc[i].algo, 1,
-		                     &wsc[i].n, wsc[i].batch, FFTD__TC_INVERSE),
+		assert_int_equal(
+		    fftd__tc_plan_create(&p, wsc[i].algo, FFTD__TC_C2C, 1,
+		        &wsc[i].n, wsc[i].batch, FFTD__TC_INVERSE),
 		    FFTD__TC_OK);
 		assert_int_equal(fftd__tc_workspace_size(p, &wsb), FFTD__TC_OK);
 		assert_true(wsb == wsc[i].ws);
 		fftd__tc_plan_destroy(p);
 	}
 	n = 4096;
-	assert_int_equal(fftd__tc_plan_create(&p, FFTD__TC_TC16, 1, &n, 1, 0),
-	    FFTD__TC_EINVAL);
 	assert_int_equal(
-	    fftd__tc_plan_create(&p, FFTD__TC_TC16, 1, &n, 1, FFTD__TC_FORWARD),
+	    fftd__tc_plan_create(&p, FFTD__TC_TC16, FFTD__TC_C2C, 1, &n, 1, 0),
+	    FFTD__TC_EINVAL);
+	assert_int_equal(fftd__tc_plan_create(&p, FFTD__TC_TC16, FFTD__TC_C2C,
+	                     1, &n, 1, FFTD__TC_FORWARD),
 	    FFTD__TC_OK);
 	assert_int_equal(
 	    fftd__tc_execute(p, NULL, NULL, NULL, NULL), FFTD__TC_EINVAL);

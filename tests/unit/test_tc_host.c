@@ -216,17 +216,19 @@ test_layout_1d(void **state)
 	int64_t d3[3] = { 256, 256, 256 };
 	assert_int_equal(
 	    fftd__tc_plan_layout(3, d3, 1, &lay), FFTD__TC_EUNSUPPORTED);
-	assert_int_equal(fftd__tc_plan_supported((fftd__tc_algo) 7, 1, &n, 1),
+	assert_int_equal(
+	    fftd__tc_plan_supported((fftd__tc_algo) 7, FFTD__TC_C2C, 1, &n, 1),
 	    FFTD__TC_EINVAL);
 	assert_int_equal(
-	    fftd__tc_plan_supported(FFTD__TC_SPLIT16, 1, &n, 1), FFTD__TC_OK);
+	    fftd__tc_plan_supported(FFTD__TC_SPLIT16, FFTD__TC_C2C, 1, &n, 1),
+	    FFTD__TC_OK);
 	for (int l = 8; l <= 27; l++) {
 		int64_t m = (int64_t) 1 << l;
-		assert_int_equal(
-		    fftd__tc_plan_supported(FFTD__TC_TC16, 1, &m, 1),
+		assert_int_equal(fftd__tc_plan_supported(
+		                     FFTD__TC_TC16, FFTD__TC_C2C, 1, &m, 1),
 		    FFTD__TC_OK);
-		assert_int_equal(
-		    fftd__tc_plan_supported(FFTD__TC_SPLIT16, 1, &m, 1),
+		assert_int_equal(fftd__tc_plan_supported(
+		                     FFTD__TC_SPLIT16, FFTD__TC_C2C, 1, &m, 1),
 		    FFTD__TC_OK);
 	}
 }
