@@ -193,6 +193,11 @@ include bench/pipelines.mk
 all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw $(BUILD)/bench/python_c \
 	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS) $(BENCH_CUFFT_LTO) $(BENCH_PIPELINES))
 
+# Whatever links fftd's NNG relinks when it changes (a new patch in
+# deps/nng/patches): their own rules name only objects and libfftd.
+$(filter-out %.py %.sh,$(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN)) $(BUILD)/libfftd.so \
+	$(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/python_c: $(NNG_LIB)
+
 # --- fftd's NNG (deps/nng) ----------------------------------------------------
 $(NNG_LIB): deps/nng/build.sh deps/nng/patches/series $(wildcard deps/nng/patches/*.patch)
 	sh deps/nng/build.sh $(NNG_PREFIX)
