@@ -51,6 +51,7 @@ typedef struct shared {
 } shared;
 
 #define PING_MS 10
+#define PING_TARGET_US 2000.0 // the bound on the ping's p99
 
 // level is the daemon's level at one time.
 typedef struct level {
@@ -72,6 +73,7 @@ typedef struct pinger {
 	pthread_t    th;
 	_Atomic int  stop;
 	float       *us;
+	float       *split; // per ping: to the daemon, in it, back (us; NAN)
 	size_t       n, cap;
 	uint64_t     failed;
 	double       t0;
@@ -79,6 +81,11 @@ typedef struct pinger {
 
 // soak_ping_main is the pinger's thread (arg: the pinger).
 void *soak_ping_main(void *arg);
+
+// soak_ping_split prints (to f, and as a JSON object's fields to json; either
+// may be NULL) where the pings spent their time: each stage's p99, and the
+// stages' mean over the pings slower than the target.
+void soak_ping_split(const pinger *pg, FILE *f, FILE *json);
 
 // soak_pct is the p-quantile of v[0..n) (sorted in place); NAN when empty.
 double soak_pct(float *v, size_t n, double p);

@@ -16,7 +16,9 @@
 #include "lib/daemon.h"
 #include "clock.h"
 #include "fftd.h"
+#include "json.h"
 #include "soak.h"
+#include "../client/client_impl.h"
 
 // --- the daemon's level ---------------------------------------------------
 
@@ -93,13 +95,16 @@ soak_ping_main(void *arg)
 {
 	pinger *pg = arg;
 	while (!atomic_load(&pg->stop)) {
-		double    rtt = 0;
-		long long t0  = fftd__mono_ms();
-		int       rv  = fftd_ping(pg->c, &rtt);
+		double    us[4];
+		long long t0 = fftd__mono_ms();
+		int       rv = fftd__ping_split(pg->c, us);
 		if (rv != FFTD_OK) {
 			pg->failed++;
 		} else if (pg->n < pg->cap) {
-			pg->us[pg->n++] = (float) rtt;
+			for (int k = 0; k < 3; k++) {
+				pg->split[3 * pg->n + k] = (float) us[k + 1];
+			}
+			pg->us[pg->n++] = (float) us[0];
 		}
 		long long left = PING_MS - (fftd__mono_ms() - t0);
 		if (left > 0) {
@@ -107,6 +112,57 @@ soak_ping_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+// soak_ping_split prints where the pings spent their time (soak.h).
+void
+soak_ping_split(const pinger *pg, FILE *f, FILE *json)
+{
+	static const char *const name[3] = { "to_daemon", "in_daemon", "back" };
+	float                   *v       = malloc((pg->n + 1) * sizeof(float));
+	double                   p99[3], slow[3] = { 0, 0, 0 };
+	size_t                   nslow = 0;
+	for (size_t i = 0; i < pg->n; i++) {
+		// pg->us may be sorted already: a ping's trip is its stages'
+		// sum
+		const float *sp = pg->split + 3 * i;
+		if (!isnan(sp[0]) && sp[0] + sp[1] + sp[2] > PING_TARGET_US) {
+			nslow++;
+			for (int k = 0; k < 3; k++) {
+				slow[k] += pg->split[3 * i + k];
+			}
+		}
+	}
+	for (int k = 0; k < 3; k++) {
+		size_t m = 0;
+		for (size_t i = 0; v != NULL && i < pg->n; i++) {
+			if (!isnan(pg->split[3 * i + k])) {
+				v[m++] = pg->split[3 * i + k];
+			}
+		}
+		p99[k]  = soak_pct(v, m, 0.99);
+		slow[k] = nslow ? slow[k] / (double) nslow : NAN;
+	}
+	free(v);
+	if (f != NULL)
+		fprintf(f,
+		    "ping split (us; to the daemon's handler, in it, back): "
+		    "p99 %.0f, "
+		    "%.0f, %.0f; mean of the %zu pings over %.0f us: %.0f, "
+		    "%.0f, "
+		    "%.0f\n",
+		    p99[0], p99[1], p99[2], nslow, PING_TARGET_US, slow[0],
+		    slow[1], slow[2]);
+	for (int k = 0; json != NULL && k < 3; k++) {
+		char key[48];
+		snprintf(key, sizeof(key), "split_p99_%s", name[k]);
+		bench_json_field(json, key, p99[k]);
+		snprintf(key, sizeof(key), "split_slow_mean_%s", name[k]);
+		bench_json_field(json, key, slow[k]);
+	}
+	if (json != NULL) {
+		bench_json_field(json, "slow", (double) nslow);
+	}
 }
 
 // cmp_float orders floats for qsort.

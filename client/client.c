@@ -6,6 +6,7 @@
 // library is split by job behind client_impl.h, which lists the files.
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include <nng/nng.h>
 
 #include "client_impl.h"
+#include "clock.h"
 
 #define DEFAULT_TIMEOUT_MS 60000
 
@@ -346,35 +348,60 @@ fftd_client_info_sized(
 	return FFTD_OK;
 }
 
-// fftd_ping times one Ping round trip to the first daemon.
+// fftd__ping_split times one Ping round trip to the first daemon, in
+// microseconds: us[0] the whole trip, us[1] from the send to the daemon's
+// handler, us[2] inside the daemon, us[3] from the daemon's answer back to
+// this caller. The daemon's stamps share this host's CLOCK_MONOTONIC only
+// over a local connection; an older daemon sends none (us[1..3] are then
+// NAN). For fftd_ping and bench/soak.
 int
-fftd_ping(fftd_client *client, double *rtt_us)
+fftd__ping_split(fftd_client *client, double us[4])
 {
 	if (client == NULL) {
 		return fftd__set_error(FFTD_EINVAL, "client is NULL");
 	}
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t            t0   = fftd__mono_ns();
 	Fftd__Wire__Request req  = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__Ping    ping = FFTD__WIRE__PING__INIT;
-	ping.token               = (uint64_t) t0.tv_nsec;
+	ping.token               = t0;
 	req.body_case            = FFTD__WIRE__REQUEST__BODY_PING;
 	req.ping                 = &ping;
 	Fftd__Wire__Reply *r     = NULL;
 	int                rv    = fftd__rpc(client, &req, &r);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	uint64_t           t1    = fftd__mono_ns();
 	if (rv == FFTD_OK
 	    && (r->body_case != FFTD__WIRE__REPLY__BODY_PING
 	        || r->ping->token != ping.token)) {
 		rv = fftd__set_error(
 		    FFTD_EPROTO, "ping answered with the wrong token");
 	}
+	if (rv == FFTD_OK) {
+		const Fftd__Wire__Ping *a = r->ping;
+		us[0]                     = (double) (t1 - t0) / 1e3;
+		us[1] = us[2] = us[3] = NAN;
+		if (a->daemon_recv_ns >= t0
+		    && a->daemon_send_ns >= a->daemon_recv_ns
+		    && t1 >= a->daemon_send_ns) {
+			us[1] = (double) (a->daemon_recv_ns - t0) / 1e3;
+			us[2] = (double) (a->daemon_send_ns - a->daemon_recv_ns)
+			    / 1e3;
+			us[3] = (double) (t1 - a->daemon_send_ns) / 1e3;
+		}
+	}
 	if (r != NULL) {
 		fftd__wire__reply__free_unpacked(r, NULL);
 	}
+	return rv;
+}
+
+// fftd_ping times one Ping round trip to the first daemon.
+int
+fftd_ping(fftd_client *client, double *rtt_us)
+{
+	double us[4];
+	int    rv = fftd__ping_split(client, us);
 	if (rv == FFTD_OK && rtt_us != NULL) {
-		*rtt_us = (double) (t1.tv_sec - t0.tv_sec) * 1e6
-		    + (double) (t1.tv_nsec - t0.tv_nsec) / 1e3;
+		*rtt_us = us[0];
 	}
 	return rv;
 }

@@ -213,6 +213,10 @@ void fftd__abi_info_out(
 
 // --- rpc.c ---------------------------------------------------------------
 
+// fftd__ping_split times one Ping round trip, split at the daemon's stamps
+// (client.c says how); bench/soak reports where slow pings spent their time.
+int fftd__ping_split(fftd_client *client, double us[4]);
+
 // fftd__rpc_call is one request-reply exchange under way (fftd__rpc_start,
 // then fftd__rpc_finish), so that several daemons can be asked at once.
 typedef struct fftd__rpc_call {

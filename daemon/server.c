@@ -34,6 +34,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <nng/transport/ipc/ipc.h>
 
+#include "clock.h"
 #include "log.h"
 #include "remote.h"
 
@@ -102,6 +103,8 @@ handle_request(fftd__ctx *c, nng_msg *m)
 		Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
 		Fftd__Wire__Ping  p = FFTD__WIRE__PING__INIT;
 		p.token             = req->ping->token;
+		p.daemon_recv_ns    = c->recv_ns;
+		p.daemon_send_ns    = fftd__mono_ns();
 		r.body_case         = FFTD__WIRE__REPLY__BODY_PING;
 		r.ping              = &p;
 		fftd__ctx_reply(c, &r, 0, NULL);
@@ -222,6 +225,7 @@ ctx_cb(void *arg)
 	}
 	nng_msg *m = nng_aio_get_msg(c->aio);
 	c->state   = CTX_WORK;
+	c->recv_ns = fftd__mono_ns();
 	atomic_fetch_add(&s->busy, 1);
 	pthread_mutex_unlock(&c->mtx);
 	if (atomic_load(&s->stopping)) {

@@ -103,6 +103,7 @@ struct fftd__ctx {
 	nng_aio        *aio;
 	pthread_mutex_t mtx;
 	enum ctx_state  state;
+	uint64_t        recv_ns; // CLOCK_MONOTONIC when the request arrived
 };
 
 // A plan handle: what one client's plan id stands for (plan.c). References:
