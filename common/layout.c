@@ -8,6 +8,7 @@
 #include "errmsg.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 size_t
@@ -118,7 +119,8 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 		msg[0] = '\0';
 	}
 	if (d == NULL || s == NULL) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen, "no plan description");
+		return fftd__errmsg(
+		    FFTD_EINVAL, msg, msglen, "no plan description");
 	}
 	memset(s, 0, sizeof(*s));
 	if (d->rank < 1 || d->rank > FFTD_MAX_RANK) {
@@ -131,12 +133,21 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 		    "rank = %d: over the limit of %u", d->rank, lim->max_rank);
 	}
 	if (d->kind != FFTD_C2C && d->kind != FFTD_R2C && d->kind != FFTD_C2R) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen, "kind = %d: unknown",
-		    (int) d->kind);
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "kind = %d: unknown", (int) d->kind);
 	}
 	if (fftd__elem_size(d->precision, false) == 0) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen, "precision = %d: unknown",
-		    (int) d->precision);
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "precision = %d: unknown", (int) d->precision);
+	}
+	// tolerance: a relative L2 error, so 0 (the precision's usual
+	// accuracy) or a finite positive number.
+	if (!(d->tolerance >= 0.0) || isinf(d->tolerance)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "tolerance = %g: must be 0 (the precision's usual "
+		    "accuracy) "
+		    "or a finite positive relative L2 error",
+		    d->tolerance);
 	}
 	if (d->direction != FFTD_FORWARD && d->direction != FFTD_INVERSE) {
 		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
@@ -153,8 +164,8 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 	}
 	if (d->norm != FFTD_NORM_NONE && d->norm != FFTD_NORM_BY_N
 	    && d->norm != FFTD_NORM_ORTHO) {
-		return fftd__errmsg(FFTD_EINVAL, msg, msglen, "norm = %d: unknown",
-		    (int) d->norm);
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "norm = %d: unknown", (int) d->norm);
 	}
 	if (d->batch < 1) {
 		return fftd__errmsg(FFTD_EINVAL, msg, msglen,

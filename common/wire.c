@@ -185,6 +185,7 @@ fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d)
 	w->pd.algorithm = (char *) (d->algorithm ? d->algorithm : "");
 	w->pd.device    = d->device;
 	w->pd.priority  = (Fftd__Wire__Priority) d->priority;
+	w->pd.tolerance = d->tolerance;
 }
 
 int
@@ -242,6 +243,7 @@ fftd__desc_from_wire(
 	d->algorithm = pd->algorithm;
 	d->device    = pd->device;
 	d->priority  = (fftd_priority) pd->priority;
+	d->tolerance = pd->tolerance;
 	return FFTD_OK;
 }
 

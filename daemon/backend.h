@@ -166,6 +166,17 @@ typedef struct fftd__backend {
 	void (*ipc_close)(fftd__device *dev, void *map);
 	// ipc_mappings is how many allocations the device has mapped now.
 	uint64_t (*ipc_mappings)(fftd__device *dev);
+
+	// measure times one execution of plan (made by plan for s) on
+	// scratch data it allocates itself, device side only (the copies in
+	// and out are the same for every algorithm; conversions are counted),
+	// and stores the median of several runs in *ns. It runs where plan
+	// does (the planner thread), beside execute on the worker, on its own
+	// stream, buffers and, for cuFFT, its own handle: a cached plan may be
+	// executing meanwhile. For accuracy-aware "auto" (algo_pick.c). NULL:
+	// not measured, so "auto" keeps the default algorithm.
+	int (*measure)(fftd__device *dev, void *plan, const fftd__shape *s,
+	    uint64_t *ns, char *msg, size_t msglen);
 } fftd__backend;
 
 // fftd__device is one device served by one worker thread.

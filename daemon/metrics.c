@@ -28,6 +28,7 @@
 #include <nng/nng.h>
 #include <nng/supplemental/http/http.h>
 
+#include "algo_table.h"
 #include "log.h"
 #include "text.h"
 
@@ -280,6 +281,32 @@ put_histogram(FILE *f, const family *fm, const fftd_client_stats *c)
 	fprintf(f, "} %" PRIu64 "\n", cum);
 }
 
+// put_algo_plans writes the plans made per chosen algorithm (accuracy-aware
+// auto, algo_table.h) and the speed table's size.
+static void
+put_algo_plans(FILE *f)
+{
+	static const family plans = { "fftd_plans_by_algorithm_total", COUNTER,
+		V_U64, 0, 0,
+		"Plans made, by the algorithm chosen (fftd_plan_algorithm)." };
+	static const family speeds
+	    = { "fftd_speed_table_entries", GAUGE, V_U64, 0, 0,
+		      "Execution times kept for accuracy-aware auto (device, "
+		      "algorithm, shape)." };
+	char     names[FFTD__ALGO_NAMES][16];
+	uint64_t counts[FFTD__ALGO_NAMES];
+	int      n = fftd__algo_plan_counts(names, counts, FFTD__ALGO_NAMES);
+	put_header(f, &plans);
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "%s{", plans.name);
+		put_label(f, "algorithm", names[i], sizeof(names[i]));
+		fprintf(f, "} %" PRIu64 "\n", counts[i]);
+	}
+	put_header(f, &speeds);
+	fprintf(f, "%s %d\n", speeds.name,
+	    fftd__speed_count(fftd__speed_global(), NULL));
+}
+
 int
 fftd__metrics_render(char **out, size_t *len, const fftd_stats *st,
     const fftd_client_stats *clients, int nclients,
@@ -335,6 +362,8 @@ fftd__metrics_render(char **out, size_t *len, const fftd_stats *st,
 			fputc('\n', f);
 		}
 	}
+
+	put_algo_plans(f);
 
 	int bad = ferror(f);
 	if (fclose(f) != 0 || bad) {

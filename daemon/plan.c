@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo_pick.h"
+#include "algo_table.h"
 #include "log.h"
 
 // A PlanCreate on its way to the home device's worker or planner.
@@ -121,9 +123,24 @@ plan_job_run(fftd__worker *w, fftd__job *job)
 	free(pj);
 
 	fftd__cache_entry *e = NULL;
-	int rv = fftd__cache_acquire(fftd__worker_cache(w), &h->shape,
-	    h->algorithm, &e, msg, sizeof(msg));
+	int                rv;
+	if (h->tolerance > 0) {
+		// auto with a tolerance: the fastest algorithm within it;
+		// executions on other devices plan the same one.
+		char key[16], name[16];
+		rv = fftd__algo_pick(fftd__worker_cache(w),
+		    (fftd__device *) fftd__worker_device(w), &h->shape,
+		    h->tolerance, key, name, &e, msg, sizeof(msg));
+		if (rv == FFTD_OK) {
+			memcpy(h->algorithm, key, sizeof(key));
+			memcpy(h->reported, name, sizeof(name));
+		}
+	} else {
+		rv = fftd__cache_acquire(fftd__worker_cache(w), &h->shape,
+		    h->algorithm, &e, msg, sizeof(msg));
+	}
 	if (rv == FFTD_OK) {
+		fftd__algo_count_plan(h->reported);
 		atomic_store(&h->entries[h->home], e);
 	}
 	pthread_mutex_lock(&s->mtx);
@@ -143,7 +160,7 @@ plan_job_run(fftd__worker *w, fftd__job *job)
 	uint64_t id = h->id, in_bytes = h->shape.in.bytes;
 	uint64_t out_bytes = h->shape.out.bytes;
 	char     alg[16];
-	memcpy(alg, h->algorithm, sizeof(alg));
+	memcpy(alg, h->reported, sizeof(alg));
 	fftd__plan_unref(s, h);
 	if (rv != FFTD_OK) {
 		fftd__ctx_reply_error(
@@ -292,6 +309,11 @@ fftd__plan_create(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__PlanCreate *pc)
 	h->realtime  = d.priority == FFTD_PRIORITY_REALTIME;
 	h->shape     = sh;
 	memcpy(h->algorithm, alg, sizeof(alg));
+	memcpy(h->reported, alg, sizeof(alg));
+	// A tolerance matters to "auto" only: a named algorithm runs as named.
+	bool is_auto = d.algorithm == NULL || d.algorithm[0] == '\0'
+	    || strcmp(d.algorithm, "auto") == 0;
+	h->tolerance = is_auto ? d.tolerance : 0.0;
 	atomic_store(&h->refs, 1); // the job's reference
 	atomic_fetch_add(&s->n_plans, 1);
 	pj->job.fn = plan_job_run;

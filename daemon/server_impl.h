@@ -119,13 +119,18 @@ typedef struct fftd__release_job {
 } fftd__release_job;
 
 struct fftd__handle {
-	uint64_t                   id;
-	uint32_t                   pipe; // owning session's pipe id
-	int                        home; // worker index it was planned on first
-	bool                       pinned;
-	int                        realtime;
-	fftd__shape                shape;
-	char                       algorithm[16];
+	uint64_t    id;
+	uint32_t    pipe; // owning session's pipe id
+	int         home; // worker index it was planned on first
+	bool        pinned;
+	int         realtime;
+	fftd__shape shape;
+	char        algorithm[16]; // the backend's name of it
+	// Accuracy-aware auto (algo_pick.h): the tolerance of an "auto"
+	// plan (0: none, the default algorithm), and the name the client is
+	// told (fftd_plan_algorithm), set with algorithm on the planner.
+	double                     tolerance;
+	char                       reported[16];
 	uint64_t                   est_bytes; // counted in plan_bytes
 	fftd__cache_entry *_Atomic entries[FFTD_MAX_DEVICES];
 	_Atomic uint64_t           est_ns; // execution time, moving average

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,12 @@ const char fftd__ctl_fft_help[]
       "                    power-of-two sizes, --rank 1 (from 256) or 2\n"
       "                    (256 .. 4096 each); `fftctl info` lists what\n"
       "                    the daemon serves\n"
+      "  --tolerance X     relative L2 error accepted per transform (e.g.\n"
+      "                    1e-3): the daemon runs the fastest algorithm\n"
+      "                    whose error bound fits it, maybe at a lower\n"
+      "                    precision (f32 data through tc16); 0 (default):\n"
+      "                    the precision's usual accuracy; -v names the\n"
+      "                    algorithm chosen, `fftctl info` the bounds\n"
       "  --device D        run on device D (default: any)\n"
       "  --raw             IN is raw: give --shape, --precision, --complex\n"
       "  --shape AxBx..    logical shape of a raw IN, up to 4 axes (no axis\n"
@@ -66,6 +73,7 @@ typedef struct fft_opts {
 	int         rank;
 	long long   n_last; // c2r --n, 0: default
 	const char *algorithm;
+	double      tolerance;
 	int         device;
 	bool        raw;
 	bool        have_shape, have_prec;
@@ -224,6 +232,7 @@ fft_transform(
 	}
 	desc.norm      = o->norm;
 	desc.algorithm = o->algorithm;
+	desc.tolerance = o->tolerance;
 	desc.device    = o->device;
 
 	fftd_client *client;
@@ -269,7 +278,8 @@ fftd__ctl_fft(int argc, char **argv)
 		O_RAW,
 		O_SHAPE,
 		O_PRECISION,
-		O_COMPLEX
+		O_COMPLEX,
+		O_TOLERANCE
 	};
 	static const struct option longopts[] = {
 		{ "kind", required_argument, NULL, O_KIND },
@@ -280,6 +290,7 @@ fftd__ctl_fft(int argc, char **argv)
 		{ "n", required_argument, NULL, O_N },
 		{ "algorithm", required_argument, NULL, O_ALGORITHM },
 		{ "device", required_argument, NULL, O_DEVICE },
+		{ "tolerance", required_argument, NULL, O_TOLERANCE },
 		{ "raw", no_argument, NULL, O_RAW },
 		{ "shape", required_argument, NULL, O_SHAPE },
 		{ "precision", required_argument, NULL, O_PRECISION },
@@ -344,6 +355,19 @@ fftd__ctl_fft(int argc, char **argv)
 		case O_ALGORITHM:
 			o.algorithm = optarg;
 			break;
+		case O_TOLERANCE: {
+			char  *end = NULL;
+			double t   = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(t >= 0)
+			    || isinf(t)) {
+				return fftd__ctl_usage_error("fft",
+				    "--tolerance: a relative error >= 0 (e.g. "
+				    "1e-3), not '%s'",
+				    optarg);
+			}
+			o.tolerance = t;
+			break;
+		}
 		case O_DEVICE:
 			if (!fftd__ctl_parse_ll(optarg, -1, INT_MAX, &v)) {
 				return fftd__ctl_usage_error("fft",

@@ -7,9 +7,11 @@
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "errtable.h"
 #include "fftctl.h"
 
 // fftd__ctl_info_help is fftctl info --help.
@@ -21,6 +23,40 @@ const char fftd__ctl_info_help[]
       "default backend, its devices (with memory), the algorithms and "
       "precisions it\n"
       "serves, and its request limits.\n";
+
+// print_error_table prints the error table accuracy-aware auto chooses by
+// (common/errtable.c: the bound of the relative L2 error of one transform
+// at a few sizes) for the rows of backend (all rows when it is unknown).
+// The speed table lives in the daemon; its size is in the metrics
+// (fftd_speed_table_entries).
+static void
+print_error_table(const char *backend)
+{
+	static const int64_t sizes[] = { 1 << 10, 1 << 14, 1 << 20, 1 << 24 };
+	bool                 any     = false;
+	for (int i = 0; i < fftd__err_nrows; i++) {
+		any |= strcmp(fftd__err_rows[i].backend, backend) == 0;
+	}
+	printf("%-16s relative L2 error bound per transform (--tolerance)\n",
+	    "error table");
+	printf("  %-10s %-9s %9s %9s %9s %9s\n", "algorithm", "computes",
+	    "N=2^10", "2^14", "2^20", "2^24");
+	for (int i = 0; i < fftd__err_nrows; i++) {
+		const fftd__err_row *r = &fftd__err_rows[i];
+		if (any && strcmp(r->backend, backend) != 0) {
+			continue;
+		}
+		printf(
+		    "  %-10s %-9s", r->algo, fftd__ctl_prec_name[r->compute]);
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			printf(
+			    " %9.2e", fftd__err_bound(r, r->compute, sizes[k]));
+		}
+		printf("\n");
+	}
+	printf("  (data of a higher precision run at a lower one adds two "
+	       "roundings there)\n");
+}
 
 // fftd__ctl_info is fftctl info: what the daemon reported at connection
 // (fftd_client_info), one line per item, devices as a table.
@@ -115,6 +151,7 @@ fftd__ctl_info(int argc, char **argv)
 	       "connection\n",
 	    "max in flight", info.max_inflight_per_client,
 	    fftd__ctl_human(b, sizeof(b), info.max_queued_bytes_per_client));
+	print_error_table(info.backend);
 	if (info.ndaemons > 1) {
 		printf("%-16s %d (the above is the first; limits are the "
 		       "smallest)\n",

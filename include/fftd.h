@@ -245,12 +245,34 @@ typedef struct fftd_plan_desc {
 	// there on first use).
 	int           device;
 	fftd_priority priority; // scheduling class (FFTD_PRIORITY_BATCH)
+	// tolerance is the error the caller accepts per transform: an upper
+	// bound on the relative L2 error ||y - y_exact|| / ||y_exact|| of each
+	// transform of the batch (dimensionless; y_exact is the exact DFT of
+	// the input as given). 0 (the default, and what an older caller's
+	// shorter struct reads as) asks for the precision's usual accuracy:
+	// the algorithm named, or the backend's default for "auto", exactly
+	// as without this field. With algorithm "auto" and tolerance > 0 the
+	// daemon runs the fastest algorithm whose error bound at this size is
+	// within tolerance, among those that serve the shape, possibly at a
+	// lower precision than the data's (f32 data through "tc16", f64 data
+	// through "cufft-f32", "split16" or "fftw-f32": the daemon converts on
+	// the way in and out, scaling by powers of two so that nothing
+	// overflows, and counts the conversions in the speed it compares);
+	// the data's own precision on its default algorithm is always a
+	// candidate, so the choice is never slower than it (up to measuring
+	// noise). The bounds are the daemon's error table (fftctl info prints
+	// it), set from the kernels' measured errors with a safety margin;
+	// speeds are measured once per device, shape and algorithm, on first
+	// use. fftd_plan_algorithm() names the algorithm chosen. A named
+	// algorithm ignores tolerance. Errors at fftd_plan_create: negative,
+	// NaN or infinite: FFTD_EINVAL.
+	double tolerance;
 } fftd_plan_desc;
 
 // fftd_plan_desc_init fills *desc for a contiguous, forward (inverse for
 // C2R), unnormalized, batch-1 transform of the given rank and sizes, with
-// the layout fields zero (defaults), algorithm "auto", device -1 and
-// priority FFTD_PRIORITY_BATCH. n must hold rank
+// the layout fields zero (defaults), algorithm "auto", device -1,
+// priority FFTD_PRIORITY_BATCH and tolerance 0. n must hold rank
 // sizes. Returns FFTD_EINVAL if rank is outside 1..FFTD_MAX_RANK.
 FFTD_API int fftd_plan_desc_init_sized(fftd_plan_desc *desc, size_t size,
     int rank, const int64_t *n, fftd_kind kind, fftd_precision precision);

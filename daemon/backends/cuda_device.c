@@ -200,8 +200,9 @@ cuda_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 		return fftd__cuda_fail(e, "cudaSetDevice", msg, msglen);
 	}
 	pthread_mutex_lock(&st->mtx);
-	int     rv;
-	int64_t cb = fftd__cuda_chunk_of(st, s);
+	int rv;
+	// Converted plans (cuda_convert.c) run in one piece.
+	int64_t cb = p->conv ? 0 : fftd__cuda_chunk_of(st, s);
 	if (cb > 0) {
 		rv = fftd__cuda_pipeline_execute(
 		    st, p, s, cb, in, out, msg, msglen);
@@ -223,6 +224,7 @@ const fftd__backend fftd__backend_cuda = {
 	.execute       = cuda_execute,
 	.destroy       = fftd__cuda_destroy,
 	.plan_estimate = fftd__cuda_plan_estimate,
+	.measure       = fftd__cuda_measure,
 	// Plans are made and destroyed on the device's planner thread.
 	.plan_any_thread = 1,
 	.host_register   = fftd__cuda_host_register,

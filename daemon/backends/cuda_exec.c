@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend_util.h"
+#include "errmsg.h"
 #include "cuda_impl.h"
 #include "fftd_kernels.h"
 #include "tc.h"
@@ -65,11 +66,11 @@ exec_fft(const fftd__cuda_plan *p, cufftHandle h, void *din, void *dout,
 	return FFTD_OK;
 }
 
-// exec_unit enqueues unit u's transform of din into dout on stream. A
-// cuFFT handle was bound to this same stream when it was made; a tc plan
+// fftd__cuda_exec_unit enqueues unit u's transform of din into dout on stream.
+// A cuFFT handle was bound to this same stream when it was made; a tc plan
 // takes it here, with the unit's own workspace (used on no other stream).
-static int
-exec_unit(const fftd__cuda_plan *p, const fftd__cuda_unit *u,
+int
+fftd__cuda_exec_unit(const fftd__cuda_plan *p, const fftd__cuda_unit *u,
     cudaStream_t stream, void *din, void *dout, char *msg, size_t msglen)
 {
 	if (u->is_tc) {
@@ -83,6 +84,54 @@ exec_unit(const fftd__cuda_plan *p, const fftd__cuda_unit *u,
 	return exec_fft(p, u->handle, din, dout, msg, msglen);
 }
 
+// fftd__cuda_conv_transform enqueues a converted plan's (cuda_convert.c)
+// transform of din (the data's precision) into dout: the scaled conversion into
+// the unit's input buffer, the algorithm's transform into its output buffer,
+// the unscaled conversion back into dout, and the norm's scale pass there.
+int
+fftd__cuda_conv_transform(cudaStream_t stream, const fftd__cuda_plan *p,
+    const fftd__cuda_unit *u, const fftd__shape *s, void *din, void *dout,
+    char *msg, size_t msglen)
+{
+	const fftd__shape *cs     = &p->cshape;
+	int                target = fftd__cuda_conv_target(p);
+	if (target < 0 || u->cbuf == NULL || s->batch != cs->batch) {
+		return fftd__errmsg(FFTD_EINTERNAL, msg, msglen,
+		    "converted plan without its conversion");
+	}
+	void *cin, *cout, *scr;
+	fftd__cuda_conv_bufs(p, u, &cin, &cout, &scr);
+	int64_t ntr  = s->batch;
+	int64_t rin  = s->in.elems * (s->in.complex ? 2 : 1) / ntr;
+	int64_t rout = s->out.elems * (s->out.complex ? 2 : 1) / ntr;
+	int     rc   = fftd__conv_in(din, (int) s->precision, cin,
+	          (int) cs->precision, ntr, rin, s->total, target, scr, stream);
+	if (rc != 0) {
+		return fftd__cuda_fail(
+		    (cudaError_t) rc, "fftd__conv_in", msg, msglen);
+	}
+	int rv = fftd__cuda_exec_unit(p, u, stream, cin, cout, msg, msglen);
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	rc = fftd__conv_out(cout, (int) cs->precision, dout, (int) s->precision,
+	    ntr, rout, scr, stream);
+	if (rc != 0) {
+		return fftd__cuda_fail(
+		    (cudaError_t) rc, "fftd__conv_out", msg, msglen);
+	}
+	double f = fftd__norm_factor(s);
+	if (f != 1.0) {
+		cudaError_t e = (cudaError_t) fftd__kern_scale(
+		    dout, (int) s->precision, fftd__out_reals(s), f, stream);
+		if (e != cudaSuccess) {
+			return fftd__cuda_fail(
+			    e, "fftd__kern_scale", msg, msglen);
+		}
+	}
+	return FFTD_OK;
+}
+
 // fftd__cuda_dev_transform enqueues, on stream, everything between the input's
 // arrival in din and the output's departure from dout: zeroing the
 // output's gaps, the FFT (unit u, whichever algorithm), the scaling. The
@@ -94,6 +143,11 @@ fftd__cuda_dev_transform(cudaStream_t stream, const fftd__cuda_plan *p,
     char *msg, size_t msglen)
 {
 	cudaError_t e;
+	if (p->conv) {
+		// Accuracy-aware auto's converted plans (dense layouts).
+		return fftd__cuda_conv_transform(
+		    stream, p, u, s, din, dout, msg, msglen);
+	}
 	if (fftd__side_has_gaps(&s->out, s->rank, s->batch)) {
 		e = cudaMemsetAsync(dout, 0, (size_t) s->out.bytes, stream);
 		if (e != cudaSuccess) {
@@ -101,7 +155,7 @@ fftd__cuda_dev_transform(cudaStream_t stream, const fftd__cuda_plan *p,
 			    e, "cudaMemsetAsync", msg, msglen);
 		}
 	}
-	int rv = exec_unit(p, u, stream, din, dout, msg, msglen);
+	int rv = fftd__cuda_exec_unit(p, u, stream, din, dout, msg, msglen);
 	if (rv != FFTD_OK) {
 		return rv;
 	}

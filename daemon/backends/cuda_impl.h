@@ -40,10 +40,13 @@
 //                    messages;
 //   cuda_memory.c    the device budget, buffers grown on demand (request,
 //                    staging and pipeline buffers), pinning host memory;
+//   cuda_convert.c   accuracy-aware auto's converted plans: which names,
+//                    shapes in the computing precision, their buffers;
 //   cuda_plan.c      which algorithm serves which shape, units (cuFFT
 //                    handles, tc plans, their workspaces), plans;
-//   cuda_exec.c      the device-side transform of one unit and the
-//                    single-stream execution of a request;
+//   cuda_exec.c      the device-side transform of one unit (converted
+//                    too) and the single-stream execution of a request;
+//   cuda_measure.c   one execution timed on scratch data (speed table);
 //   cuda_pipeline.c  the split-batch pipeline: chunks over K streams,
 //                    copies overlapping transforms;
 //   cuda_array.c     resident arrays: device memory counted against the
@@ -99,6 +102,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "convert.h"
 #include "fftd_kernels.h"
 #include "tc.h"
 
@@ -196,6 +200,11 @@ typedef struct fftd__cuda_unit {
 	void          *work;     // workspace we allocated (NULL if none needed)
 	size_t         work_bytes;
 	uint64_t       held; // device bytes counted in st->plan_bytes
+	// A converted plan's (cuda_convert.c) buffers: the input and output
+	// in the computing precision and the conversion's scratch, one
+	// allocation of cbuf_bytes (counted in held).
+	void  *cbuf;
+	size_t cbuf_bytes;
 } fftd__cuda_unit;
 
 // fftd__cuda_plan is a plan of this backend (the daemon's void *plan).
@@ -207,6 +216,12 @@ struct fftd__cuda_plan {
 	fftd_kind        kind;
 	int              direction;
 	fftd__shape      shape;
+	// Accuracy-aware auto's converted plans (cuda_convert.c): conv set,
+	// the data in shape.precision, the algorithm run on cshape (the
+	// same transform in prec, the computing precision). Without
+	// conversion cshape is shape.
+	bool        conv;
+	fftd__shape cshape;
 	// Split-batch pipeline (made on first use): transforms per chunk, one
 	// unit per stream for a full chunk, one for the last, shorter chunk.
 	int64_t         chunk;
@@ -262,7 +277,24 @@ uint64_t fftd__cuda_plan_estimate(
     fftd__device *dev, const fftd__shape *s, const char *algorithm);
 void fftd__cuda_plan_free(fftd__cuda_state *st, fftd__cuda_plan *p);
 
+// --- cuda_convert.c ----------------------------------------------------------
+
+int  fftd__cuda_conv_resolve(const char *algorithm, const fftd__shape *s,
+     bool *conv, int *algo, fftd__shape *cs, char *msg, size_t msglen);
+int  fftd__cuda_conv_alloc(fftd__cuda_state *st, const fftd__cuda_plan *p,
+     fftd__cuda_unit *u, char *msg, size_t msglen);
+void fftd__cuda_conv_free(fftd__cuda_unit *u);
+int  fftd__cuda_conv_target(const fftd__cuda_plan *p);
+void fftd__cuda_conv_bufs(const fftd__cuda_plan *p, const fftd__cuda_unit *u,
+    void **cin, void **cout, void **scratch);
+
 // --- cuda_exec.c -------------------------------------------------------------
+
+int fftd__cuda_exec_unit(const fftd__cuda_plan *p, const fftd__cuda_unit *u,
+    cudaStream_t stream, void *din, void *dout, char *msg, size_t msglen);
+int fftd__cuda_conv_transform(cudaStream_t stream, const fftd__cuda_plan *p,
+    const fftd__cuda_unit *u, const fftd__shape *s, void *din, void *dout,
+    char *msg, size_t msglen);
 
 int fftd__cuda_dev_transform(cudaStream_t stream, const fftd__cuda_plan *p,
     const fftd__cuda_unit *u, const fftd__shape *s, void *din, void *dout,
@@ -307,6 +339,11 @@ void fftd__cuda_mf_plans_free(fftd__cuda_state *st);
 struct fftd__mf_args;
 int fftd__cuda_mf_bank(
     fftd__device *dev, struct fftd__mf_args *a, char *msg, size_t msglen);
+
+// --- cuda_measure.c ----------------------------------------------------------
+
+int fftd__cuda_measure(fftd__device *dev, void *plan, const fftd__shape *s,
+    uint64_t *ns, char *msg, size_t msglen);
 
 // --- cuda_pipeline.c ---------------------------------------------------------
 

@@ -342,6 +342,8 @@ make_tc_unit(fftd__cuda_state *st, fftd__cuda_algo a, const fftd__shape *s,
 	return FFTD_OK;
 }
 
+static void unit_free(fftd__cuda_state *st, fftd__cuda_unit *u);
+
 // fftd__cuda_make_unit makes plan p's unit for shape s with `batch` transforms
 // that runs on `stream`. share: a tc plan of the same batch to borrow (pipeline
 // streams after the first), NULL to make one; cuFFT handles are never
@@ -351,10 +353,19 @@ fftd__cuda_make_unit(fftd__cuda_state *st, const fftd__cuda_plan *p,
     const fftd__shape *s, int64_t batch, cudaStream_t stream,
     fftd__tc_plan *share, fftd__cuda_unit *u, char *msg, size_t msglen)
 {
+	int rv;
 	if (p->algo == FFTD__CUDA_ALG_CUFFT) {
-		return make_cufft_unit(st, s, batch, stream, u, msg, msglen);
+		rv = make_cufft_unit(st, s, batch, stream, u, msg, msglen);
+	} else {
+		rv = make_tc_unit(st, p->algo, s, batch, share, u, msg, msglen);
 	}
-	return make_tc_unit(st, p->algo, s, batch, share, u, msg, msglen);
+	if (rv == FFTD_OK && p->conv) {
+		rv = fftd__cuda_conv_alloc(st, p, u, msg, msglen);
+		if (rv != FFTD_OK) {
+			unit_free(st, u);
+		}
+	}
+	return rv;
 }
 
 // unit_free releases unit u: its cuFFT handle or (when it owns it) its tc
@@ -375,6 +386,7 @@ unit_free(fftd__cuda_state *st, fftd__cuda_unit *u)
 	if (u->work != NULL) {
 		(void) cudaFree(u->work);
 	}
+	fftd__cuda_conv_free(u);
 	fftd__cuda_release_plan_bytes(st, u->held);
 	memset(u, 0, sizeof(*u));
 }
@@ -405,14 +417,27 @@ fftd__cuda_plan_make(fftd__device *dev, const fftd__shape *s,
     const char *algorithm, void **planp, uint64_t *bytes, char *msg,
     size_t msglen)
 {
-	fftd__cuda_state *st = dev->state;
-	cudaError_t       e;
-	int               a = -1;
+	fftd__cuda_state  *st = dev->state;
+	cudaError_t        e;
+	int                a = -1;
+	bool               conv;
+	fftd__shape        cs;
+	const fftd__shape *ds = s; // the data's shape
 
 	for (int i = 0; algorithm != NULL && i < FFTD__CUDA_ALG_COUNT; i++) {
 		if (strcmp(algorithm, fftd__cuda_algorithms[i]) == 0) {
 			a = i;
 		}
+	}
+	// Accuracy-aware auto's conversions: plan the algorithm on the
+	// shape in its computing precision (cuda_convert.c).
+	int rc = fftd__cuda_conv_resolve(
+	    algorithm, s, &conv, &a, &cs, msg, msglen);
+	if (rc != FFTD_OK) {
+		return rc;
+	}
+	if (conv) {
+		s = &cs;
 	}
 	if (a < 0) {
 		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
@@ -457,7 +482,9 @@ fftd__cuda_plan_make(fftd__device *dev, const fftd__shape *s,
 	p->direction = s->kind == FFTD_R2C ? CUFFT_FORWARD
 	    : s->kind == FFTD_C2R          ? CUFFT_INVERSE
 	                                   : (int) s->direction;
-	p->shape     = *s;
+	p->shape     = *ds;
+	p->conv      = conv;
+	p->cshape    = *s;
 
 	int rv = fftd__cuda_make_unit(
 	    st, p, s, s->batch, st->stream, NULL, &p->main, msg, msglen);

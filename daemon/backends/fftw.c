@@ -83,6 +83,10 @@ struct cpu_plan {
 	bool           have_aligned, have_unaligned;
 	any_plan       aligned;   // for buffers aligned as at planning
 	any_plan       unaligned; // FFTW_UNALIGNED, made on first need
+	// "fftw-f32" (fftw_auto.c): f64 data, planned and run in f32 on
+	// converted copies; s32 is the shape in f32.
+	bool        conv;
+	fftd__shape s32;
 };
 
 static void
@@ -320,12 +324,26 @@ static int
 cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
     void **planp, uint64_t *bytes, char *msg, size_t msglen)
 {
-	cpu_state *st = dev->state;
+	cpu_state  *st = dev->state;
+	fftd__shape s32;
+	bool conv = algorithm != NULL && strcmp(algorithm, "fftw-f32") == 0
+	    && s->precision == FFTD_F64;
 
-	if (algorithm != NULL && strcmp(algorithm, "fftw") != 0) {
+	if (algorithm != NULL && strcmp(algorithm, "fftw") != 0 && !conv) {
 		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
 		    "algorithm \"%s\" is not served by the fftw backend",
 		    algorithm);
+	}
+	if (conv) {
+		// Accuracy-aware auto's f64 data through FFTW's f32 planner:
+		// the same layout in elements half as large.
+		s32               = *s;
+		s32.precision     = FFTD_F32;
+		s32.in.elem_size  = s->in.elem_size / 2;
+		s32.in.bytes      = s->in.bytes / 2;
+		s32.out.elem_size = s->out.elem_size / 2;
+		s32.out.bytes     = s->out.bytes / 2;
+		s                 = &s32;
 	}
 	if (s->precision == FFTD_F16) {
 		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
@@ -346,6 +364,8 @@ cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 		return fftd__errmsg(
 		    FFTD_ENOMEM, msg, msglen, "no memory for a plan");
 	}
+	p->conv = conv;
+	p->s32  = s32;
 	p->prec = s->precision;
 	p->kind = s->kind;
 	p->rank = s->rank;
@@ -423,12 +443,45 @@ cpu_destroy(fftd__device *dev, void *plan)
 	destroy_obj(p);
 }
 
+static int run_plan(fftd__device *dev, cpu_plan *p, const fftd__shape *s,
+    void *in, void *out, char *msg, size_t msglen);
+
+// cpu_execute runs plan on in and out (backend.h: execute); an "fftw-f32"
+// plan through f32 copies converted on the way in and out (fftw_auto.c).
 static int
 cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
     void *out, char *msg, size_t msglen)
 {
+	cpu_plan *p = plan;
+	if (!p->conv) {
+		return run_plan(dev, p, s, in, out, msg, msglen);
+	}
+	size_t ni  = (size_t) s->in.bytes / sizeof(double);
+	size_t no  = (size_t) s->out.bytes / sizeof(double);
+	float *fin = alloc_scratch(ni * sizeof(float));
+	float *fou = alloc_scratch(no * sizeof(float));
+	int    rv  = FFTD_OK;
+	if (fin == NULL || fou == NULL) {
+		rv = fftd__errmsg(FFTD_ENOMEM, msg, msglen,
+		    "no memory for the f32 copies of an fftw-f32 execution");
+	} else {
+		int e = fftd__fftw_to_f32(fin, in, ni, s->total);
+		rv    = run_plan(dev, p, &p->s32, fin, fou, msg, msglen);
+		if (rv == FFTD_OK) {
+			fftd__fftw_from_f32(out, fou, no, e);
+		}
+	}
+	free(fin);
+	free(fou);
+	return rv;
+}
+
+// run_plan executes plan p on in and out of shape s (its own precision).
+static int
+run_plan(fftd__device *dev, cpu_plan *p, const fftd__shape *s, void *in,
+    void *out, char *msg, size_t msglen)
+{
 	cpu_state *st   = dev->state;
-	cpu_plan  *p    = plan;
 	size_t     real = p->prec == FFTD_F64 ? sizeof(double) : sizeof(float);
 
 	if (in == out) {
@@ -580,6 +633,7 @@ const fftd__backend fftd__backend_fftw = {
 	.execute       = cpu_execute,
 	.destroy       = cpu_destroy,
 	.plan_estimate = cpu_plan_estimate,
+	.measure       = fftd__fftw_measure,
 	// Plans are made on scratch arrays under planner_lock; execute uses
 	// the new-array interface, which FFTW allows beside the planner.
 	.plan_any_thread = 1,

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend.h"
 
@@ -28,5 +29,13 @@ int fftd__fftw_nthreads(const fftd__device *dev);
 // the "device pointers" are the daemon's host memory. See fftw_mf.c.
 int fftd__fftw_mf_bank(
     fftd__device *dev, struct fftd__mf_args *a, char *msg, size_t msglen);
+
+// fftw_auto.c: accuracy-aware "auto" (fftd__fftw_measure is the vtable's
+// measure; the conversions serve "fftw-f32", f64 data through FFTW's f32
+// planner). Each says what it does above its definition.
+int  fftd__fftw_to_f32(float *dst, const double *src, size_t n, int64_t points);
+void fftd__fftw_from_f32(double *dst, const float *src, size_t n, int e);
+int  fftd__fftw_measure(fftd__device *dev, void *plan, const fftd__shape *s,
+     uint64_t *ns, char *msg, size_t msglen);
 
 #endif // FFTD_DAEMON_FFTW_IMPL_H

@@ -50,6 +50,7 @@ typedef struct fftd_plan_desc {
     const char *algorithm;
     int device;
     fftd_priority priority;
+    double tolerance;
 } fftd_plan_desc;
 
 int fftd_plan_desc_init_sized(fftd_plan_desc *desc, size_t size, int rank,

@@ -31,7 +31,8 @@ _DTYPES = {(F64, True): np.dtype(np.complex128), (F64, False): np.dtype(np.float
 
 class Plan:
     """A daemon plan: ``Plan(n, kind="c2c", precision="f64", forward=True, norm=None,
-    batch=1, *, layout..., algorithm=None, device=-1, realtime=False, client=None)``.
+    batch=1, *, layout..., algorithm=None, tolerance=0.0, device=-1, realtime=False,
+    client=None)``.
 
     n: the logical sizes (rank 1..3, slowest first; real sizes for r2c/c2r). kind:
     "c2c", "r2c" (forward only), "c2r" (inverse only). precision: "f64", "f32", "f16"
@@ -39,6 +40,10 @@ class Plan:
     numpy's "backward" | "ortho" | "forward" meaning for this direction. Layout keywords
     inembed, istride, idist, onembed, ostride, odist: fftd_plan_desc's (0 or None:
     default, contiguous). algorithm: "auto", "fftw", "cufft", "tc16", "split16".
+    tolerance: the relative L2 error accepted per transform (fftd_plan_desc.tolerance):
+    with algorithm "auto" the daemon runs the fastest algorithm whose error bound fits
+    it, maybe at a lower precision (f32 data through tc16); 0: the precision's usual
+    accuracy. The algorithm attribute names the one chosen.
     Errors: ArgumentError, UnsupportedError, LimitError (fftd_plan_create).
 
     Attributes: input_dtype, output_dtype, input_shape / output_shape (contiguous
@@ -50,7 +55,8 @@ class Plan:
                  forward: bool = True, norm: Optional[str] = None, batch: int = 1, *,
                  inembed=None, istride: int = 0, idist: int = 0, onembed=None,
                  ostride: int = 0, odist: int = 0, algorithm: Optional[str] = None,
-                 device: int = -1, realtime: bool = False, client: Optional[Client] = None):
+                 tolerance: float = 0.0, device: int = -1, realtime: bool = False,
+                 client: Optional[Client] = None):
         if kind not in _KINDS:
             raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
         if precision not in _PRECISIONS:
@@ -70,7 +76,8 @@ class Plan:
                                 norm_code(norm, forward), self.batch, inembed=inembed,
                                 istride=istride, idist=idist, onembed=onembed,
                                 ostride=ostride, odist=odist, algorithm=algorithm,
-                                device=device, priority=1 if realtime else 0)
+                                device=device, priority=1 if realtime else 0,
+                                tolerance=tolerance)
         self._raw = RawPlan(self.client, desc)
         self.input_dtype = _DTYPES[(p, k != R2C)]
         self.output_dtype = _DTYPES[(p, k != C2R)]

@@ -145,3 +145,16 @@ def test_killed_client_is_cleaned_up(client):
         time.sleep(0.05)
     after = client.stats()
     assert after["sessions"] == before["sessions"] and after["plans"] == before["plans"]
+
+
+def test_plan_tolerance(client, rng):
+    """tolerance= reaches the daemon: accepted, the choice named, the result within it;
+    a bad one is an ArgumentError naming the field."""
+    x = rng.standard_normal((2, 256)) + 1j * rng.standard_normal((2, 256))
+    with fftd.Plan([256], batch=2, tolerance=1e-5, client=client) as p:
+        assert p.algorithm in ("fftw", "fftw-f32")
+        y = p.execute(x)
+    want = np.fft.fft(x)
+    assert np.linalg.norm(y - want) <= 1e-5 * np.linalg.norm(want)
+    with pytest.raises(fftd.ArgumentError, match="tolerance"):
+        fftd.Plan([256], tolerance=-1.0, client=client)

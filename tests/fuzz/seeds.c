@@ -68,9 +68,9 @@ put_frame(const ProtobufCMessage *m, uint64_t payload_len)
 static void
 plan_seeds(void)
 {
-	fftd_plan_desc ds[6];
+	fftd_plan_desc ds[9];
 	memset(ds, 0, sizeof(ds));
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 9; i++) {
 		ds[i].batch     = 1;
 		ds[i].direction = FFTD_FORWARD;
 		ds[i].device    = -1;
@@ -117,7 +117,19 @@ plan_seeds(void)
 	ds[5].kind       = FFTD_R2C;
 	ds[5].batch      = 4;
 	ds[5].idist      = 0;
-	for (int i = 0; i < 6; i++) {
+	ds[6].rank       = 1; // auto with a tolerance (issue 18): f64 data
+	ds[6].n[0]       = 4096;
+	ds[6].batch      = 2;
+	ds[6].tolerance  = 1e-5;
+	ds[7].rank       = 2; // f32 2D, a tolerance only fp16 can meet
+	ds[7].n[0]       = 256;
+	ds[7].n[1]       = 256;
+	ds[7].precision  = FFTD_F32;
+	ds[7].tolerance  = 1e-2;
+	ds[8].rank       = 1; // a tolerance refused (negative)
+	ds[8].n[0]       = 64;
+	ds[8].tolerance  = -1.0;
+	for (int i = 0; i < 9; i++) {
 		fftd__wire_desc        w;
 		Fftd__Wire__Request    rq = FFTD__WIRE__REQUEST__INIT;
 		Fftd__Wire__PlanCreate pc = FFTD__WIRE__PLAN_CREATE__INIT;

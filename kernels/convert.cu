@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+//
+// convert.cu — the precision conversions of accuracy-aware "auto"
+// (convert.h says what and why): per-transform maxima (a grid-stride
+// reduction per transform, atomicMax on the bits of non-negative
+// doubles, which order as unsigned integers), one exponent per transform,
+// and the scaled conversions in and out. Every value passes through
+// double, so each conversion rounds once. Kept simple and separate: the tc
+// passes will later fuse conversion into their first and last pass.
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "convert.h"
+#include "fftd_kernels.h"
+
+namespace
+{
+
+// load reads element i of precision P as a double.
+__device__ __forceinline__ double
+load(const void *p, int prec, int64_t i)
+{
+	if (prec == FFTD__KERN_F64)
+		return ((const double *) p)[i];
+	if (prec == FFTD__KERN_F32)
+		return (double) ((const float *) p)[i];
+	return (double) __half2float(((const __half *) p)[i]);
+}
+
+// store writes v into element i of precision prec, rounding once.
+__device__ __forceinline__ void
+store(void *p, int prec, int64_t i, double v)
+{
+	if (prec == FFTD__KERN_F64)
+		((double *) p)[i] = v;
+	else if (prec == FFTD__KERN_F32)
+		((float *) p)[i] = (float) v;
+	else
+		((__half *) p)[i] = __double2half(v);
+}
+
+// max_kernel: block (x, t) folds a stride of transform t's |values| into
+// maxbits[t] (the bits of a non-negative double; NaN's bits exceed
+// infinity's, so a NaN wins, and the exponent is then 0).
+__global__ void
+max_kernel(const void *src, int prec, int64_t ntr, int64_t reals_per,
+    unsigned long long *maxbits)
+{
+	for (int64_t t = blockIdx.y; t < ntr; t += gridDim.y) {
+		double  m    = 0;
+		int64_t base = t * reals_per;
+		for (int64_t i
+		     = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+		     i < reals_per; i += (int64_t) gridDim.x * blockDim.x) {
+			double a = fabs(load(src, prec, base + i));
+			m        = (a > m || a != a) ? a : m;
+		}
+		// Warp, then one atomic per warp.
+		unsigned long long b
+		    = (unsigned long long) __double_as_longlong(m);
+		for (int off = 16; off > 0; off >>= 1) {
+			unsigned long long o
+			    = __shfl_down_sync(0xffffffffu, b, off);
+			b = o > b ? o : b;
+		}
+		if ((threadIdx.x & 31) == 0)
+			atomicMax(&maxbits[t], b);
+	}
+}
+
+// exp_kernel turns each transform's maximum into its exponent e:
+// 2 points m 2^e <= 2^target (m points < 2^ex, so e = target - ex - 1).
+__global__ void
+exp_kernel(const unsigned long long *maxbits, int *e, int64_t ntr,
+    int64_t points, int target)
+{
+	int64_t t = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	if (t >= ntr)
+		return;
+	double m = __longlong_as_double((long long) maxbits[t]);
+	int    x = 0;
+	if (m > 0 && isfinite(m)) {
+		// m < 2^em and points <= 2^ep, so m points < 2^(em + ep),
+		// without forming a product that could overflow.
+		int em, ep;
+		(void) frexp(m, &em);
+		(void) frexp((double) points, &ep);
+		x = target - (em + ep) - 1;
+		x = x < -1000 ? -1000 : x > 1000 ? 1000 : x;
+	}
+	e[t] = x;
+}
+
+// scale_kernel writes dst[i] = src[i] * 2^(sign e[t]) for the transform t
+// of element i, in the destination's precision.
+__global__ void
+scale_kernel(const void *src, int sp, void *dst, int dp, int64_t total,
+    int64_t reals_per, const int *e, int sign)
+{
+	for (int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	     i < total; i += (int64_t) gridDim.x * blockDim.x) {
+		int x = e[i / reals_per];
+		store(dst, dp, i, ldexp(load(src, sp, i), sign * x));
+	}
+}
+
+// grid_for is a grid of 256-thread blocks for n elements, capped.
+unsigned
+grid_for(int64_t n)
+{
+	int64_t b = (n + 255) / 256;
+	return (unsigned) (b < 1 ? 1 : b > 65535 * 4 ? 65535 * 4 : b);
+}
+
+} // namespace
+
+// The scratch: ntr maxima (8 bytes) then ntr exponents (4 bytes).
+extern "C" size_t
+fftd__conv_scratch_bytes(int64_t ntr)
+{
+	return (size_t) ntr * (sizeof(unsigned long long) + sizeof(int));
+}
+
+// fftd__conv_in: maxima, exponents, scaled conversion (convert.h).
+extern "C" int
+fftd__conv_in(const void *src, int src_prec, void *dst, int dst_prec,
+    int64_t ntr, int64_t reals_per, int64_t points, int target_log2,
+    void *scratch, void *stream)
+{
+	cudaStream_t        s  = (cudaStream_t) stream;
+	unsigned long long *mb = (unsigned long long *) scratch;
+	int                *e  = (int *) (mb + ntr);
+	if (ntr <= 0 || reals_per <= 0)
+		return (int) cudaErrorInvalidValue;
+	cudaError_t r = cudaMemsetAsync(mb, 0, (size_t) ntr * sizeof(*mb), s);
+	if (r != cudaSuccess)
+		return (int) r;
+	int64_t bx = (reals_per + 255) / 256;
+	dim3    g((unsigned) (bx > 1024 ? 1024 : bx),
+	       (unsigned) (ntr > 65535 ? 65535 : ntr));
+	max_kernel<<<g, 256, 0, s>>>(src, src_prec, ntr, reals_per, mb);
+	exp_kernel<<<(unsigned) ((ntr + 255) / 256), 256, 0, s>>>(
+	    mb, e, ntr, points, target_log2);
+	int64_t total = ntr * reals_per;
+	scale_kernel<<<grid_for(total), 256, 0, s>>>(
+	    src, src_prec, dst, dst_prec, total, reals_per, e, 1);
+	return (int) cudaGetLastError();
+}
+
+// fftd__conv_out: unscaled conversion back (convert.h).
+extern "C" int
+fftd__conv_out(const void *src, int src_prec, void *dst, int dst_prec,
+    int64_t ntr, int64_t reals_per, const void *scratch, void *stream)
+{
+	const int *e
+	    = (const int *) ((const unsigned long long *) scratch + ntr);
+	if (ntr <= 0 || reals_per <= 0)
+		return (int) cudaErrorInvalidValue;
+	int64_t total = ntr * reals_per;
+	scale_kernel<<<grid_for(total), 256, 0, (cudaStream_t) stream>>>(
+	    src, src_prec, dst, dst_prec, total, reals_per, e, -1);
+	return (int) cudaGetLastError();
+}
