@@ -544,6 +544,76 @@ test_nd_algebra(void **state)
 			}
 }
 
+// The axis kernel's Stockham schedule (kernels/tc_axis.cuh, axis_stage:
+// radix 8 while 8 divides L / Ns, then 4 or 2; butterfly j reads
+// x[j + r L/R], twiddles by W_{Ns R}^{(j mod Ns) r}, writes
+// (j / Ns) Ns R + j mod Ns + r Ns) replayed in double with a plain DFT per
+// butterfly, against the FFT: the index algebra of the device code.
+static void
+test_axis_stockham(void **state)
+{
+	(void) state;
+	for (int L = FFTD__TC_AXIS_MIN; L <= 256; L *= 2)
+		for (int sign = -1; sign <= 1; sign += 2) {
+			double   a[2][2][256], want[2][256];
+			uint64_t seed = (uint64_t) L;
+			for (int n = 0; n < L; n++) {
+				a[0][0][n] = want[0][n] = frand(&seed);
+				a[0][1][n] = want[1][n] = frand(&seed);
+			}
+			fft(want[0], want[1], L, 1, sign);
+			int src = 0;
+			for (int ns = 1; ns < L;) {
+				int R = L / ns >= 8 ? 8 : L / ns, B = L / R;
+				for (int j = 0; j < B; j++) {
+					double vr[8], vi[8], yr[8], yi[8];
+					int    jm = j % ns;
+					for (int r = 0; r < R; r++) {
+						long double t = sign * 2.0L
+						    * PI_L * jm * r / (ns * R);
+						double xr
+						    = a[src][0][j + r * B],
+						    xi = a[src][1][j + r * B];
+						vr[r]  = xr * cosl(t)
+						    - xi * sinl(t);
+						vi[r] = xr * sinl(t)
+						    + xi * cosl(t);
+					}
+					for (int k = 0; k < R; k++) {
+						yr[k] = yi[k] = 0;
+						for (int r = 0; r < R; r++) {
+							long double t = sign
+							    * 2.0L * PI_L * r
+							    * k / R;
+							yr[k] += vr[r] * cosl(t)
+							    - vi[r] * sinl(t);
+							yi[k] += vr[r] * sinl(t)
+							    + vi[r] * cosl(t);
+						}
+					}
+					int d = (j / ns) * ns * R + jm;
+					for (int r = 0; r < R; r++) {
+						a[1 - src][0][d + r * ns]
+						    = yr[r];
+						a[1 - src][1][d + r * ns]
+						    = yi[r];
+					}
+				}
+				src = 1 - src;
+				ns *= R;
+			}
+			double num = 0, den = 0;
+			for (int k = 0; k < L; k++) {
+				double dr = a[src][0][k] - want[0][k],
+				       di = a[src][1][k] - want[1][k];
+				num += dr * dr + di * di;
+				den += want[0][k] * want[0][k]
+				    + want[1][k] * want[1][k];
+			}
+			assert_true(sqrt(num / den) < 1e-13);
+		}
+}
+
 int
 main(void)
 {
@@ -551,6 +621,7 @@ main(void)
 		cmocka_unit_test(test_layout_3d),
 		cmocka_unit_test(test_layout_real),
 		cmocka_unit_test(test_nd_algebra),
+		cmocka_unit_test(test_axis_stockham),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
