@@ -315,12 +315,13 @@ fftctl_once(const char *dir, const char *algo, fftd_precision p, fftd_kind kind,
 	assert_non_null(x);
 	fftd_ref_fill_input(x, &s, fftd_test_case_seed(20 + (uint64_t) kind));
 
-	// shapes: batch, the side's sizes, and (complex f16) a trailing 2
+	// shapes: the batch (an axis only when > 1: .npy holds 4 axes at
+	// most), the side's sizes, and (complex f16) a trailing 2
 	int64_t in_shape[5] = { batch }, out_shape[5] = { batch };
-	int     in_nd = 1 + rank, out_nd = 1 + rank;
+	int     lead = batch > 1, in_nd = lead + rank, out_nd = lead + rank;
 	for (int k = 0; k < rank; k++) {
-		in_shape[1 + k]  = s.in.n[k];
-		out_shape[1 + k] = s.out.n[k];
+		in_shape[lead + k]  = s.in.n[k];
+		out_shape[lead + k] = s.out.n[k];
 	}
 	if (p == FFTD_F16 && s.in.complex) {
 		in_shape[in_nd++] = 2;
@@ -397,7 +398,7 @@ test_fftctl(void **state)
 	fftctl_round_trip(dir, "tc16", FFTD_F16, BOUND_TC16);
 	fftctl_round_trip(dir, "split16", FFTD_F32, BOUND_SPLIT16);
 	const int64_t n3[3] = { 32, 32, 64 }, n1[1] = { 4096 };
-	fftctl_once(dir, "tc16", FFTD_F16, FFTD_C2C, 3, n3, 2, BOUND_TC16);
+	fftctl_once(dir, "tc16", FFTD_F16, FFTD_C2C, 3, n3, 1, BOUND_TC16);
 	fftctl_once(dir, "tc16", FFTD_F16, FFTD_R2C, 1, n1, 3, BOUND_TC16);
 	fftctl_once(dir, "tc16", FFTD_F16, FFTD_C2R, 3, n3, 1, BOUND_TC16);
 	fftctl_once(
