@@ -65,6 +65,8 @@ split16_kernel(
 	return false;
 }
 
+// split16_real_kernel: the R2C post-process or C2R pre-process kernel of this
+// precision (tc_real.cuh), for tc16_plan.cu.
 bool
 split16_real_kernel(int op, KernelInfo *k)
 {

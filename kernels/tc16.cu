@@ -64,6 +64,8 @@ tc16_kernel(
 	return false;
 }
 
+// tc16_real_kernel: the R2C post-process or C2R pre-process kernel of this
+// precision (tc_real.cuh), for tc16_plan.cu.
 bool
 tc16_real_kernel(int op, KernelInfo *k)
 {

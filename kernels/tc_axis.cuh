@@ -151,6 +151,8 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 	}
 }
 
+// make_axis_info describes one compiled axis kernel for tc16_plan.cu: its
+// block shape (C FFTs, 8 warps) and the two ping-pong buffers it needs.
 template <class P, int L, bool STRIDED, bool INV>
 KernelInfo
 make_axis_info()

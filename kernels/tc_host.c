@@ -240,6 +240,8 @@ in_range(int rank, const int64_t *dims)
 	return 1;
 }
 
+// fftd__tc_plan_layout (tc.h) checks a C2C shape against the kernels'
+// ranges and lays it out: 1D by layout_1d, 2D and 3D one pass per axis.
 int
 fftd__tc_plan_layout(
     int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)

@@ -86,6 +86,7 @@ counts(const nd_case *c, int64_t *in_s, int64_t *out_s)
 	                                       : pts;
 }
 
+// to_storage rounds x to the storage precision (fp16 or fp32).
 static double
 to_storage(int f16, double x)
 {
@@ -93,6 +94,7 @@ to_storage(int f16, double x)
 	           : (double) (float) x;
 }
 
+// pack stores n scalars in the storage precision into dst.
 static void
 pack(int f16, const double *x, int64_t n, void *dst)
 {
@@ -104,6 +106,7 @@ pack(int f16, const double *x, int64_t n, void *dst)
 			((float *) dst)[i] = (float) x[i];
 }
 
+// unpack reads scalar i of src (storage precision) as a double.
 static double
 unpack(int f16, const void *src, int64_t i)
 {
@@ -377,6 +380,8 @@ static const nd_case cases_real[] = {
 	{ FFTD__TC_C2R, 3, { 512, 64, 64 }, 1, I, 1 },
 };
 
+// run_all runs every case of a table with algo (skipped without a GPU) and
+// fails once at the end, so that one run shows every case's figures.
 static void
 run_all(fftd__tc_algo algo, const nd_case *c, size_t n)
 {

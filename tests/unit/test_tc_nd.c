@@ -100,6 +100,8 @@ check_axis_pass(const fftd__tc_pass *p, int64_t total)
 	}
 }
 
+// Every 3D shape of sides 32 .. 512: three passes, one per axis, of kernels
+// that exist, in place in out; and the refusals around the ranges.
 static void
 test_layout_3d(void **state)
 {
@@ -191,6 +193,8 @@ check_real_layout(const fftd__tc_layout *lay, fftd__tc_type type, int rank,
 	    lastc->dst, first ? FFTD__TC_BUF_OUT : FFTD__TC_BUF_WS);
 }
 
+// Every real shape class of both kinds (check_real_layout), and the sizes
+// just outside the real ranges.
 static void
 test_layout_real(void **state)
 {
@@ -394,6 +398,7 @@ ref_nd(double *re, double *im, int rank, const int64_t *dims, int64_t batch,
 	}
 }
 
+// frand is a uniform random number in [-1, 1) from the LCG state *s.
 static double
 frand(uint64_t *s)
 {
@@ -500,6 +505,9 @@ nd_error(fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
 	return sqrt(num / den);
 }
 
+// Small instances of 3D C2C and of R2C / C2R in every rank, run through
+// their layouts in double (run_cpu), in place and not: the index algebra
+// and the real-step formulas must be exact to rounding.
 static void
 test_nd_algebra(void **state)
 {
