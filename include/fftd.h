@@ -224,21 +224,26 @@ typedef struct fftd_plan_desc {
 	//             rank, size and layout.
 	//   "cufft"   cuFFT (cuda backend): f64, f32, and f16 for power-of-two
 	//             sizes; every kind, rank and layout.
-	//   "tc16"    fftd's tensor-core kernels (cuda backend): f16 C2C only,
-	//             fp16 products, fp32 sums (relative L2 error <= ~4e-3).
+	//   "tc16"    fftd's tensor-core kernels (cuda backend): f16 C2C, R2C
+	//             and C2R, fp16 products, fp32 sums (relative L2 error
+	//             <= ~4e-3, and no more than cuFFT f16's in the tests).
 	//   "split16" the same kernels on fp32 data split into fp16 hi + lo
-	//             (cuda backend): f32 C2C only, fp32 accuracy (<= ~2e-6).
-	// tc16 and split16 take power-of-two sizes, rank 1 (n from 256 up to
-	// the kernels' limit, at least 2^24) or rank 2 (each of n[0], n[1] =
-	// 256 .. 4096), either direction, any norm and batch, in a dense
-	// layout only: stride 1, no embedding (inembed/onembed zero or equal
-	// to n), distance the transform's size; a refusal states the limits.
-	// fftd_info.algorithms lists what a daemon serves.
+	//             (cuda backend): f32 C2C, R2C and C2R, fp32 accuracy
+	//             (<= ~2e-6).
+	// tc16 and split16 take power-of-two sizes: rank 1 (C2C n from 256,
+	// R2C/C2R from 512, up to the kernels' limit, at least 2^24), rank 2
+	// (each of n[0], n[1] = 256 .. 4096) or rank 3 (each side 32 .. 512;
+	// R2C/C2R with n[2] >= 64), either direction, any norm and batch, in
+	// a dense layout only: stride 1, no embedding (inembed/onembed zero or
+	// equal to the side's sizes), distance the side's transform size; a
+	// refusal states the limits. Real transforms run the complex
+	// transform of half the length and a separate post/pre-processing
+	// step (kernels/tc.h). fftd_info.algorithms lists what a daemon serves.
 	// Errors at fftd_plan_create: a name the daemon does not serve, or a
-	// plan the named algorithm cannot do (wrong precision or kind, rank 3,
-	// another size, a strided or padded layout), fails with
-	// FFTD_EUNSUPPORTED and fftd_last_error() saying why;
-	// fftd_plan_algorithm() names the one chosen.
+	// plan the named algorithm cannot do (wrong precision, another size,
+	// a strided or padded layout), fails with FFTD_EUNSUPPORTED and
+	// fftd_last_error() saying why; fftd_plan_algorithm() names the one
+	// chosen.
 	const char *algorithm;
 	// device pins the plan's executions to one device index; -1 lets the
 	// daemon run each execution on the least-loaded device (planning

@@ -6,10 +6,14 @@
 // IPDPSW 2018, sec. V; Ootomo & Yokota, IJHPCA 2022), and the lookup that
 // tc16_plan.cu uses to pick one. Contiguous passes: 256 .. 16384 (a 32768-point
 // block would need 256 KiB of shared memory); column passes 256 .. 4096;
-// radix-2/4/8 passes on the CUDA cores in fp32 (the 8-point rows of 2^15).
+// radix-2/4/8 passes on the CUDA cores in fp32 (the 8-point rows of 2^15);
+// axis passes of 32 .. 128 points on the CUDA cores in fp32 (tc_axis.cuh)
+// for 3D sides below 256; the R2C / C2R real steps (tc_real.cuh).
 
 #include "tc16_pass.cuh"
 #include "tc16_radix.cuh"
+#include "tc_axis.cuh"
+#include "tc_real.cuh"
 
 namespace fftd_tc
 {
@@ -42,6 +46,8 @@ split16_kernel(
 {
 	if (len <= FFTD__TC_MAX_RADIX)
 		return radix_kernel_info<Split16>(len, inverse, tw, k);
+	if (len >= FFTD__TC_AXIS_MIN && len <= FFTD__TC_AXIS_MAX)
+		return axis_kernel_info<Split16>(len, strided, inverse, tw, k);
 	FFTD_SPLIT16_CONTIG(256)
 	FFTD_SPLIT16_CONTIG(512)
 	FFTD_SPLIT16_CONTIG(1024)
@@ -57,6 +63,14 @@ split16_kernel(
 	FFTD_SPLIT16_STRIDED(2048)
 	FFTD_SPLIT16_STRIDED(4096)
 	return false;
+}
+
+// split16_real_kernel: the R2C post-process or C2R pre-process kernel of this
+// precision (tc_real.cuh), for tc16_plan.cu.
+bool
+split16_real_kernel(int op, KernelInfo *k)
+{
+	return real_kernel_info<Split16>(op, k);
 }
 
 } // namespace fftd_tc

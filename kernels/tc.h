@@ -96,15 +96,23 @@ typedef enum fftd__tc_type {
 
 typedef struct fftd__tc_plan fftd__tc_plan;
 
-// fftd__tc_plan_create makes a plan for batch transforms of rank 1 or 2 with
-// dims[0..rank-1] (powers of two; 1D: 256 .. 2^27 (FFTD__TC_MAX_1D): 256 ..
-// 16384 in one pass over memory, 2^15 .. 2^24 in two, 2^25 .. 2^27 in three;
-// 2D: each 256 .. 4096) in direction FFTD__TC_FORWARD or FFTD__TC_INVERSE. It
-// allocates the plan's twiddle tables on the current CUDA device (cudaMalloc +
-// cudaMemcpy, so it synchronizes); it never touches request data. On success
-// *plan is set and FFTD__TC_OK returned; otherwise *plan is NULL. Errors:
-// FFTD__TC_EINVAL, FFTD__TC_EUNSUPPORTED, FFTD__TC_ENOMEM, FFTD__TC_EDEVMEM,
-// FFTD__TC_ENODEV, CUDA-tagged codes.
+// fftd__tc_plan_create makes a plan for batch transforms of rank 1, 2 or 3
+// with dims[0..rank-1] (powers of two) of kind type in direction
+// FFTD__TC_FORWARD or FFTD__TC_INVERSE. C2C: 1D 256 .. 2^27
+// (FFTD__TC_MAX_1D): 256 .. 16384 in one pass over memory, 2^15 .. 2^24 in
+// two, 2^25 .. 2^27 in three; 2D each side 256 .. 4096 (two passes); 3D each
+// side 32 .. 512 (FFTD__TC_MIN_3D .. FFTD__TC_MAX_3D, three passes, one per
+// axis; sides below 256 on the CUDA cores, kernels/tc_axis.cuh). R2C
+// (forward only) and C2R (inverse only): 1D n 512 .. 2^27, 2D and 3D as for
+// C2C with the last (real) dim >= 64 (FFTD__TC_MIN_REAL_LAST); they run the
+// complex transform of the real data read as n/2 complex points along the
+// last axis, and a separate post-process (R2C) or pre-process (C2R) kernel
+// (kernels/tc_real.cuh). It allocates the plan's twiddle tables on the
+// current CUDA device (cudaMalloc + cudaMemcpy, so it synchronizes); it never
+// touches request data. On success *plan is set and FFTD__TC_OK returned;
+// otherwise *plan is NULL. Errors: FFTD__TC_EINVAL (a bad argument, or R2C
+// inverse / C2R forward), FFTD__TC_EUNSUPPORTED, FFTD__TC_ENOMEM,
+// FFTD__TC_EDEVMEM, FFTD__TC_ENODEV, CUDA-tagged codes.
 int fftd__tc_plan_create(fftd__tc_plan **plan, fftd__tc_algo algo,
     fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
     int direction);
@@ -115,8 +123,10 @@ int fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
     const int64_t *dims, int64_t batch);
 
 // fftd__tc_workspace_size stores in *bytes the device workspace execute needs:
-// one copy of the batch (batch * prod(dims) points, 4 or 8 bytes each) for 1D
-// transforms of more than 16384 points, 0 for single-pass and 2D transforms.
+// C2C: one copy of the batch (batch * prod(dims) points, 4 or 8 bytes each)
+// for 1D transforms of more than 16384 points, 0 for single-pass, 2D and 3D
+// transforms; R2C and C2R: one copy of the batch's half-length complex array
+// (batch * prod(dims) / 2 points), always.
 int fftd__tc_workspace_size(const fftd__tc_plan *plan, size_t *bytes);
 
 // The environment variable FFTD_TC_WIDE=0 (read at plan creation) selects
@@ -128,7 +138,11 @@ int fftd__tc_workspace_size(const fftd__tc_plan *plan, size_t *bytes);
 // pointers to batch * prod(dims) points (tc16: __half2 re,im; split16:
 // float2), 16-byte aligned; in == out is allowed (in-place). workspace has
 // fftd__tc_workspace_size bytes (may be NULL when that is 0) and must not be
-// used by anything else until the transform is done. The plan is only read:
+// used by anything else until the transform is done. R2C: in holds
+// batch * prod(dims) reals (__half or float), out batch * prod(dims[0..rank-2])
+// * (dims[rank-1]/2 + 1) complex points; C2R the other way round; both may be
+// in == out (no pass writes what another block of it has still to read),
+// and C2R leaves in unchanged. The plan is only read:
 // executing one plan concurrently on several streams is safe. Errors:
 // FFTD__TC_EINVAL, CUDA-tagged codes (launch errors).
 int fftd__tc_execute(const fftd__tc_plan *plan, const void *in, void *out,
@@ -156,7 +170,15 @@ void fftd__tc_plan_describe(const fftd__tc_plan *plan, char *buf, size_t len);
 // C = fftd__tc_block_ffts(...) neighbouring columns at once, so a stride
 // s > 1 must be a multiple of C (at most 32; the planner keeps s >= 8 and
 // checks this, tests/unit/test_tc_host.c too).
+//
+// A pass whose op is not FFTD__TC_OP_FFT is the real-transform step
+// (kernels/tc_real.cuh) over q_total rows of len = n/2 complex points (n the
+// real last dim): FFTD__TC_OP_R2C_POST reads the complex transform Z (rows of
+// len points) and writes the R2C output (rows of len + 1);
+// FFTD__TC_OP_C2R_PRE reads the C2R input (rows of len + 1) and writes the Z
+// whose inverse complex transform is the real output.
 typedef struct fftd__tc_pass {
+	int     op; // FFTD__TC_OP_*
 	int     len;
 	int64_t q_total;
 	int64_t s_in, s_out;
@@ -166,12 +188,19 @@ typedef struct fftd__tc_pass {
 } fftd__tc_pass;
 
 enum { FFTD__TC_BUF_IN = 0, FFTD__TC_BUF_OUT = 1, FFTD__TC_BUF_WS = 2 };
+enum { FFTD__TC_OP_FFT = 0, FFTD__TC_OP_R2C_POST = 1, FFTD__TC_OP_C2R_PRE = 2 };
 
-#define FFTD__TC_MAX_PASSES 3
+#define FFTD__TC_MAX_PASSES 4         // three complex passes and a real step
 #define FFTD__TC_MIN_LEN 256          // tensor-core passes
 #define FFTD__TC_MAX_LEN 16384        // one pass, contiguous
 #define FFTD__TC_MAX_STRIDED_LEN 4096 // one pass over columns
 #define FFTD__TC_MAX_RADIX 8          // CUDA-core passes: len 2, 4, 8
+#define FFTD__TC_AXIS_MIN 32          // CUDA-core shared-memory axis passes:
+#define FFTD__TC_AXIS_MAX 128         // len 32 .. 128 (kernels/tc_axis.cuh)
+#define FFTD__TC_MIN_3D 32            // 3D: each side 32 .. 512
+#define FFTD__TC_MAX_3D 512
+#define FFTD__TC_MIN_REAL_1D 512  // R2C/C2R 1D: n 512 .. 2^27
+#define FFTD__TC_MIN_REAL_LAST 64 // R2C/C2R 2D, 3D: last dim >= 64
 #define FFTD__TC_MAX_1D (1 << 27)
 // Four-step twiddle tables (per pass with tw_n > 0): W_N^m for m < 2^27 is
 // the product of W_N^(m & 255), W_N^(256 ((m >> 8) & 255)),
@@ -194,17 +223,30 @@ fftd__tc_tw_kind(const fftd__tc_pass *p)
 	return p->s_in == p->s_out && p->tw_n <= ((int64_t) 1 << 24) ? 1 : 2;
 }
 
+// A layout: the passes of one plan. For R2C and C2R, points and the passes'
+// lengths are those of the complex transform (the last dim halved), cdims its
+// dims (the real-step kernels mirror the row index over cdims[0..rank-2]).
 typedef struct fftd__tc_layout {
 	int           npass;
 	fftd__tc_pass pass[FFTD__TC_MAX_PASSES];
-	int64_t       points;    // points per transform
+	int64_t       points;    // complex points per transform
 	int64_t       ws_points; // workspace, in points
+	int           rank;
+	int64_t       cdims[3];
 } fftd__tc_layout;
 
-// fftd__tc_plan_layout fills *lay with the passes for the shape, or returns
+// fftd__tc_plan_layout fills *lay with the passes of a C2C shape, or returns
 // FFTD__TC_EUNSUPPORTED / FFTD__TC_EINVAL.
 int fftd__tc_plan_layout(
     int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay);
+
+// fftd__tc_plan_layout_type is fftd__tc_plan_layout for any kind: for R2C
+// the complex passes of the half-length transform (in -> ... -> workspace,
+// with out as their scratch) and the post-process (workspace -> out); for C2R
+// the pre-process (in -> workspace) and the complex passes (workspace -> ...
+// -> out, with the workspace as their scratch). dims are the real dims.
+int fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
+    int64_t batch, fftd__tc_layout *lay);
 
 // fftd__tc_layout_factors fills *lay with the passes of a 1D transform of
 // N = f[0] * ... * f[npass - 1] points (npass 1 .. 3, the schemes of

@@ -6,10 +6,14 @@
 // that tc16_plan.cu uses to pick one. Contiguous passes exist for every
 // length 256 .. 16384, column passes (strided, optionally with the four-step
 // twiddle) for 256 .. 4096, and radix-2/4/8 passes on the CUDA cores: enough
-// for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2.
+// for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2; axis passes of 32 ..
+// 128 points on the CUDA cores (tc_axis.cuh) for 3D sides below 256; and the
+// R2C / C2R real steps (tc_real.cuh).
 
 #include "tc16_pass.cuh"
 #include "tc16_radix.cuh"
+#include "tc_axis.cuh"
+#include "tc_real.cuh"
 
 namespace fftd_tc
 {
@@ -41,6 +45,8 @@ tc16_kernel(
 {
 	if (len <= FFTD__TC_MAX_RADIX)
 		return radix_kernel_info<Tc16>(len, inverse, tw, k);
+	if (len >= FFTD__TC_AXIS_MIN && len <= FFTD__TC_AXIS_MAX)
+		return axis_kernel_info<Tc16>(len, strided, inverse, tw, k);
 	FFTD_TC16_CONTIG(256)
 	FFTD_TC16_CONTIG(512)
 	FFTD_TC16_CONTIG(1024)
@@ -56,6 +62,14 @@ tc16_kernel(
 	FFTD_TC16_STRIDED(2048)
 	FFTD_TC16_STRIDED(4096)
 	return false;
+}
+
+// tc16_real_kernel: the R2C post-process or C2R pre-process kernel of this
+// precision (tc_real.cuh), for tc16_plan.cu.
+bool
+tc16_real_kernel(int op, KernelInfo *k)
+{
+	return real_kernel_info<Tc16>(op, k);
 }
 
 } // namespace fftd_tc

@@ -3,8 +3,9 @@
 // tc16_plan.cu — the C ABI of tc.h for both tensor-core algorithms: plan
 // creation (pass decomposition from tc_host.c, kernel choice, twiddle tables
 // in device memory, launch geometry from the occupancy calculator),
-// execution as one to three kernel launches on the caller's stream, and
-// destruction. The kernels themselves are in tc16.cu / split16.cu.
+// execution as one to four kernel launches on the caller's stream (three
+// complex passes at most, and the real step of R2C / C2R), and destruction. The
+// kernels themselves are in tc16.cu / split16.cu.
 
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -16,9 +17,10 @@
 
 struct fftd__tc_plan {
 	fftd__tc_algo       algo;
+	fftd__tc_type       type;
 	int                 direction;
 	int                 rank;
-	int64_t             dims[2];
+	int64_t             dims[3];
 	int64_t             batch;
 	fftd__tc_layout     lay;
 	fftd_tc::KernelInfo kern[FFTD__TC_MAX_PASSES];
@@ -59,8 +61,12 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
 	int rc = fftd__tc_plan_supported(algo, type, rank, dims, batch);
 	if (rc != FFTD__TC_OK)
 		return rc;
+	if ((type == FFTD__TC_R2C && direction != FFTD__TC_FORWARD)
+	    || (type == FFTD__TC_C2R && direction != FFTD__TC_INVERSE))
+		return FFTD__TC_EINVAL;
 	fftd__tc_layout lay;
-	if ((rc = fftd__tc_plan_layout(rank, dims, batch, &lay)) != FFTD__TC_OK)
+	if ((rc = fftd__tc_plan_layout_type(type, rank, dims, batch, &lay))
+	    != FFTD__TC_OK)
 		return rc;
 
 	int         ndev = 0;
@@ -79,11 +85,12 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
 	fftd__tc_plan *p = (fftd__tc_plan *) calloc(1, sizeof *p);
 	if (p == NULL)
 		return FFTD__TC_ENOMEM;
-	p->algo        = algo;
-	p->direction   = direction;
-	p->rank        = rank;
-	p->dims[0]     = dims[0];
-	p->dims[1]     = rank > 1 ? dims[1] : 1;
+	p->algo      = algo;
+	p->direction = direction;
+	p->type      = type;
+	p->rank      = rank;
+	for (int i = 0; i < 3; i++)
+		p->dims[i] = i < rank ? dims[i] : 1;
 	p->batch       = batch;
 	p->lay         = lay;
 	p->elem_bytes  = algo == FFTD__TC_TC16 ? 4 : 8;
@@ -99,19 +106,27 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
 		const fftd__tc_pass *ps      = &lay.pass[i];
 		bool                 strided = ps->s_in > 1 || ps->s_out > 1;
 		const int            twk     = fftd__tc_tw_kind(ps);
-		bool                 ok      = algo == FFTD__TC_TC16
-		                         ? fftd_tc::tc16_kernel(
-		                             ps->len, strided, inv, twk, wide, &p->kern[i])
-		                         : fftd_tc::split16_kernel(
-		                             ps->len, strided, inv, twk, wide, &p->kern[i]);
+		bool                 ok;
+		if (ps->op != FFTD__TC_OP_FFT)
+			ok = algo == FFTD__TC_TC16
+			    ? fftd_tc::tc16_real_kernel(ps->op, &p->kern[i])
+			    : fftd_tc::split16_real_kernel(ps->op, &p->kern[i]);
+		else
+			ok = algo == FFTD__TC_TC16
+			    ? fftd_tc::tc16_kernel(
+			        ps->len, strided, inv, twk, wide, &p->kern[i])
+			    : fftd_tc::split16_kernel(
+			        ps->len, strided, inv, twk, wide, &p->kern[i]);
 		if (!ok) {
 			free(p);
 			return FFTD__TC_EUNSUPPORTED;
 		}
 		const fftd_tc::KernelInfo *k = &p->kern[i];
-		// a column pass moves k->ffts neighbouring columns at once: its
-		// strides must be multiples of that (the planner sees to it)
-		if (strided && ps->len >= FFTD__TC_MIN_LEN
+		// a column pass (tensor cores or tc_axis.cuh) moves k->ffts
+		// neighbouring columns at once: its strides must be multiples
+		// of that (the planner sees to it)
+		if (strided && ps->op == FFTD__TC_OP_FFT
+		    && ps->len > FFTD__TC_MAX_RADIX
 		    && ((ps->s_in > 1 && ps->s_in % k->ffts != 0)
 		        || (ps->s_out > 1 && ps->s_out % k->ffts != 0)
 		        || ps->q_total % k->ffts != 0)) {
@@ -141,7 +156,8 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
 	size_t n_tab[FFTD__TC_MAX_PASSES] = { 0 },
 	       n_tw[FFTD__TC_MAX_PASSES] = { 0 }, total = 0;
 	for (int i = 0; i < lay.npass; i++) {
-		n_tab[i] = lay.pass[i].len >= FFTD__TC_MIN_LEN
+		n_tab[i] = lay.pass[i].op == FFTD__TC_OP_FFT
+		        && lay.pass[i].len >= FFTD__TC_MIN_LEN
 		    ? (size_t) lay.pass[i].len
 		    : 0;
 		n_tw[i]  = lay.pass[i].tw_n > 0 ? FFTD__TC_TW_ENTRIES : 0;
@@ -230,15 +246,22 @@ fftd__tc_execute(
 		const fftd__tc_pass *ps      = &p->lay.pass[i];
 		const void          *bufs[3] = { in, out, ws };
 		fftd_tc::PassArgs    a;
-		a.in                         = bufs[ps->src];
-		a.out                        = (void *) bufs[ps->dst];
-		a.q_total                    = ps->q_total;
-		a.s_in                       = ps->s_in;
-		a.s_out                      = ps->s_out;
-		a.s_in_log2                  = log2ll(ps->s_in);
-		a.s_out_log2                 = log2ll(ps->s_out);
-		a.tab                        = p->tab[i];
-		a.tw3                        = p->tw3[i];
+		a.in         = bufs[ps->src];
+		a.out        = (void *) bufs[ps->dst];
+		a.q_total    = ps->q_total;
+		a.s_in       = ps->s_in;
+		a.s_out      = ps->s_out;
+		a.s_in_log2  = log2ll(ps->s_in);
+		a.s_out_log2 = log2ll(ps->s_out);
+		a.tab        = p->tab[i];
+		a.tw3        = p->tw3[i];
+		a.len        = ps->len;
+		a.len_log2   = log2ll(ps->len);
+		a.nd         = p->rank - 1;
+		for (int d = 0; d < 2; d++)
+			a.dlog2[d] = d < p->rank - 1 // innermost first
+			    ? log2ll(p->lay.cdims[p->rank - 2 - d])
+			    : 0;
 		const fftd_tc::KernelInfo *k = &p->kern[i];
 		k->fn<<<p->grid[i], k->warps * 32, k->smem, st>>>(a);
 		cudaError_t ce = cudaGetLastError();
@@ -267,13 +290,22 @@ fftd__tc_plan_describe(const fftd__tc_plan *p, char *buf, size_t len)
 		snprintf(buf, len, "(null)");
 		return;
 	}
-	int n = snprintf(buf, len, "%s %s",
-	    p->algo == FFTD__TC_TC16 ? "tc16" : "split16",
-	    p->direction == FFTD__TC_FORWARD ? "fwd" : "inv");
+	static const char *const kind[3] = { "C2C", "R2C", "C2R" };
+	int                      n       = snprintf(buf, len, "%s %s %s",
+            p->algo == FFTD__TC_TC16 ? "tc16" : "split16", kind[p->type],
+            p->direction == FFTD__TC_FORWARD ? "fwd" : "inv");
 	for (int i = 0; i < p->lay.npass && n > 0 && (size_t) n < len; i++) {
 		const fftd__tc_pass       *ps     = &p->lay.pass[i];
 		const fftd_tc::KernelInfo *k      = &p->kern[i];
 		static const char *const   twk[3] = { "", " tw", " tw4" };
+		if (ps->op != FFTD__TC_OP_FFT) {
+			n += snprintf(buf + n, len - (size_t) n,
+			    " | pass %d: %s of %lld rows of %d, grid %d", i,
+			    ps->op == FFTD__TC_OP_R2C_POST ? "R2C post-process"
+			                                   : "C2R pre-process",
+			    (long long) ps->q_total, ps->len, p->grid[i]);
+			continue;
+		}
 		n += snprintf(buf + n, len - (size_t) n,
 		    " | pass %d: len %d%s q %lld s %lld/%lld%s, %d ffts x %d "
 		    "warps, %zu B smem, grid %d",

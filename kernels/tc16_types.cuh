@@ -35,6 +35,12 @@ struct PassArgs {
 	    *tw3; // four-step: W_N^m, W_N^(256 m), W_N^(65536 m), m < 256,
 	          // then W_N^(2^24 m), m < 8 (FFTD__TC_TW_ENTRIES):
 	          // W_N^m = product of three (four when m >= 2^24) lookups
+	// real steps (tc_real.cuh): row length h = len = 2^len_log2, and the
+	// log2 sizes of the nd leading axes, innermost first (the row index's
+	// mirror)
+	int len, len_log2;
+	int nd;
+	int dlog2[2];
 };
 
 // KernelInfo describes one compiled pass kernel.
@@ -51,6 +57,9 @@ bool tc16_kernel(
     int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
 bool split16_kernel(
     int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
+// The real-step kernels (tc.h FFTD__TC_OP_R2C_POST, _C2R_PRE), or false.
+bool tc16_real_kernel(int op, KernelInfo *k);
+bool split16_real_kernel(int op, KernelInfo *k);
 
 #define FFTD_DEV __device__ __forceinline__
 

@@ -4,7 +4,8 @@
 // error strings, the pass decomposition of a shape (see fftd__tc_plan_layout:
 // one pass up to 16384 points, two for 2^15 .. 2^24, three for 2^25 .. 2^27,
 // after Bailey, "FFTs in external or hierarchical memory", J. Supercomputing
-// 4, 1990; row then column passes for 2D), twiddle tables computed in long
+// 4, 1990; one pass per axis for 2D and 3D; R2C and C2R as the half-length
+// complex transform and a real step), twiddle tables computed in long
 // double, and the fp16 rounding and hi/lo split arithmetic that the device
 // code performs (so the host unit tests can pin it down). No CUDA here: it
 // builds and is tested on machines without a GPU.
@@ -171,14 +172,51 @@ layout_1d(int64_t n, int64_t batch, fftd__tc_layout *lay)
 	return FFTD__TC_OK;
 }
 
-int
-fftd__tc_plan_layout(
-    int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
+// axis_len_ok says whether some compiled pass kernel takes an axis of len
+// points, contiguous (the last axis) or over columns (strided): the
+// CUDA-core shared-memory kernel for 32 .. 128 (kernels/tc_axis.cuh), the
+// tensor-core passes from 256 (at most 4096 over columns).
+static int
+axis_len_ok(int64_t len, int strided)
 {
-	memset(lay, 0, sizeof *lay);
+	if (len >= FFTD__TC_AXIS_MIN && len <= FFTD__TC_AXIS_MAX)
+		return 1;
+	return len >= FFTD__TC_MIN_LEN
+	    && len <= (strided ? FFTD__TC_MAX_STRIDED_LEN : FFTD__TC_MAX_LEN);
+}
+
+// layout_axes lays out a rank 2 or 3 transform as one pass per axis, all in
+// place in out after the first: the last axis (contiguous rows) from in to
+// out, then each earlier axis i as columns of stride prod(dims[i+1..]). The
+// caller checked the sides' ranges and the batch.
+static int
+layout_axes(int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
+{
+	int64_t points = 1, stride = 1;
+	for (int i = 0; i < rank; i++)
+		points *= dims[i];
+	lay->points = points;
+	lay->npass  = rank;
+	for (int i = rank - 1, k = 0; i >= 0; i--, k++) {
+		if (!axis_len_ok(dims[i], stride > 1))
+			return FFTD__TC_EUNSUPPORTED;
+		lay->pass[k]
+		    = mkpass(dims[i], batch * (points / dims[i]), stride,
+		        stride, 0, k == 0 ? FFTD__TC_BUF_IN : FFTD__TC_BUF_OUT,
+		        FFTD__TC_BUF_OUT);
+		stride *= dims[i];
+	}
+	return FFTD__TC_OK;
+}
+
+// check_dims checks rank, dims and batch common to every kind: EINVAL for
+// what no plan could be, EUNSUPPORTED for non-powers of two.
+static int
+check_dims(int rank, const int64_t *dims, int64_t batch)
+{
 	if (dims == NULL || batch < 1 || rank < 1)
 		return FFTD__TC_EINVAL;
-	if (rank > 2)
+	if (rank > 3)
 		return FFTD__TC_EUNSUPPORTED;
 	for (int i = 0; i < rank; i++) {
 		if (dims[i] < 1)
@@ -186,38 +224,130 @@ fftd__tc_plan_layout(
 		if (!is_pow2(dims[i]))
 			return FFTD__TC_EUNSUPPORTED;
 	}
+	return FFTD__TC_OK;
+}
+
+// in_range says whether every side of a rank 2 or 3 shape lies in the C2C
+// ranges of tc.h (2D: 256 .. 4096; 3D: 32 .. 512).
+static int
+in_range(int rank, const int64_t *dims)
+{
+	int64_t lo = rank == 2 ? FFTD__TC_MIN_LEN : FFTD__TC_MIN_3D,
+	        hi = rank == 2 ? FFTD__TC_MAX_STRIDED_LEN : FFTD__TC_MAX_3D;
+	for (int i = 0; i < rank; i++)
+		if (dims[i] < lo || dims[i] > hi)
+			return 0;
+	return 1;
+}
+
+// fftd__tc_plan_layout (tc.h) checks a C2C shape against the kernels'
+// ranges and lays it out: 1D by layout_1d, 2D and 3D one pass per axis.
+int
+fftd__tc_plan_layout(
+    int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
+{
+	memset(lay, 0, sizeof *lay);
+	int rc = check_dims(rank, dims, batch);
+	if (rc != FFTD__TC_OK)
+		return rc;
 	if (rank == 1) {
 		int64_t n = dims[0];
 		if (n < FFTD__TC_MIN_LEN || n > FFTD__TC_MAX_1D)
 			return FFTD__TC_EUNSUPPORTED;
 		if (batch > ((int64_t) 1 << 40) / n)
 			return FFTD__TC_EINVAL;
-		return layout_1d(n, batch, lay);
-	}
-	// 2D, row-major dims[0] x dims[1]: rows (contiguous) then columns
-	// (stride dims[1]) in place in out.
-	for (int i = 0; i < 2; i++)
-		if (dims[i] < FFTD__TC_MIN_LEN
-		    || dims[i] > FFTD__TC_MAX_STRIDED_LEN)
+		rc = layout_1d(n, batch, lay);
+	} else {
+		// 2D: rows then columns; 3D: one pass per axis (layout_axes)
+		if (!in_range(rank, dims))
 			return FFTD__TC_EUNSUPPORTED;
-	if (batch > ((int64_t) 1 << 40) / (dims[0] * dims[1]))
+		int64_t points = 1;
+		for (int i = 0; i < rank; i++)
+			points *= dims[i];
+		if (batch > ((int64_t) 1 << 40) / points)
+			return FFTD__TC_EINVAL;
+		rc = layout_axes(rank, dims, batch, lay);
+	}
+	lay->rank = rank;
+	for (int i = 0; i < rank; i++)
+		lay->cdims[i] = dims[i];
+	return rc;
+}
+
+// Real transforms (R2C, C2R) as the complex transform of half the length:
+// the real rows x[K][j] (K the index over the leading axes, j < n) read as
+// z[K][m] = x[K][2m] + i x[K][2m + 1], m < h = n/2, so the real input is the
+// complex array as it lies. With Z the complex transform of z over every
+// axis (dims d[0..rank-2] x h), the R2C output, k = 0 .. h, is
+//   X[K][k] = E + W_n^k O,  E = (Z[K][k] + conj(Z[-K][-k])) / 2,
+//                           O = -i (Z[K][k] - conj(Z[-K][-k])) / 2,
+// indices mod each side (Numerical Recipes, 3rd ed., sec. 12.3.2; for rank >
+// 1 -K negates every leading axis). C2R inverts it: from the half spectrum,
+//   Z[K][m] = A + B + i W_n^-m (A - B),  A = X[K][m], B = conj(X[-K][h - m]),
+// then the inverse complex transform gives y[2m] + i y[2m + 1] unnormalized,
+// as FFTW's c2r. The complex passes are those of the C2C layout of the
+// complex dims, with their buffers renamed so that the real step has a
+// workspace of its own to read or write (tc.h, fftd__tc_plan_layout_type).
+int
+fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
+    int64_t batch, fftd__tc_layout *lay)
+{
+	if (type == FFTD__TC_C2C)
+		return fftd__tc_plan_layout(rank, dims, batch, lay);
+	memset(lay, 0, sizeof *lay);
+	if (type != FFTD__TC_R2C && type != FFTD__TC_C2R)
 		return FFTD__TC_EINVAL;
-	lay->points  = dims[0] * dims[1];
-	lay->npass   = 2;
-	lay->pass[0] = (fftd__tc_pass) { .len = (int) dims[1],
-		.q_total                      = batch * dims[0],
-		.s_in                         = 1,
-		.s_out                        = 1,
-		.tw_n                         = 0,
-		.src                          = FFTD__TC_BUF_IN,
-		.dst                          = FFTD__TC_BUF_OUT };
-	lay->pass[1] = (fftd__tc_pass) { .len = (int) dims[0],
-		.q_total                      = batch * dims[1],
-		.s_in                         = dims[1],
-		.s_out                        = dims[1],
-		.tw_n                         = 0,
-		.src                          = FFTD__TC_BUF_OUT,
-		.dst                          = FFTD__TC_BUF_OUT };
+	int rc = check_dims(rank, dims, batch);
+	if (rc != FFTD__TC_OK)
+		return rc;
+	int64_t n = dims[rank - 1], cd[3] = { 0 };
+	if (rank == 1 ? n < FFTD__TC_MIN_REAL_1D || n > FFTD__TC_MAX_1D
+	              : !in_range(rank, dims) || n < FFTD__TC_MIN_REAL_LAST)
+		return FFTD__TC_EUNSUPPORTED;
+	int64_t points = 1;
+	for (int i = 0; i < rank; i++) {
+		cd[i] = i == rank - 1 ? dims[i] / 2 : dims[i];
+		points *= cd[i];
+	}
+	if (batch > ((int64_t) 1 << 40) / points)
+		return FFTD__TC_EINVAL;
+	if (rank == 1)
+		rc = fftd__tc_plan_layout(1, cd, batch, lay);
+	else
+		rc = layout_axes(rank, cd, batch, lay);
+	if (rc != FFTD__TC_OK)
+		return rc;
+	lay->rank = rank;
+	for (int i = 0; i < rank; i++)
+		lay->cdims[i] = cd[i];
+	// R2C: the complex result goes to the workspace and the complex
+	// passes' own scratch to out (as large: rows of h + 1); C2R: the
+	// complex passes start in the workspace and use it as their scratch
+	// too (every pass that reads and writes it keeps its positions).
+	static const int r2c_map[3]
+	    = { FFTD__TC_BUF_IN, FFTD__TC_BUF_WS, FFTD__TC_BUF_OUT },
+	    c2r_map[3] = { FFTD__TC_BUF_WS, FFTD__TC_BUF_OUT, FFTD__TC_BUF_WS };
+	const int *map = type == FFTD__TC_R2C ? r2c_map : c2r_map;
+	for (int i = 0; i < lay->npass; i++) {
+		lay->pass[i].src = map[lay->pass[i].src];
+		lay->pass[i].dst = map[lay->pass[i].dst];
+	}
+	int64_t       h    = cd[rank - 1];
+	fftd__tc_pass real = mkpass(h, batch * (points / h), 1, 1, 0,
+	    FFTD__TC_BUF_WS, FFTD__TC_BUF_OUT);
+	if (type == FFTD__TC_R2C) {
+		real.op                 = FFTD__TC_OP_R2C_POST;
+		lay->pass[lay->npass++] = real;
+	} else {
+		real.op  = FFTD__TC_OP_C2R_PRE;
+		real.src = FFTD__TC_BUF_IN;
+		real.dst = FFTD__TC_BUF_WS;
+		memmove(&lay->pass[1], &lay->pass[0],
+		    (size_t) lay->npass * sizeof lay->pass[0]);
+		lay->pass[0] = real;
+		lay->npass++;
+	}
+	lay->ws_points = batch * points;
 	return FFTD__TC_OK;
 }
 
@@ -325,7 +455,5 @@ fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
 	if (type != FFTD__TC_C2C && type != FFTD__TC_R2C
 	    && type != FFTD__TC_C2R)
 		return FFTD__TC_EINVAL;
-	if (type != FFTD__TC_C2C)
-		return FFTD__TC_EUNSUPPORTED;
-	return fftd__tc_plan_layout(rank, dims, batch, &lay);
+	return fftd__tc_plan_layout_type(type, rank, dims, batch, &lay);
 }

@@ -56,6 +56,19 @@ prec_name(fftd_precision p)
 	                     : "?";
 }
 
+// side_points is the number of elements of one transform on side sd: the
+// product of its logical sizes (for the complex side of R2C and C2R, the
+// last one is n/2 + 1).
+static int64_t
+side_points(const fftd__side *sd, int rank)
+{
+	int64_t p = 1;
+	for (int k = 0; k < rank; k++) {
+		p *= sd->n[k];
+	}
+	return p;
+}
+
 // tc_dense says whether side sd of s is what the tc kernels read and
 // write: unit stride, no padding between rows, transforms back to back.
 // (embed[0] only bounds the array, so it may exceed n[0].)
@@ -70,7 +83,56 @@ tc_dense(const fftd__side *sd, const fftd__shape *s)
 			return false;
 		}
 	}
-	return s->batch == 1 || sd->dist == s->total;
+	return s->batch == 1 || sd->dist == side_points(sd, s->rank);
+}
+
+// tc_type is the kernels' code (tc.h) of transform kind k.
+static fftd__tc_type
+tc_type(fftd_kind k)
+{
+	return k == FFTD_R2C ? FFTD__TC_R2C
+	    : k == FFTD_C2R  ? FFTD__TC_C2R
+	                     : FFTD__TC_C2C;
+}
+
+// tc_size_why writes into why (len bytes) why the kernels refuse the sizes
+// of s (a dense layout of a known kind and rank 1 .. 3 whose planning
+// failed with rc), naming the range that applies to this kind and rank.
+static void
+tc_size_why(const fftd__shape *s, int rc, char *why, size_t len)
+{
+	bool real = s->kind != FFTD_C2C;
+	int  k    = 0;
+	while (k < s->rank - 1 && is_pow2(s->n[k])) {
+		k++;
+	}
+	if (!is_pow2(s->n[k])) {
+		snprintf(why, len, "has n[%d] = %lld, not a power of two", k,
+		    (long long) s->n[k]);
+	} else if (rc != FFTD__TC_EUNSUPPORTED) {
+		snprintf(why, len,
+		    "has batch %lld: too many points for one launch",
+		    (long long) s->batch);
+	} else if (s->rank == 1) {
+		int64_t lo = real ? FFTD__TC_MIN_REAL_1D : FFTD__TC_MIN_LEN;
+		bool    in = s->n[0] >= lo && s->n[0] <= FFTD__TC_MAX_1D;
+		snprintf(why, len, "has n = %lld, %s", (long long) s->n[0],
+		    in         ? "a size the planner cannot split"
+		        : real ? "outside 512 .. 2^27 (real rank 1)"
+		               : "outside 256 .. 2^27 (rank 1)");
+	} else if (s->rank == 2) {
+		snprintf(why, len,
+		    "has n = %lld x %lld, outside %d .. %d a side (rank 2)",
+		    (long long) s->n[0], (long long) s->n[1], FFTD__TC_MIN_LEN,
+		    FFTD__TC_MAX_STRIDED_LEN);
+	} else {
+		snprintf(why, len,
+		    "has n = %lld x %lld x %lld, outside %d .. %d a side%s "
+		    "(rank 3)",
+		    (long long) s->n[0], (long long) s->n[1],
+		    (long long) s->n[2], FFTD__TC_MIN_3D, FFTD__TC_MAX_3D,
+		    real ? " with the last >= 64" : "");
+	}
 }
 
 // tc_check returns FFTD_OK when algorithm a (tc16 or split16) serves shape
@@ -79,80 +141,56 @@ tc_dense(const fftd__side *sd, const fftd__shape *s)
 static int
 tc_check(fftd__cuda_algo a, const fftd__shape *s, char *msg, size_t msglen)
 {
-	static const char *const kinds[] = { "C2C", "R2C", "C2R" };
 	fftd_precision want = a == FFTD__CUDA_ALG_TC16 ? FFTD_F16 : FFTD_F32;
 	char           why[200] = "";
 	if (s->precision != want) {
 		snprintf(why, sizeof(why), "is %s", prec_name(s->precision));
-	} else if (s->kind != FFTD_C2C) {
-		snprintf(why, sizeof(why), "is %s",
-		    (unsigned) s->kind < 3 ? kinds[s->kind]
-		                           : "of an unknown kind");
-	} else if (s->rank < 1 || s->rank > 2) {
+	} else if (s->kind != FFTD_C2C && s->kind != FFTD_R2C
+	    && s->kind != FFTD_C2R) {
+		snprintf(why, sizeof(why), "is of an unknown kind");
+	} else if (s->rank < 1 || s->rank > 3) {
 		snprintf(why, sizeof(why), "is rank %d", s->rank);
 	} else if (!tc_dense(&s->in, s) || !tc_dense(&s->out, s)) {
 		const fftd__side *sd = !tc_dense(&s->in, s) ? &s->in : &s->out;
-		char              emb[48];
-		if (s->rank == 1) {
-			snprintf(
-			    emb, sizeof(emb), "%lld", (long long) sd->embed[0]);
-		} else {
-			snprintf(emb, sizeof(emb), "%lldx%lld",
-			    (long long) sd->embed[0], (long long) sd->embed[1]);
+		char              emb[64];
+		int               k = snprintf(
+		                  emb, sizeof(emb), "%lld", (long long) sd->embed[0]);
+		for (int i = 1;
+		     i < s->rank && k > 0 && (size_t) k < sizeof(emb); i++) {
+			k += snprintf(emb + k, sizeof(emb) - (size_t) k,
+			    "x%lld", (long long) sd->embed[i]);
 		}
 		snprintf(why, sizeof(why),
 		    "has a strided, padded or spaced-out %sput layout (stride "
 		    "%lld, embed %s, dist %lld; dense is stride 1, embed = n, "
 		    "dist %lld)",
 		    sd == &s->in ? "in" : "out", (long long) sd->stride, emb,
-		    (long long) sd->dist, (long long) s->total);
+		    (long long) sd->dist, (long long) side_points(sd, s->rank));
 	} else {
 		int rc = fftd__tc_plan_supported(
-		    tc_algo(a), FFTD__TC_C2C, s->rank, s->n, s->batch);
+		    tc_algo(a), tc_type(s->kind), s->rank, s->n, s->batch);
 		if (rc == FFTD__TC_OK) {
 			return FFTD_OK;
 		}
-		int k = 0;
-		while (k < s->rank - 1 && is_pow2(s->n[k])) {
-			k++;
-		}
-		if (!is_pow2(s->n[k])) {
-			snprintf(why, sizeof(why),
-			    "has n[%d] = %lld, not a power of two", k,
-			    (long long) s->n[k]);
-		} else if (rc == FFTD__TC_EUNSUPPORTED) {
-			if (s->rank == 1) {
-				bool in = s->n[0] >= FFTD__TC_MIN_LEN
-				    && s->n[0] <= FFTD__TC_MAX_1D;
-				snprintf(why, sizeof(why), "has n = %lld, %s",
-				    (long long) s->n[0],
-				    in ? "a size the planner cannot split"
-				       : "outside those sizes");
-			} else {
-				snprintf(why, sizeof(why),
-				    "has n = %lld x %lld, outside those sizes",
-				    (long long) s->n[0], (long long) s->n[1]);
-			}
-		} else {
-			snprintf(why, sizeof(why),
-			    "has batch %lld: too many points for one launch",
-			    (long long) s->batch);
-		}
+		tc_size_why(s, rc, why, sizeof(why));
 	}
 	return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
-	    "%s serves %s C2C of power-of-two sizes the tc kernels plan, rank "
-	    "1 (%d .. %lld points) or rank 2 (each side %d .. %d), in dense "
-	    "contiguous batches; this plan %s",
+	    "%s serves %s C2C, R2C and C2R of power-of-two sizes the tc "
+	    "kernels plan, in dense contiguous batches: rank 1 (C2C %d .. %lld "
+	    "points, R2C/C2R %d .. %lld), rank 2 (each side %d .. %d), rank 3 "
+	    "(each side %d .. %d; R2C/C2R with the last >= %d); this plan %s",
 	    fftd__cuda_algorithms[a], prec_name(want), FFTD__TC_MIN_LEN,
+	    (long long) FFTD__TC_MAX_1D, FFTD__TC_MIN_REAL_1D,
 	    (long long) FFTD__TC_MAX_1D, FFTD__TC_MIN_LEN,
-	    FFTD__TC_MAX_STRIDED_LEN, why);
+	    FFTD__TC_MAX_STRIDED_LEN, FFTD__TC_MIN_3D, FFTD__TC_MAX_3D,
+	    FFTD__TC_MIN_REAL_LAST, why);
 }
 
 // --- device memory of a tc plan ----------------------------------------------
 
 // tc_table_bytes bounds the device memory of a tc plan's twiddle tables:
 // one float2 per point of each pass's length (a pass is at most
-// FFTD__TC_MAX_LEN points; 2D has one pass a side) and at most 4 x 256
+// FFTD__TC_MAX_LEN points; 2D and 3D have one pass a side) and at most 4 x 256
 // four-step entries a pass (kernels/tc16_plan.cu). The kernels' ABI does
 // not report it, and a plan cache that counted tc plans as free would keep
 // any number of them; a bound from tc.h's public limits stays right when
@@ -161,8 +199,11 @@ static uint64_t
 tc_table_bytes(const fftd__shape *s)
 {
 	uint64_t pts;
-	if (s->rank == 2) {
-		pts = (uint64_t) s->n[0] + (uint64_t) s->n[1];
+	if (s->rank >= 2) {
+		pts = 0; // one pass a side (real: the last halved, no table)
+		for (int k = 0; k < s->rank; k++) {
+			pts += (uint64_t) s->n[k];
+		}
 	} else {
 		uint64_t most
 		    = (uint64_t) FFTD__TC_MAX_PASSES * FFTD__TC_MAX_LEN;
@@ -289,7 +330,7 @@ make_tc_unit(fftd__cuda_state *st, fftd__cuda_algo a, const fftd__shape *s,
 	if (share != NULL) {
 		u->tc = share;
 	} else {
-		rc = fftd__tc_plan_create(&u->tc, tc_algo(a), FFTD__TC_C2C,
+		rc = fftd__tc_plan_create(&u->tc, tc_algo(a), tc_type(s->kind),
 		    s->rank, s->n, batch, (int) s->direction);
 		if (rc != FFTD__TC_OK) {
 			return fftd__cuda_tc_fail(
@@ -567,9 +608,14 @@ fftd__cuda_plan_estimate(
 		if (tc_check((fftd__cuda_algo) a, s, NULL, 0) != FFTD_OK) {
 			return 0;
 		}
-		uint64_t ws = 0;
-		if (s->rank == 1 && s->n[0] > 16384) {
-			uint64_t elem = a == FFTD__CUDA_ALG_TC16 ? 4 : 8;
+		// tc.h, fftd__tc_workspace_size: C2C 1D beyond one pass, one
+		// copy of the batch; R2C/C2R, the half-length complex batch
+		uint64_t ws   = 0;
+		uint64_t elem = a == FFTD__CUDA_ALG_TC16 ? 4 : 8;
+		if (s->kind != FFTD_C2C) {
+			ws = (uint64_t) s->batch * (uint64_t) (s->total / 2)
+			    * elem;
+		} else if (s->rank == 1 && s->n[0] > 16384) {
 			ws = (uint64_t) s->batch * (uint64_t) s->total * elem;
 		}
 		return ws + tc_table_bytes(s);

@@ -68,9 +68,9 @@ put_frame(const ProtobufCMessage *m, uint64_t payload_len)
 static void
 plan_seeds(void)
 {
-	fftd_plan_desc ds[9];
+	fftd_plan_desc ds[11];
 	memset(ds, 0, sizeof(ds));
-	for (int i = 0; i < 9; i++) {
+	for (int i = 0; i < 11; i++) {
 		ds[i].batch     = 1;
 		ds[i].direction = FFTD_FORWARD;
 		ds[i].device    = -1;
@@ -129,7 +129,19 @@ plan_seeds(void)
 	ds[8].rank       = 1; // a tolerance refused (negative)
 	ds[8].n[0]       = 64;
 	ds[8].tolerance  = -1.0;
-	for (int i = 0; i < 9; i++) {
+	ds[9].rank       = 3; // tc16 3D C2C (issue 18)
+	ds[9].n[0]       = 32;
+	ds[9].n[1]       = 32;
+	ds[9].n[2]       = 64;
+	ds[9].batch      = 2;
+	ds[9].precision  = FFTD_F16;
+	ds[9].algorithm  = "tc16";
+	ds[10].rank      = 1; // split16 R2C (issue 18)
+	ds[10].n[0]      = 4096;
+	ds[10].kind      = FFTD_R2C;
+	ds[10].precision = FFTD_F32;
+	ds[10].algorithm = "split16";
+	for (int i = 0; i < 11; i++) {
 		fftd__wire_desc        w;
 		Fftd__Wire__Request    rq = FFTD__WIRE__REQUEST__INIT;
 		Fftd__Wire__PlanCreate pc = FFTD__WIRE__PLAN_CREATE__INIT;

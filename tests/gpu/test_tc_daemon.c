@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // test_tc_daemon.c — the tensor-core algorithms through the daemon: plans
-// with algorithm "tc16" (f16 C2C) and "split16" (f32 C2C) on `fftd
+// with algorithm "tc16" (f16) and "split16" (f32), C2C, R2C and C2R, on `fftd
 // --backend cuda`, executed by a real client and checked against the FFTW
 // long double reference (tests/util/ref.h).
 //
@@ -19,6 +19,12 @@
 //     buffer in place; outputs are poisoned (NaN) first, with poisoned
 //     slack after them that must stay untouched, and inputs must come back
 //     unchanged;
+//   - tc16_3d / split16_3d / tc16_real / split16_real: 3D C2C (the CUDA-core
+//     axis kernel's sides and a tensor-core one) and R2C / C2R in 1D, 2D
+//     and 3D, the same way (each normalization, both daemons, every buffer
+//     mode), bounded by cuFFT's own error on the same input through the
+//     same daemon (plan "cufft", plain buffers): tc16 <= cuFFT f16's,
+//     split16 <= 2x cuFFT f32's (issue 18's targets);
 //   - refused: shapes the kernels do not serve get FFTD_EUNSUPPORTED with
 //     the daemon's reason;
 //   - daemons_exit_cleanly: no plan left, both daemons exit 0.
@@ -231,7 +237,10 @@ exec_check(int di, int m, const fftd_plan_desc *d, const fftd__shape *s,
 		break;
 	}
 	assert_true(m == M_PLAIN || inb + outb + SLACK <= SHM_BYTES);
-	fftd_ref_poison(out, outb + SLACK);
+	// In place, the output ends where the longer of input and output
+	// ends (C2R reads more bytes than it writes): the slack starts there.
+	size_t end = m == M_SHM_INPLACE && inb > outb ? inb : outb;
+	fftd_ref_poison(out, end + SLACK);
 	memcpy(in, input, inb);
 	rv = fftd_execute(p, in, out);
 	if (rv != FFTD_OK) {
@@ -250,7 +259,7 @@ exec_check(int di, int m, const fftd_plan_desc *d, const fftd__shape *s,
 		k += snprintf(why + k, sizeof(why) - (size_t) k,
 		    "%zu output elements not written; ", unwritten);
 	}
-	if (!all_ff((const unsigned char *) out + outb, SLACK)) {
+	if (!all_ff((const unsigned char *) out + end, SLACK)) {
 		k += snprintf(why + k, sizeof(why) - (size_t) k,
 		    "bytes after the output changed; ");
 	}
@@ -281,9 +290,10 @@ out:
 // --- the size table --------------------------------------------------------
 
 typedef struct tc_shape {
-	int     rank;
-	int64_t n[2];
-	int64_t batch;
+	int       rank;
+	int64_t   n[3];
+	int64_t   batch;
+	fftd_kind kind; // 0: C2C
 } tc_shape;
 
 static const tc_shape shapes_1d[] = {
@@ -295,6 +305,51 @@ static const tc_shape shapes_2d[] = {
 	{ 2, { 256, 256 }, 3 },
 	{ 2, { 1024, 1024 }, 2 },
 };
+// 3D: sides on the CUDA cores (32 .. 128) and a tensor-core one (256).
+static const tc_shape shapes_3d[] = {
+	{ 3, { 32, 32, 32 }, 3, FFTD_C2C },
+	{ 3, { 64, 32, 128 }, 2, FFTD_C2C },
+	{ 3, { 32, 256, 64 }, 1, FFTD_C2C },
+};
+// Real: 1D (one pass and two), 2D (a CUDA-core row pass), 3D.
+static const tc_shape shapes_real[] = {
+	{ 1, { 4096 }, 3, FFTD_R2C },
+	{ 1, { 65536 }, 2, FFTD_R2C },
+	{ 2, { 256, 256 }, 2, FFTD_R2C },
+	{ 3, { 32, 32, 64 }, 2, FFTD_R2C },
+	{ 1, { 4096 }, 3, FFTD_C2R },
+	{ 1, { 65536 }, 2, FFTD_C2R },
+	{ 2, { 256, 256 }, 2, FFTD_C2R },
+	{ 3, { 32, 32, 64 }, 2, FFTD_C2R },
+};
+
+// cufft_error runs d (shape s) through cuFFT on the single-stream daemon,
+// plain buffers, and returns its relative L2 error against ref: the bound
+// of the tc algorithms' error on the same input (BOUND_BY_CUFFT).
+static double
+cufft_error(const fftd_plan_desc *d, const fftd__shape *s, const void *input,
+    const long double *ref)
+{
+	fftd_plan_desc dc = *d;
+	fftd_plan     *p  = NULL;
+	dc.algorithm      = "cufft";
+	assert_int_equal(fftd_plan_create(g.c[D_SINGLE], &dc, &p), FFTD_OK);
+	void *in  = malloc((size_t) s->in.bytes),
+	     *out = malloc((size_t) s->out.bytes);
+	assert_true(in != NULL && out != NULL);
+	memcpy(in, input, (size_t) s->in.bytes);
+	fftd_ref_poison(out, (size_t) s->out.bytes);
+	assert_int_equal(fftd_execute(p, in, out), FFTD_OK);
+	double e = fftd_ref_rel_l2(s, out, ref);
+	fftd_plan_destroy(p);
+	free(in);
+	free(out);
+	return e;
+}
+
+// BOUND_BY_CUFFT as a bound: measure cuFFT of the same precision on the same
+// input, then tc16 must be within 1x and split16 within 2x its error.
+#define BOUND_BY_CUFFT (-1.0)
 
 // run_shape runs shape sh with algorithm algo (precision p) forward and
 // inverse, with each normalization, on both daemons in every buffer mode.
@@ -310,12 +365,18 @@ run_shape(const char *algo, fftd_precision p, const tc_shape *sh, double bound,
 	// Indexed by fftd_norm.
 	static const char *const norm_name[] = { "none", "by-n", "ortho" };
 	int                      failed      = 0;
+	static const char *const kind_name[] = { "C2C", "R2C", "C2R" };
 	for (int dr = 0; dr < 2; dr++) {
 		fftd_plan_desc d;
 		fftd__shape    s;
 		char           msg[256];
+		// R2C is forward only, C2R inverse only
+		if ((sh->kind == FFTD_R2C && dr == 1)
+		    || (sh->kind == FFTD_C2R && dr == 0)) {
+			continue;
+		}
 		assert_int_equal(
-		    fftd_plan_desc_init(&d, sh->rank, sh->n, FFTD_C2C, p),
+		    fftd_plan_desc_init(&d, sh->rank, sh->n, sh->kind, p),
 		    FFTD_OK);
 		d.batch     = sh->batch;
 		d.direction = dirs[dr];
@@ -329,7 +390,7 @@ run_shape(const char *algo, fftd_precision p, const tc_shape *sh, double bound,
 		    input, &s, fftd_test_case_seed(seed_base + (uint64_t) dr));
 		long double *ref = fftd_ref_transform(&s, input);
 		assert_non_null(ref);
-		size_t nref = (size_t) s.out.elems * 2;
+		size_t nref = (size_t) s.out.elems * (s.out.complex ? 2 : 1);
 		for (int ni = 0; ni < 3; ni++) {
 			if (ni > 0) {
 				long double f
@@ -343,21 +404,27 @@ run_shape(const char *algo, fftd_precision p, const tc_shape *sh, double bound,
 			assert_int_equal(fftd__shape_resolve(
 			                     &d, NULL, &sn, msg, sizeof(msg)),
 			    FFTD_OK);
-			char size[48], label[128];
-			if (sh->rank == 1) {
-				snprintf(size, sizeof(size), "%lld",
-				    (long long) sh->n[0]);
-			} else {
-				snprintf(size, sizeof(size), "%lldx%lld",
-				    (long long) sh->n[0], (long long) sh->n[1]);
+			char size[64], label[160];
+			int  k = snprintf(
+			     size, sizeof(size), "%lld", (long long) sh->n[0]);
+			for (int r = 1; r < sh->rank; r++) {
+				k += snprintf(size + k,
+				    sizeof(size) - (size_t) k, "x%lld",
+				    (long long) sh->n[r]);
 			}
-			snprintf(label, sizeof(label), "%s n=%s b=%lld %s %s",
-			    algo, size, (long long) sh->batch,
-			    dr == 0 ? "fwd" : "inv", norm_name[norms[ni]]);
+			double b = bound;
+			if (bound == BOUND_BY_CUFFT) {
+				double cu = cufft_error(&d, &sn, input, ref);
+				b = strcmp(algo, "tc16") == 0 ? cu : 2 * cu;
+			}
+			snprintf(label, sizeof(label),
+			    "%s %s n=%s b=%lld %s %s (bound %.3g)", algo,
+			    kind_name[sh->kind], size, (long long) sh->batch,
+			    dr == 0 ? "fwd" : "inv", norm_name[norms[ni]], b);
 			for (int dm = 0; dm < ND; dm++) {
 				for (int m = 0; m < NM; m++) {
 					failed += exec_check(dm, m, &d, &sn,
-					    input, ref, bound, label);
+					    input, ref, b, label);
 				}
 			}
 		}
@@ -409,6 +476,38 @@ test_split16_2d(void **state)
 	(void) state;
 	run_table("split16", FFTD_F32, shapes_2d,
 	    sizeof(shapes_2d) / sizeof(shapes_2d[0]), BOUND_SPLIT16, 400);
+}
+
+static void
+test_tc16_3d(void **state)
+{
+	(void) state;
+	run_table("tc16", FFTD_F16, shapes_3d,
+	    sizeof(shapes_3d) / sizeof(shapes_3d[0]), BOUND_BY_CUFFT, 500);
+}
+
+static void
+test_split16_3d(void **state)
+{
+	(void) state;
+	run_table("split16", FFTD_F32, shapes_3d,
+	    sizeof(shapes_3d) / sizeof(shapes_3d[0]), BOUND_BY_CUFFT, 600);
+}
+
+static void
+test_tc16_real(void **state)
+{
+	(void) state;
+	run_table("tc16", FFTD_F16, shapes_real,
+	    sizeof(shapes_real) / sizeof(shapes_real[0]), BOUND_BY_CUFFT, 700);
+}
+
+static void
+test_split16_real(void **state)
+{
+	(void) state;
+	run_table("split16", FFTD_F32, shapes_real,
+	    sizeof(shapes_real) / sizeof(shapes_real[0]), BOUND_BY_CUFFT, 800);
 }
 
 // --- what the daemon offers ------------------------------------------------
@@ -560,7 +659,9 @@ test_refused(void **state)
 	skip_if_needed();
 	const int64_t n100[1] = { 100 }, n128[1] = { 128 };
 	const int64_t n28[1] = { (int64_t) 1 << 28 };
-	const int64_t n4k[1] = { 4096 }, n3[3] = { 64, 64, 64 };
+	const int64_t n4k[1] = { 4096 }, n256[1] = { 256 };
+	const int64_t big3[3] = { 64, 1024, 64 }, small3[3] = { 16, 64, 64 };
+	const int64_t short3[3] = { 64, 64, 32 };
 	const int64_t big2[2] = { 8192, 256 }, small2[2] = { 128, 256 };
 	const int64_t odd2[2] = { 256, 96 }, sq[2] = { 256, 256 };
 
@@ -570,16 +671,19 @@ test_refused(void **state)
 	refuse("tc16", 2, big2, FFTD_C2C, FFTD_F16, "8192x256");
 	refuse("tc16", 2, small2, FFTD_C2C, FFTD_F16, "128x256");
 	refuse("tc16", 2, odd2, FFTD_C2C, FFTD_F16, "256x96 (not pow2)");
-	refuse("tc16", 1, n4k, FFTD_R2C, FFTD_F16, "r2c");
-	refuse("tc16", 1, n4k, FFTD_C2R, FFTD_F16, "c2r");
+	refuse("tc16", 1, n256, FFTD_R2C, FFTD_F16, "r2c n=256 (too short)");
+	refuse("tc16", 1, n256, FFTD_C2R, FFTD_F16, "c2r n=256 (too short)");
 	refuse("tc16", 1, n4k, FFTD_C2C, FFTD_F32, "f32");
 	refuse("tc16", 1, n4k, FFTD_C2C, FFTD_F64, "f64");
-	refuse("tc16", 3, n3, FFTD_C2C, FFTD_F16, "rank 3");
+	refuse("tc16", 3, big3, FFTD_C2C, FFTD_F16, "64x1024x64");
+	refuse("tc16", 3, small3, FFTD_C2C, FFTD_F16, "16x64x64");
+	refuse("tc16", 3, short3, FFTD_R2C, FFTD_F16, "r2c 64x64x32");
 	refuse("split16", 1, n4k, FFTD_C2C, FFTD_F16, "f16");
 	refuse("split16", 1, n4k, FFTD_C2C, FFTD_F64, "f64");
 	refuse("split16", 1, n100, FFTD_C2C, FFTD_F32, "n=100 (not pow2)");
-	refuse("split16", 1, n4k, FFTD_R2C, FFTD_F32, "r2c");
-	refuse("split16", 3, n3, FFTD_C2C, FFTD_F32, "rank 3");
+	refuse("split16", 1, n256, FFTD_R2C, FFTD_F32, "r2c n=256 (too short)");
+	refuse("split16", 3, big3, FFTD_C2C, FFTD_F32, "64x1024x64");
+	refuse("split16", 3, short3, FFTD_C2R, FFTD_F32, "c2r 64x64x32");
 
 	// Layouts the kernels do not read: strided, embedded, spaced out.
 	fftd_plan_desc d;
@@ -671,6 +775,10 @@ main(void)
 		cmocka_unit_test(test_tc16_2d),
 		cmocka_unit_test(test_split16_1d),
 		cmocka_unit_test(test_split16_2d),
+		cmocka_unit_test(test_tc16_3d),
+		cmocka_unit_test(test_split16_3d),
+		cmocka_unit_test(test_tc16_real),
+		cmocka_unit_test(test_split16_real),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_daemons_exit_cleanly),
 	};

@@ -4,8 +4,10 @@
 // --algorithm tc16` (and split16) on .npy files written and read with
 // fftctl's own npy module against `fftd --backend cuda` (single-stream
 // path), forward against the FFTW long double reference (tests/util/ref.h)
-// and back again with --inverse --norm by-n; fftctl passes the daemon's
-// refusal on; then no plan is left and the daemon exits 0. The same
+// and back again with --inverse --norm by-n; a 3D transform (--rank 3) and
+// real ones (--kind r2c, --kind c2r) forward against the reference;
+// fftctl passes the daemon's refusal on; then no plan is left and the
+// daemon exits 0. The same
 // algorithms through libfftd are test_tc_daemon.c's.
 //
 // Without FFTD_TEST_GPU=1 in the environment, or without a usable GPU
@@ -293,6 +295,96 @@ fftctl_round_trip(
 	unlink(log);
 }
 
+// fftctl_once writes a batch of `batch` transforms of kind and shape n
+// (rank axes) in the .npy dtype of algo's precision, runs `fftctl fft
+// --algorithm algo --rank R --kind K` on it and checks OUT's shape, size and
+// values (against the reference, within bound).
+static void
+fftctl_once(const char *dir, const char *algo, fftd_precision p, fftd_kind kind,
+    int rank, const int64_t *n, int64_t batch, double bound)
+{
+	static const char *const kinds[] = { "c2c", "r2c", "c2r" };
+	fftd_plan_desc           d;
+	fftd__shape              s;
+	char                     msg[256];
+	assert_int_equal(fftd_plan_desc_init(&d, rank, n, kind, p), 0);
+	d.batch = batch;
+	assert_int_equal(
+	    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)), 0);
+	void *x = malloc((size_t) s.in.bytes);
+	assert_non_null(x);
+	fftd_ref_fill_input(x, &s, fftd_test_case_seed(20 + (uint64_t) kind));
+
+	// shapes: the batch (an axis only when > 1: .npy holds 4 axes at
+	// most), the side's sizes, and (complex f16) a trailing 2
+	int64_t in_shape[5] = { batch }, out_shape[5] = { batch };
+	int     lead = batch > 1, in_nd = lead + rank, out_nd = lead + rank;
+	for (int k = 0; k < rank; k++) {
+		in_shape[lead + k]  = s.in.n[k];
+		out_shape[lead + k] = s.out.n[k];
+	}
+	if (p == FFTD_F16 && s.in.complex) {
+		in_shape[in_nd++] = 2;
+	}
+	if (p == FFTD_F16 && s.out.complex) {
+		out_shape[out_nd++] = 2;
+	}
+	fftd__npy_dtype in_dt  = p == FFTD_F16 ? FFTD__NPY_F2
+	     : s.in.complex                    ? FFTD__NPY_C8
+	                                       : FFTD__NPY_F4;
+	fftd__npy_dtype out_dt = p == FFTD_F16 ? FFTD__NPY_F2
+	    : s.out.complex                    ? FFTD__NPY_C8
+	                                       : FFTD__NPY_F4;
+	char            in_path[400], out_path[400], log[400], rk[8], nl[24];
+	snprintf(in_path, sizeof(in_path), "%s/%s-%s-in.npy", dir, algo,
+	    kinds[kind]);
+	snprintf(out_path, sizeof(out_path), "%s/%s-%s-out.npy", dir, algo,
+	    kinds[kind]);
+	snprintf(log, sizeof(log), "%s/%s-%s.log", dir, algo, kinds[kind]);
+	snprintf(rk, sizeof(rk), "%d", rank);
+	snprintf(nl, sizeof(nl), "%lld", (long long) n[rank - 1]);
+	assert_true(npy_ok(fftd__npy_save(in_path, in_dt, in_nd, in_shape, x,
+	                       msg, sizeof(msg)),
+	    msg));
+	const char *args[] = { "fft", "--algorithm", algo, "-v", "--rank", rk,
+		"--kind", kinds[kind], "--n", nl, in_path, out_path, NULL };
+	if (kind != FFTD_C2R) {
+		args[8]  = in_path; // no --n
+		args[9]  = out_path;
+		args[10] = NULL;
+	}
+	int rc = run_fftctl(log, args);
+	if (rc != 0) {
+		(void) log_has(log, NULL);
+	}
+	assert_int_equal(rc, 0);
+	char by[32];
+	snprintf(by, sizeof(by), "by %s", algo);
+	assert_true(log_has(log, by));
+	fftd__npy y;
+	assert_true(
+	    npy_ok(fftd__npy_load(out_path, &y, msg, sizeof(msg)), msg));
+	assert_int_equal(y.dtype, out_dt);
+	assert_int_equal(y.ndim, out_nd);
+	for (int k = 0; k < out_nd; k++) {
+		assert_int_equal(y.shape[k], out_shape[k]);
+	}
+	assert_int_equal(y.nbytes, (size_t) s.out.bytes);
+	long double *ref = fftd_ref_transform(&s, x);
+	assert_non_null(ref);
+	double e = fftd_ref_rel_l2(&s, y.data, ref);
+	print_message("fftctl --algorithm %s --kind %s --rank %d: rel L2 %.3g "
+	              "(bound %.3g)\n",
+	    algo, kinds[kind], rank, e, bound);
+	assert_true(e <= bound);
+	free(ref);
+	fftd__npy_free(&y);
+	free(x);
+	unlink(in_path);
+	unlink(out_path);
+	unlink(log);
+}
+
 static void
 test_fftctl(void **state)
 {
@@ -305,6 +397,12 @@ test_fftctl(void **state)
 	assert_non_null(mkdtemp(dir));
 	fftctl_round_trip(dir, "tc16", FFTD_F16, BOUND_TC16);
 	fftctl_round_trip(dir, "split16", FFTD_F32, BOUND_SPLIT16);
+	const int64_t n3[3] = { 32, 32, 64 }, n1[1] = { 4096 };
+	fftctl_once(dir, "tc16", FFTD_F16, FFTD_C2C, 3, n3, 1, BOUND_TC16);
+	fftctl_once(dir, "tc16", FFTD_F16, FFTD_R2C, 1, n1, 3, BOUND_TC16);
+	fftctl_once(dir, "tc16", FFTD_F16, FFTD_C2R, 3, n3, 1, BOUND_TC16);
+	fftctl_once(
+	    dir, "split16", FFTD_F32, FFTD_R2C, 3, n3, 2, BOUND_SPLIT16);
 
 	// fftctl passes the daemon's refusal on: tc16 of complex64 data.
 	char    path[400], log[400], msg[256];

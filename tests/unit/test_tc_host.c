@@ -213,7 +213,7 @@ test_layout_1d(void **state)
 	assert_int_equal(
 	    fftd__tc_plan_layout(1, &n27, ((int64_t) 1 << 13) + 1, &lay),
 	    FFTD__TC_EINVAL);
-	int64_t d3[3] = { 256, 256, 256 };
+	int64_t d3[3] = { 1024, 256, 256 }; // 3D: tests/unit/test_tc_nd.c
 	assert_int_equal(
 	    fftd__tc_plan_layout(3, d3, 1, &lay), FFTD__TC_EUNSUPPORTED);
 	assert_int_equal(

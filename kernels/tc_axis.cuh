@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+//
+// tc_axis.cuh — PRIVATE to kernels/: included by tc16.cu and split16.cu
+// only. The axis pass kernel: batched FFTs of length L = 32 .. 128 on the
+// CUDA cores, each whole in shared memory, for the sides of 3D transforms
+// (and the half-length rows of real 2D transforms) too short for the
+// tensor-core passes (tc16_pass.cuh, L >= 256). After the split-fp16 3D FFT
+// of Kang, Glaeser et al. ("Accelerating 3D FFT with Half-Precision Floating
+// Point Hardware on GPU"), which keeps the short radix-2/4/8 stages of a 3D
+// FFT in fp32 arithmetic and only the storage narrow: here the data is
+// fp16 (tc16) or fp32 (split16) in device memory and fp32 in shared memory
+// and registers, so a split16 3D transform keeps fp32 accuracy on these axes
+// (the paper reports ~1e-6 relative error with hi/lo splitting).
+//
+// Algorithm: a radix-8 Stockham autosort FFT (then one radix-4 or radix-2
+// stage), natural order in and out, ping-ponging between two shared-memory
+// buffers (Govindaraju et al., "High Performance Discrete Fourier
+// Transforms on Graphics Processors", SC 2008, fig. 2): in the stage of span
+// Ns, butterfly j of an FFT reads x[j + r L/R], r < R, multiplies element r by
+// W_{Ns R}^{(j mod Ns) r} (sincospif of an exact fraction: fp32-accurate
+// twiddles without a table), does the R-point DFT and writes element r to
+// (j / Ns) Ns R + (j mod Ns) + r Ns.
+//
+// Data movement: a block holds C FFTs (C L = 2048 points; for columns at
+// most 32, so that column groups tile every stride the planner makes, which
+// are powers of two >= 32). Column passes (s_in > 1) read and write C
+// neighbouring columns, so each warp access covers whole runs of C points
+// (128 bytes for tc16 C = 32); contiguous passes read C L consecutive
+// points. Shared rows are padded by one point so the column-order stores
+// into them do not fall on one bank. No four-step twiddle: these passes only
+// serve multi-dimensional transforms.
+
+#ifndef FFTD_KERNELS_TC_AXIS_CUH
+#define FFTD_KERNELS_TC_AXIS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "tc16_dft.cuh"
+#include "tc16_types.cuh"
+
+namespace fftd_tc
+{
+
+// axis_ffts is the number of FFTs an axis block holds (see above).
+__host__ __device__ constexpr int
+axis_ffts(int len, bool strided)
+{
+	return strided && 2048 / len > 32 ? 32 : 2048 / len;
+}
+
+constexpr int kAxisThreads = 256;
+
+// One Stockham stage of radix R and span NS over the block's C FFTs (rows of
+// PITCH points in shared memory), src -> dst.
+template <int L, int C, int PITCH, int R, int NS, bool INV>
+FFTD_DEV void
+axis_stage(const float2 *src, float2 *dst)
+{
+	constexpr int B = L / R; // butterflies per FFT
+	for (int b = threadIdx.x; b < C * B; b += kAxisThreads) {
+		const int f = b / B, j = b % B, jm = j % NS;
+		float2    v[R];
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			v[r] = src[f * PITCH + j + r * B];
+		if (NS > 1) {
+#pragma unroll
+			for (int r = 1; r < R; r++) {
+				float s, c;
+				// W_{NS R}^{jm r}: angle -+2 pi jm r / (NS R)
+				sincospif((INV ? 2.0f : -2.0f)
+				        * (float) (jm * r) / (float) (NS * R),
+				    &s, &c);
+				v[r] = cmul(v[r], make_float2(c, s));
+			}
+		}
+		SmallDft<R, INV>::run(v);
+		const int d = (j / NS) * NS * R + jm;
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			dst[f * PITCH + d + r * NS] = v[r];
+	}
+}
+
+// The stages of an L-point FFT from span NS on: radix 8 while 8 | L / NS,
+// then one radix-4 or radix-2 stage. Returns the buffer holding the result.
+template <int L, int C, int PITCH, int NS, bool INV>
+FFTD_DEV float2 *
+axis_stages(float2 *src, float2 *dst)
+{
+	if constexpr (NS >= L) {
+		return src;
+	} else {
+		constexpr int R = L / NS >= 8 ? 8 : L / NS;
+		axis_stage<L, C, PITCH, R, NS, INV>(src, dst);
+		__syncthreads();
+		return axis_stages<L, C, PITCH, NS * R, INV>(dst, src);
+	}
+}
+
+// The axis pass: FFT q reads element n at
+// (q / s_in) L s_in + n s_in + q % s_in and writes element k likewise with
+// s_out (tc.h, fftd__tc_pass); a persistent block loops over groups of C.
+template <class P, int L, bool STRIDED, bool INV>
+__global__ void
+__launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
+{
+	using Word                     = typename P::Word;
+	constexpr int            C     = axis_ffts(L, STRIDED);
+	constexpr int            PITCH = L + 1;
+	extern __shared__ float2 axis_smem[];
+	float2         *buf0 = axis_smem, *buf1 = axis_smem + C * PITCH;
+	const Word     *in  = static_cast<const Word *>(a.in);
+	Word           *out = static_cast<Word *>(a.out);
+	const long long nit = (a.q_total + C - 1) / C;
+	for (long long it = blockIdx.x; it < nit; it += gridDim.x) {
+		const long long q0 = it * C;
+		for (int i = threadIdx.x; i < C * L; i += kAxisThreads) {
+			// columns: neighbouring threads, neighbouring columns
+			const int       c = STRIDED ? i % C : i / L;
+			const int       n = STRIDED ? i / C : i % L;
+			const long long q = q0 + c;
+			float2          v = make_float2(0.0f, 0.0f);
+			if (q < a.q_total) {
+				const long long at
+				    = (((q >> a.s_in_log2) * L) << a.s_in_log2)
+				    + (q & (a.s_in - 1))
+				    + (long long) n * a.s_in;
+				v = P::load(in[at]);
+			}
+			buf0[c * PITCH + n] = v;
+		}
+		__syncthreads();
+		const float2 *res
+		    = axis_stages<L, C, PITCH, 1, INV>(buf0, buf1);
+		for (int i = threadIdx.x; i < C * L; i += kAxisThreads) {
+			const int       c = STRIDED ? i % C : i / L;
+			const int       n = STRIDED ? i / C : i % L;
+			const long long q = q0 + c;
+			if (q < a.q_total) {
+				const long long at = (((q >> a.s_out_log2) * L)
+				                         << a.s_out_log2)
+				    + (q & (a.s_out - 1))
+				    + (long long) n * a.s_out;
+				const float2 v = res[c * PITCH + n];
+				out[at]        = P::store(v.x, v.y);
+			}
+		}
+		__syncthreads(); // res is read before the next load overwrites
+	}
+}
+
+// make_axis_info describes one compiled axis kernel for tc16_plan.cu: its
+// block shape (C FFTs, 8 warps) and the two ping-pong buffers it needs.
+template <class P, int L, bool STRIDED, bool INV>
+KernelInfo
+make_axis_info()
+{
+	KernelInfo k;
+	k.fn    = axis_kernel<P, L, STRIDED, INV>;
+	k.len   = L;
+	k.ffts  = axis_ffts(L, STRIDED);
+	k.warps = kAxisThreads / 32;
+	k.smem  = 2 * sizeof(float2) * axis_ffts(L, STRIDED) * (L + 1);
+	return k;
+}
+
+// The axis kernel for len = 32 .. 128 (no four-step twiddle), or false.
+template <class P>
+bool
+axis_kernel_info(int len, bool strided, bool inverse, int tw, KernelInfo *k)
+{
+	if (tw)
+		return false;
+#define FFTD_TC_AXIS_CASE(LEN)                                                 \
+	if (len == LEN) {                                                      \
+		*k = strided                                                   \
+		    ? (inverse ? make_axis_info<P, LEN, true, true>()          \
+		               : make_axis_info<P, LEN, true, false>())        \
+		    : (inverse ? make_axis_info<P, LEN, false, true>()         \
+		               : make_axis_info<P, LEN, false, false>());      \
+		return true;                                                   \
+	}
+	FFTD_TC_AXIS_CASE(32)
+	FFTD_TC_AXIS_CASE(64)
+	FFTD_TC_AXIS_CASE(128)
+#undef FFTD_TC_AXIS_CASE
+	return false;
+}
+
+} // namespace fftd_tc
+
+#endif // FFTD_KERNELS_TC_AXIS_CUH
