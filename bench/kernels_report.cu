@@ -226,6 +226,14 @@ bench_table(const Bench &b, const std::vector<Row> &rows)
 			    ms_cell(r.r[ALG_SP16_NARROW]).c_str());
 }
 
+// json_int writes `, "key": v` for a count (exact, unlike bench_json_num's
+// 6 digits).
+static void
+json_int(FILE *f, const char *key, int64_t v)
+{
+	fprintf(f, ", \"%s\": %lld", key, (long long) v);
+}
+
 // JSON keys of the algorithms, in ALG_* order.
 static const char *const kAlgKey[ALG_N] = { "tc16", "cufft_f16", "vkfft_f16",
 	"split16", "cufft_f32", "vkfft_f32", "tc16_narrow", "split16_narrow" };
@@ -260,12 +268,12 @@ bench_json(const Bench &b, const std::vector<Row> &rows, const char *path)
 		return -1;
 	fprintf(f, "{\n  \"device\": ");
 	bench_json_str(f, b.device.c_str());
-	bench_json_field(f, "points_per_launch", (double) kPoints);
-	bench_json_field(f, "runs", b.runs);
+	json_int(f, "points_per_launch", kPoints);
+	json_int(f, "runs", b.runs);
 	bench_json_field(f, "copy_ms_512MiB", b.copy_ms);
 	bench_json_field(f, "copy_gbs", b.copy_gbs);
 	bench_json_field(f, "copy_ms_256MiB", b.copy16_ms);
-	bench_json_field(f, "pass_points", (double) (1 << kPassLog2));
+	json_int(f, "pass_points", (int64_t) 1 << kPassLog2);
 	bench_json_field(f, "wrong_rel_l2_f16", kWrong16);
 	bench_json_field(f, "wrong_rel_l2_f32", kWrong32);
 	fprintf(f, ",\n  \"vkfft_version\": ");
@@ -290,10 +298,10 @@ bench_json(const Bench &b, const std::vector<Row> &rows, const char *path)
 			fprintf(f, "%s%lld", d ? ", " : "",
 			    (long long) r.c.dims[d]);
 		fprintf(f, "]");
-		bench_json_field(f, "batch", (double) r.c.batch);
-		bench_json_field(f, "passes", r.passes);
-		bench_json_field(f, "bytes_f16", r.bytes16);
-		bench_json_field(f, "bytes_f32", r.bytes32);
+		json_int(f, "batch", r.c.batch);
+		json_int(f, "passes", r.passes);
+		json_int(f, "bytes_f16", (int64_t) r.bytes16);
+		json_int(f, "bytes_f32", (int64_t) r.bytes32);
 		bench_json_field(f, "floor_f16_ms", r.floor16);
 		bench_json_field(f, "floor_f32_ms", r.floor32);
 		bench_json_field(
@@ -309,6 +317,10 @@ bench_json(const Bench &b, const std::vector<Row> &rows, const char *path)
 		fprintf(f, ", \"plan_split16\": ");
 		bench_json_str(f, r.desc32);
 		for (int a = 0; a < ALG_N; a++) {
+			const Result &x = r.r[a];
+			if (!x.ok && !x.unsupported && x.note.empty())
+				continue; // not applicable (narrow: no short
+				          // columns)
 			fprintf(f, ",\n");
 			json_result(f, r, a);
 		}
