@@ -110,6 +110,7 @@ ms_cell(const Result &x)
 	return s;
 }
 
+// err_cell: the relative L2 error, "inf" for non-finite output, or "-".
 static std::string
 err_cell(const Result &x)
 {
@@ -122,6 +123,7 @@ err_cell(const Result &x)
 	return s;
 }
 
+// num_cell: v in fmt, or "-" when it is not finite.
 static std::string
 num_cell(double v, const char *fmt)
 {
