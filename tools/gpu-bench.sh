@@ -5,7 +5,11 @@
 # tools/gpu-run.sh, or alone): bench/e2e on every case with the default
 # pipeline settings, the split-batch pipeline's settings compared on f32 C2C
 # N=4096 (the figures that chose the defaults in deploy/fftd.conf), and
-# bench/kernels. Logs and JSON under $OUT.
+# bench/kernels (fftd's kernels beside cuFFT and VkFFT: build it here with
+# `make gpu-bundle VKFFT_DIR=/path/to/VkFFT`, or `make build/bench/kernels
+# VKFFT_DIR=...` and carry the binary; bench/README.md, "bench/kernels").
+# KERNELS_ARGS adds options (e.g. "--quick --only '1D 4096,3D 64^3'"),
+# SKIP_E2E=1 / SKIP_KERNELS=1 leave a part out. Logs and JSON under $OUT.
 set -u
 B=${B:-build-gpu}
 OUT=${OUT:-/tmp/fftd-gpu-out}
@@ -32,7 +36,11 @@ for kc in ${PIPE_SETTINGS:-}; do
 done
 
 if [ "${SKIP_KERNELS:-0}" != 1 ] && [ -x "$B/bench/kernels" ]; then
-	"$B/bench/kernels" --json "$OUT/kernels.json" >"$OUT/kernels.log" 2>&1 || rc=1
-	tail -n 60 "$OUT/kernels.log"
+	# eval: KERNELS_ARGS may quote names with spaces ("--only '1D 4096'").
+	eval "\"\$B/bench/kernels\" ${KERNELS_ARGS:-} --json \"\$OUT/kernels.json\"" \
+	    >"$OUT/kernels.log" 2>&1 || rc=1
+	# The table (progress lines go first, on stderr, into the same log).
+	sed -n '/^bench\/kernels on /,$p' "$OUT/kernels.log"
+	[ $rc = 0 ] || tail -n 5 "$OUT/kernels.log"
 fi
 exit $rc
