@@ -255,7 +255,7 @@ $(BENCH_LIB): $(BENCH_LIB_OBJ)
 $(CLIENT_OBJ): CFLAGS_ALL += -fvisibility=hidden
 
 $(BUILD)/libfftd.so: $(CLIENT_OBJ) $(NNG_LIB) client/libfftd.map
-	$(CC) -shared -Wl,-soname,libfftd.so.0 -Wl,--version-script=client/libfftd.map $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(LIBFFTD_DEP_LIBS)
+	$(CC) -shared -Wl,-soname,libfftd.so.0 -Wl,--version-script=client/libfftd.map $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(LIBFFTD_DEP_LIBS) -lm
 
 $(BUILD)/dropin/%.o: INC := $(INC_BASE) -Idropin
 $(DROPIN_OBJ): CFLAGS_ALL += -fvisibility=hidden

@@ -190,9 +190,11 @@ exec_case(const fftd_plan_desc *d, char *in_ptr, char *out_ptr, uint64_t seed)
 	} else {
 		aout = arrays_alloc_poison(C, 0, s.out.bytes);
 	}
-	// This process's writes are complete (cudaMemcpy, cudaMemset on the
-	// legacy stream return when done); the daemon's are when the call
-	// returns.
+	// This process's writes must be complete before the daemon reads the
+	// memory: a cudaMemcpy from pageable memory may return before its
+	// DMA lands and cudaMemset is asynchronous, so wait for the device.
+	// The daemon's are complete when the call returns.
+	CUDA_OK(cudaDeviceSynchronize());
 	int rv = fftd_execute_arrays(p, ain, 0, aout, 0);
 	if (rv != FFTD_OK) {
 		fail_msg(
@@ -282,6 +284,7 @@ test_copies(void **state)
 	assert_memory_equal(got, src, bytes - 5);
 	arrays_fill_random(src, bytes, fftd_test_case_seed(11));
 	CUDA_OK(cudaMemcpy(a + off, src, bytes, cudaMemcpyHostToDevice));
+	CUDA_OK(cudaDeviceSynchronize()); // the DMA has landed (see exec_case)
 	memset(got, 0x5A, bytes);
 	ASSERT_OK(fftd_array_read(x, 0, got, bytes));
 	assert_memory_equal(got, src, bytes);
