@@ -6,7 +6,7 @@
 //
 //   soak [--spawn FFTD_BIN] [--clients N] [--requests N] [--kill-every-ms M]
 //        [--depth D] [--large-every L] [--warmup-frac F] [--timeout S]
-//        [--stall-s S] [--json FILE] [--verbose]
+//        [--stall-s S] [--sample-ms S] [--json FILE] [--verbose]
 //
 // --clients processes (default 16) each keep --depth (4) requests in
 // flight: f32 C2C of n = 64, 256, 1000, 1024 (batch 1), and every L-th
@@ -27,7 +27,7 @@
 // clients run again until --requests are answered, are stopped the same
 // way, and the level is taken again: it must be back within 5% (at least
 // one for counts), with as many sessions as before. The same figures are
-// sampled every second throughout (JSON `samples`). A separate,
+// sampled every --sample-ms (1000) throughout (JSON `samples`). A separate,
 // well-behaved client pings every 10 ms from start to end: its p99 is
 // reported against the 2 ms target (not part of the exit status: two
 // shared cores may not hold it).
@@ -95,6 +95,7 @@ typedef struct run {
 	char             child_why[300];
 	level           *samples;
 	size_t           nsamples, capsamples;
+	double           sample_s; // --sample-ms: the level's sampling period
 	fftd_test_daemon d;
 	fftd_client     *ctl;
 	double           t0;
@@ -479,7 +480,7 @@ phase(run *r, const char *name, uint64_t until, int kill_ms, double deadline)
 		}
 		if (fftd__mono_s() >= next_sample) {
 			sample(r);
-			next_sample += 1.0;
+			next_sample += r->sample_s;
 		}
 		if (fftd__mono_s() >= next_progress) {
 			progress(r, until, &last_n, &last_t);
@@ -592,6 +593,7 @@ usage(void)
 	fprintf(stderr,
 	    "usage: soak [--spawn FFTD_BIN] [--clients N] [--requests N]\n"
 	    "            [--kill-every-ms M] [--depth D] [--large-every L]\n"
+	    "            [--sample-ms S]\n"
 	    "            [--warmup-frac F] [--timeout S] [--stall-s S]\n"
 	    "            [--json FILE] [--verbose]\n");
 	exit(2);
@@ -607,7 +609,8 @@ main(int argc, char **argv)
 {
 	fftd_test_child_dispatch(argc, argv, ROLES);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	int         nclients = 16, kill_ms = 500, depth = 4, large_every = 32;
+	int nclients = 16, kill_ms = 500, depth = 4, large_every = 32,
+	    sample_ms         = 1000;
 	int         timeout_s = 3600, verbose = 0, stall_s = 0;
 	long long   requests  = 200000;
 	double      warm_frac = 0.25;
@@ -621,6 +624,8 @@ main(int argc, char **argv)
 			nclients = atoi(argv[++i]);
 		} else if (strcmp(a, "--requests") == 0 && val) {
 			requests = atoll(argv[++i]);
+		} else if (strcmp(a, "--sample-ms") == 0 && val) {
+			sample_ms = atoi(argv[++i]);
 		} else if (strcmp(a, "--kill-every-ms") == 0 && val) {
 			kill_ms = atoi(argv[++i]);
 		} else if (strcmp(a, "--depth") == 0 && val) {
@@ -642,13 +647,14 @@ main(int argc, char **argv)
 		}
 	}
 	if (nclients < 1 || nclients > MAX_CLIENTS || requests < 1
-	    || kill_ms < 0 || depth < 1 || depth > MAX_DEPTH || large_every < 1
-	    || !(warm_frac > 0 && warm_frac < 1) || timeout_s < 1
-	    || stall_s < 0) {
+	    || kill_ms < 0 || sample_ms < 10 || depth < 1 || depth > MAX_DEPTH
+	    || large_every < 1 || !(warm_frac > 0 && warm_frac < 1)
+	    || timeout_s < 1 || stall_s < 0) {
 		usage();
 	}
 
 	run r = { .verbose = verbose,
+		.sample_s  = sample_ms * 1e-3,
 		.stall_ms  = stall_s > 0 ? stall_s * 1000 : STALL_MS_DEFAULT,
 		.start_ms  = stall_s > 0 ? stall_s * 1000 : START_MS_DEFAULT,
 		.phase     = "start" };
