@@ -104,7 +104,7 @@ int fftd__speed_list(fftd__speed_table *t, int from, fftd__speed_entry *out,
 uint64_t fftd__median_ns(uint64_t *v, int n);
 
 // fftd__algo_count_plan counts one plan made with the algorithm named
-// (the name the client is told) for the metrics; up to
+// (the name the client is told) for the metrics and AlgoStats; up to
 // FFTD__ALGO_NAMES names, later ones are not counted. Any thread.
 #define FFTD__ALGO_NAMES 16
 void fftd__algo_count_plan(const char *name);
