@@ -67,7 +67,7 @@ shape_of(bool wide, fftd_precision p)
 		s.batch     = 8;
 		s.direction = FFTD_INVERSE;
 	}
-	s.total = s.n[0] * (s.rank > 1 ? s.n[1] : 1);
+	s.total = wide ? INT64_MAX : s.n[0] * s.n[1]; // the key's, not used
 	return s;
 }
 
