@@ -11,6 +11,7 @@
 //   endpoint.c  URL lists, dialing one daemon (ipc, tcp, tls+tcp), hello
 //   client.c    fftd_client_open / close, info, ping
 //   stats.c     the daemon's statistics
+//   algo_stats.c  plans per algorithm, the speed table (accuracy-aware auto)
 //   plan.c      plans on every endpoint
 //   exec.c      executions: endpoint choice, sending, completion
 //   buffer.c    shared-memory buffers, the descriptor hand-over, staging

@@ -370,3 +370,37 @@ fftd__device_stats_from_wire(
 	copy_name(x->name, sizeof(x->name), w->name);
 	copy_name(x->backend, sizeof(x->backend), w->backend);
 }
+
+// fftd__algo_plans_from_wire copies one algorithm's plan count.
+void
+fftd__algo_plans_from_wire(
+    fftd_algorithm_stats *x, const Fftd__Wire__AlgoPlans *w)
+{
+	memset(x, 0, sizeof(*x));
+	copy_name(x->algorithm, sizeof(x->algorithm), w->algorithm);
+	x->plans = w->plans;
+}
+
+// fftd__speed_entry_to_wire points w's strings into x (x outlives w).
+void
+fftd__speed_entry_to_wire(Fftd__Wire__SpeedEntry *w, fftd_speed_entry *x)
+{
+	w->device    = (uint32_t) x->device;
+	w->key       = x->key;
+	w->algorithm = x->algorithm;
+	w->shape     = x->shape;
+	w->seconds   = x->seconds;
+}
+
+// fftd__speed_entry_from_wire copies a speed table entry, names cut.
+void
+fftd__speed_entry_from_wire(
+    fftd_speed_entry *x, const Fftd__Wire__SpeedEntry *w)
+{
+	memset(x, 0, sizeof(*x));
+	x->device = (int) w->device;
+	copy_name(x->key, sizeof(x->key), w->key);
+	copy_name(x->algorithm, sizeof(x->algorithm), w->algorithm);
+	copy_name(x->shape, sizeof(x->shape), w->shape);
+	x->seconds = w->seconds;
+}

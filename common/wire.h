@@ -75,6 +75,11 @@ void fftd__device_stats_to_wire(
     Fftd__Wire__DeviceStats *w, fftd_device_stats *x);
 void fftd__device_stats_from_wire(
     fftd_device_stats *x, const Fftd__Wire__DeviceStats *w);
+void fftd__algo_plans_from_wire(
+    fftd_algorithm_stats *x, const Fftd__Wire__AlgoPlans *w);
+void fftd__speed_entry_to_wire(Fftd__Wire__SpeedEntry *w, fftd_speed_entry *x);
+void fftd__speed_entry_from_wire(
+    fftd_speed_entry *x, const Fftd__Wire__SpeedEntry *w);
 
 // fftd__wire_desc is the storage behind a packed PlanDesc (its repeated
 // fields point into it), so building one needs no allocation.

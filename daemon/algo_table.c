@@ -160,6 +160,24 @@ fftd__speed_count(fftd__speed_table *t, uint64_t *evictions)
 	return n;
 }
 
+// fftd__speed_list copies slots [from, from + max) of t out.
+int
+fftd__speed_list(fftd__speed_table *t, int from, fftd__speed_entry *out,
+    int max, int *total, uint64_t *evictions)
+{
+	pthread_mutex_lock(&t->mtx);
+	int k = 0;
+	for (int i = from < 0 ? 0 : from; i < t->n && k < max; i++) {
+		out[k++] = t->e[i];
+	}
+	*total = t->n;
+	if (evictions != NULL) {
+		*evictions = t->evictions;
+	}
+	pthread_mutex_unlock(&t->mtx);
+	return k;
+}
+
 // cmp_u64 orders uint64_t values for qsort.
 static int
 cmp_u64(const void *a, const void *b)

@@ -91,12 +91,20 @@ void fftd__speed_put(
 // *evictions, how many it has dropped.
 int fftd__speed_count(fftd__speed_table *t, uint64_t *evictions);
 
+// fftd__speed_list copies the entries in slots [from, from + max) of t
+// into out (slot order; an entry keeps its slot for its life, a full
+// table replacing its least recently used one in place) and returns how
+// many it copied; *total gets the table's size and *evictions (may be
+// NULL) its evictions. Marks nothing used.
+int fftd__speed_list(fftd__speed_table *t, int from, fftd__speed_entry *out,
+    int max, int *total, uint64_t *evictions);
+
 // fftd__median_ns sorts v[0..n) and returns its median (the lower middle
 // for even n; 0 for n 0).
 uint64_t fftd__median_ns(uint64_t *v, int n);
 
 // fftd__algo_count_plan counts one plan made with the algorithm named
-// (the name the client is told) for the metrics; up to
+// (the name the client is told) for the metrics and AlgoStats; up to
 // FFTD__ALGO_NAMES names, later ones are not counted. Any thread.
 #define FFTD__ALGO_NAMES 16
 void fftd__algo_count_plan(const char *name);

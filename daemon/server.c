@@ -5,7 +5,7 @@
 // machine and request dispatch. The objects a request works on have their
 // own files below it: sessions (session.c), executions (exec.c), stream
 // channels (stream.c), shared buffers (buffer.c), plans (plan.c),
-// statistics (stats.c), and replies with lookups (reply.c).
+// statistics (stats.c, algo_stats.c), and replies with lookups (reply.c).
 //
 // Each context runs a small state machine on NNG's aio callbacks:
 // RECV → (validate) → WORK → SEND → RECV. Cheap requests (hello, ping,
@@ -113,6 +113,10 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	case FFTD__WIRE__REQUEST__BODY_STATS:
 		nng_msg_free(m);
 		fftd__stats_request(c, req->stats);
+		break;
+	case FFTD__WIRE__REQUEST__BODY_ALGO_STATS:
+		nng_msg_free(m);
+		fftd__algo_stats_request(c, req->algo_stats);
 		break;
 	case FFTD__WIRE__REQUEST__BODY_PLAN_CREATE:
 		nng_msg_free(m);

@@ -35,6 +35,9 @@
 //                     references
 //   1      stats.c    statistics: counters, snapshots, the     0
 //                     paged Stats reply
+//   1      algo_stats.c                                       0
+//                     what accuracy-aware auto did: plans
+//                     per algorithm, the paged speed table
 //   0      reply.c    replies on an NNG context, answer        (none)
 //                     counting, lookups (session, plan,
 //                     buffer by id; a lane's workers), the
@@ -366,7 +369,7 @@ fftd__worker **fftd__lane(const fftd__server *s, int realtime);
 // left.
 void fftd__busy_done(fftd__server *s);
 
-// --- floor 1: plan.c, stats.c
+// --- floor 1: plan.c, stats.c, algo_stats.c
 // -------------------------------------------------
 
 // fftd__plan_create answers a PlanCreate (NNG task thread; the plan is
@@ -384,6 +387,20 @@ void fftd__plan_unref(fftd__server *s, fftd__handle *h);
 
 // fftd__stats_request answers a Stats request (NNG task thread).
 void fftd__stats_request(fftd__ctx *c, const Fftd__Wire__StatsRequest *rq);
+
+// fftd__algo_stats_request answers an AlgoStats request (NNG task thread).
+void fftd__algo_stats_request(
+    fftd__ctx *c, const Fftd__Wire__AlgoStatsRequest *rq);
+
+// fftd__algo_stats_build builds in *mp the AlgoStats reply to rq (NULL: the
+// first page): the plan counts and the entries of speed table t from slot
+// rq->speed_from on, at most rq->speed_limit (0: no limit) and as many as
+// keep the protobuf under FFTD__WIRE_MAX_PB, with speed_next and
+// speed_more set. Any thread. On success the caller owns *mp. Returns
+// FFTD_OK or FFTD_ENOMEM.
+struct fftd__speed_table;
+int fftd__algo_stats_build(nng_msg **mp, const Fftd__Wire__AlgoStatsRequest *rq,
+    struct fftd__speed_table *t);
 
 // --- floor 2: buffer.c
 // ---------------------------------------------------------

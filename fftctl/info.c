@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // info.c — fftctl info: what the daemon serves, as it reported it at
-// connection (versions, backend, devices, algorithms, precisions, limits).
+// connection (versions, backend, devices, algorithms, precisions, limits),
+// and how accuracy-aware auto chooses: the error table (common/errtable.c),
+// the plans made per algorithm and the daemon's speed table.
 // Options and connecting are main.c's (fftctl.h); fftctl stats (stats.c)
 // shows what the daemon has done.
 
@@ -9,6 +11,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errtable.h"
@@ -22,13 +25,17 @@ const char fftd__ctl_info_help[]
       "protocol, its\n"
       "default backend, its devices (with memory), the algorithms and "
       "precisions it\n"
-      "serves, and its request limits.\n";
+      "serves, and its request limits; the error table of accuracy-aware "
+      "auto\n"
+      "(--tolerance), the plans made per algorithm since the daemon "
+      "started, and the\n"
+      "speed table: per device, algorithm key (and the name plans "
+      "report) and shape,\n"
+      "the median time of one execution that auto chooses by.\n";
 
 // print_error_table prints the error table accuracy-aware auto chooses by
 // (common/errtable.c: the bound of the relative L2 error of one transform
 // at a few sizes) for the rows of backend (all rows when it is unknown).
-// The speed table lives in the daemon; its size is in the metrics
-// (fftd_speed_table_entries).
 static void
 print_error_table(const char *backend)
 {
@@ -56,6 +63,75 @@ print_error_table(const char *backend)
 	}
 	printf("  (data of a higher precision run at a lower one adds two "
 	       "roundings there)\n");
+}
+
+// SPEED_MAX is the speed table's most entries (fftd_get_speed_table).
+#define SPEED_MAX 1024
+
+// printable copies the daemon's text s (at most max bytes) into out with
+// any byte that is not printable ASCII as '?'.
+static const char *
+printable(char *out, size_t outlen, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max), k = 0;
+	for (; k < n && k + 1 < outlen; k++) {
+		out[k] = s[k] >= 0x20 && s[k] < 0x7f ? s[k] : '?';
+	}
+	out[k] = '\0';
+	return out;
+}
+
+// print_algo_stats prints, under the error table, the plans made per
+// algorithm and the daemon's speed table (fftd_get_algorithm_stats,
+// fftd_get_speed_table); a daemon that does not report them is said so.
+// Returns FFTD_OK or the error of a call.
+static int
+print_algo_stats(fftd_client *client)
+{
+	fftd_algorithm_stats a[16];
+	char                 t1[80], t2[80], t3[80];
+	int                  na = 0, ns = 0;
+	uint64_t             ev = 0;
+	int                  rv = fftd_get_algorithm_stats(client, a, 16, &na);
+	if (rv != FFTD_OK) {
+		return rv;
+	}
+	printf("%-16s ", "plans made");
+	na = na > 16 ? 16 : na;
+	for (int i = 0; i < na; i++) {
+		printf("%s%s %" PRIu64, i ? ", " : "",
+		    printable(
+		        t1, sizeof(t1), a[i].algorithm, sizeof(a[i].algorithm)),
+		    a[i].plans);
+	}
+	printf("%s\n", na ? "" : "-");
+	fftd_speed_entry *e = calloc(SPEED_MAX, sizeof(*e));
+	if (e == NULL) {
+		return FFTD_ENOMEM;
+	}
+	rv = fftd_get_speed_table(client, e, SPEED_MAX, &ns, &ev);
+	if (rv != FFTD_OK) {
+		free(e);
+		return rv;
+	}
+	printf("%-16s %d entries, %" PRIu64 " evicted (median seconds of one "
+	       "execution)\n",
+	    "speed table", ns, ev);
+	ns = ns > SPEED_MAX ? SPEED_MAX : ns;
+	if (ns > 0) {
+		printf("  %-6s %-12s %-12s %10s  %s\n", "device", "key",
+		    "algorithm", "seconds", "shape");
+	}
+	for (int i = 0; i < ns; i++) {
+		printf("  %-6d %-12s %-12s %10.3e  %s\n", e[i].device,
+		    printable(t1, sizeof(t1), e[i].key, sizeof(e[i].key)),
+		    printable(
+		        t2, sizeof(t2), e[i].algorithm, sizeof(e[i].algorithm)),
+		    e[i].seconds,
+		    printable(t3, sizeof(t3), e[i].shape, sizeof(e[i].shape)));
+	}
+	free(e);
+	return FFTD_OK;
 }
 
 // fftd__ctl_info is fftctl info: what the daemon reported at connection
@@ -86,8 +162,8 @@ fftd__ctl_info(int argc, char **argv)
 	}
 	fftd_info info;
 	int       rv = fftd_client_info(client, &info);
-	fftd_client_close(client);
 	if (rv != FFTD_OK) {
+		fftd_client_close(client);
 		return fftd__ctl_fail("info", rv);
 	}
 
@@ -152,6 +228,14 @@ fftd__ctl_info(int argc, char **argv)
 	    "max in flight", info.max_inflight_per_client,
 	    fftd__ctl_human(b, sizeof(b), info.max_queued_bytes_per_client));
 	print_error_table(info.backend);
+	rv = print_algo_stats(client);
+	fftd_client_close(client);
+	if (rv == FFTD_EPROTO) {
+		printf(
+		    "%-16s - (the daemon does not report it)\n", "speed table");
+	} else if (rv != FFTD_OK) {
+		return fftd__ctl_fail("info", rv);
+	}
 	if (info.ndaemons > 1) {
 		printf("%-16s %d (the above is the first; limits are the "
 		       "smallest)\n",

@@ -41,6 +41,10 @@ const char fftd__ctl_stats_help[]
       "of the\n"
       "  last ~10 s, jobs queued or running, executions, plan cache hits,\n"
       "  misses, evictions, entries and bytes, CUDA IPC mappings.\n"
+      "plans by algorithm: plans made since the daemon started, by the "
+      "algorithm\n"
+      "  chosen (fftd_plan_algorithm; a tolerance may choose a faster "
+      "one).\n"
       "\n"
       "  --json   one JSON object: keys as the fields of fftd_stats, plus\n"
       "           \"clients\" and \"devices\" arrays (fields of "
@@ -49,7 +53,9 @@ const char fftd__ctl_stats_help[]
       "when no\n"
       "           data; \"hist_bounds_s\" holds the finite bucket bounds "
       "of the\n"
-      "           *_hist arrays, whose last count is above them)\n";
+      "           *_hist arrays, whose last count is above them), and "
+      "\"algorithms\"\n"
+      "           (fftd_algorithm_stats: algorithm, plans)\n";
 
 // hist_quantile estimates quantile q of a histogram of per-bucket counts
 // (bounds fftd_hist_bound) as Prometheus's histogram_quantile does:
@@ -334,6 +340,31 @@ table_devices(const fftd_device_stats *dv, int n)
 	}
 }
 
+// table_algorithms prints the plans made per algorithm (fftctl stats).
+static void
+table_algorithms(const fftd_algorithm_stats *a, int n)
+{
+	printf("\nplans by algorithm (%d)\n", n);
+	for (int i = 0; i < n; i++) {
+		printf("  ");
+		put_name(a[i].algorithm, sizeof(a[i].algorithm), false, 16);
+		printf(" %" PRIu64 "\n", a[i].plans);
+	}
+}
+
+// json_algorithms writes the "algorithms" array of stats --json.
+static void
+json_algorithms(const fftd_algorithm_stats *a, int n)
+{
+	printf("\"algorithms\": [");
+	for (int i = 0; i < n; i++) {
+		printf("%s{\"algorithm\": ", i ? ", " : "");
+		put_name(a[i].algorithm, sizeof(a[i].algorithm), true, 0);
+		printf(", \"plans\": %" PRIu64 "}", a[i].plans);
+	}
+	printf("]");
+}
+
 // get_clients fetches every client's statistics into a malloc'd array
 // (clients may connect between the calls: ask again with room to spare).
 static int
@@ -394,11 +425,12 @@ fftd__ctl_stats(int argc, char **argv)
 	if (ec != EXIT_OK) {
 		return ec;
 	}
-	fftd_stats         s;
-	fftd_client_stats *cl = NULL;
-	fftd_device_stats  dv[FFTD_MAX_DEVICES];
-	int                ncl = 0, ndv = 0;
-	int                rv = fftd_get_stats(client, &s);
+	fftd_stats           s;
+	fftd_client_stats   *cl = NULL;
+	fftd_device_stats    dv[FFTD_MAX_DEVICES];
+	fftd_algorithm_stats al[16];
+	int                  ncl = 0, ndv = 0, nal = 0;
+	int                  rv = fftd_get_stats(client, &s);
 	if (rv == FFTD_OK) {
 		rv = get_clients(client, &cl, &ncl);
 	}
@@ -407,6 +439,12 @@ fftd__ctl_stats(int argc, char **argv)
 		ndv = ndv < 0                ? 0
 		    : ndv > FFTD_MAX_DEVICES ? FFTD_MAX_DEVICES
 		                             : ndv;
+	}
+	if (rv == FFTD_OK) {
+		// A daemon from before the call has no such counts.
+		rv  = fftd_get_algorithm_stats(client, al, 16, &nal);
+		nal = rv != FFTD_OK ? 0 : nal > 16 ? 16 : nal;
+		rv  = rv == FFTD_EPROTO ? FFTD_OK : rv;
 	}
 	fftd_client_close(client);
 	if (rv != FFTD_OK) {
@@ -458,6 +496,8 @@ fftd__ctl_stats(int argc, char **argv)
 		json_clients(cl, ncl);
 		printf(", ");
 		json_devices(dv, ndv);
+		printf(", ");
+		json_algorithms(al, nal);
 		printf("}\n");
 		free(cl);
 		return EXIT_OK;
@@ -485,6 +525,7 @@ fftd__ctl_stats(int argc, char **argv)
 	} else {
 		printf("\ndevices (0)\n");
 	}
+	table_algorithms(al, nal);
 	free(cl);
 	return EXIT_OK;
 }

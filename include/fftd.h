@@ -57,19 +57,20 @@ extern "C" {
 // and FFTD_VERSION_MAJOR is its number.
 //
 // Structs the caller allocates (fftd_plan_desc, fftd_info, fftd_device_info,
-// fftd_stats, fftd_client_stats, fftd_device_stats, fftd_exec_options,
-// fftd_stream_times, fftd_mf_desc, fftd_mf_peak, fftd_mf_trigger) may grow in
-// later versions. The calls that take one are macros that pass the library the
-// sizeof the caller was compiled with (fftd_get_stats(c, s) is
-// fftd_get_stats_sized(c, s, sizeof(fftd_stats)); arrays and the devices inside
-// fftd_info pass their element's sizeof too), so a program built against an
-// older fftd.h keeps working with a newer library and the reverse: the library
-// reads and writes only the bytes the caller's struct has; a field the caller's
-// struct lacks reads as its default (as fftd_plan_desc_init sets it; zero, or
-// none, elsewhere); bytes of a caller's struct that the library does not know
-// are ignored on input and zeroed on output. A size of 0, not a multiple of 4,
-// or over 64 KiB is FFTD_EINVAL. Bindings that call the library directly call
-// the _sized symbols with their structs' sizes.
+// fftd_stats, fftd_client_stats, fftd_device_stats, fftd_algorithm_stats,
+// fftd_speed_entry, fftd_exec_options, fftd_stream_times, fftd_mf_desc,
+// fftd_mf_peak, fftd_mf_trigger) may grow in later versions. The calls that
+// take one are macros that pass the library the sizeof the caller was compiled
+// with (fftd_get_stats(c, s) is fftd_get_stats_sized(c, s, sizeof(fftd_stats));
+// arrays and the devices inside fftd_info pass their element's sizeof too), so
+// a program built against an older fftd.h keeps working with a newer library
+// and the reverse: the library reads and writes only the bytes the caller's
+// struct has; a field the caller's struct lacks reads as its default (as
+// fftd_plan_desc_init sets it; zero, or none, elsewhere); bytes of a caller's
+// struct that the library does not know are ignored on input and zeroed on
+// output. A size of 0, not a multiple of 4, or over 64 KiB is FFTD_EINVAL.
+// Bindings that call the library directly call the _sized symbols with their
+// structs' sizes.
 //
 // Within libfftd.so.0: calls and enum values are only added; a struct grows
 // only at its end, each new field starting at or after the previous version's
@@ -360,9 +361,8 @@ FFTD_API int fftd_default_url(char *buf, size_t len);
 //     FFTD_ECLOSED (FFTD_ENOPLAN when one came back without the plan).
 //   - fftd_client_info describes the first daemon, with the limits the
 //     smallest over all, the precisions and algorithms those that all
-//     serve, and ndaemons their number; fftd_ping, fftd_get_stats,
-//     fftd_get_client_stats and fftd_get_device_stats ask the first daemon
-//     only (open a client on one URL to ask another).
+//     serve, and ndaemons their number; fftd_ping and the statistics
+//     calls ask the first daemon only (open a client on one URL for another).
 //   - Shared memory is for a single local daemon: fftd_buffer_create and
 //     fftd_stream_open return FFTD_EUNSUPPORTED, and every payload travels
 //     inline in the messages.
@@ -433,20 +433,25 @@ FFTD_API int fftd_client_info_sized(
 // *rtt_us (may be NULL).
 FFTD_API int fftd_ping(fftd_client *client, double *rtt_us);
 
+// Statistics. The fftd_get_*stats and fftd_get_speed_table calls ask the
+// daemon (any thread) and fill caller-allocated structs; the list calls
+// fill up to max entries of out and store in *n how many there are (all,
+// possibly more than max), fetching every page of the daemon's answer
+// (one reply holds at most 64 KiB). Errors: FFTD_EINVAL (client, stats or
+// n NULL, max < 0, out NULL with max > 0, a bad size), the connection's,
+// FFTD_EPROTO from a daemon that predates the call. Units: seconds, bytes.
+
 // fftd_stats is a snapshot of the daemon's counters (fftd_get_stats).
 typedef struct fftd_stats {
 	uint64_t uptime_ms;
-	uint64_t sessions;   // connected clients now
-	uint64_t plans;      // client plans alive now
-	uint64_t requests;   // requests answered since start
-	uint64_t errors;     // requests answered with an error
-	uint64_t bytes_in;   // input bytes of executions (inline or shared)
-	uint64_t bytes_out;  // output bytes of executions (inline or shared)
-	uint64_t executes;   // transforms executed (requests, not batch)
-	uint64_t cache_hits; // plan cache
-	uint64_t cache_misses;
-	uint64_t cache_evictions;
-	uint64_t cache_entries;
+	uint64_t sessions;  // connected clients now
+	uint64_t plans;     // client plans alive now
+	uint64_t requests;  // requests answered since start
+	uint64_t errors;    // requests answered with an error
+	uint64_t bytes_in;  // input bytes of executions (inline or shared)
+	uint64_t bytes_out; // output bytes of executions (inline or shared)
+	uint64_t executes;  // transforms executed (requests, not batch)
+	uint64_t cache_hits, cache_misses, cache_evictions, cache_entries;
 	uint64_t cache_bytes; // bytes held by cached plans (workspace)
 	uint64_t cache_budget_bytes;
 	uint64_t canceled;        // executions dropped by cancel or disconnect
@@ -460,8 +465,7 @@ FFTD_API int fftd_get_stats_sized(
 #define fftd_get_stats(client, stats)                                          \
 	fftd_get_stats_sized((client), (stats), sizeof(fftd_stats))
 
-// FFTD_HIST_BUCKETS is the number of buckets of the daemon's latency
-// histograms (queue time, device time).
+// FFTD_HIST_BUCKETS: buckets of the latency histograms (queue, device).
 #define FFTD_HIST_BUCKETS 20
 
 // fftd_hist_bound returns the upper bound, in seconds, of histogram bucket
@@ -506,23 +510,53 @@ typedef struct fftd_device_stats {
 	uint64_t ipc_mappings; // client allocations mapped (CUDA IPC) now
 } fftd_device_stats;
 
-// fftd_get_client_stats fetches up to max clients' statistics into out
-// and their number (all of them, possibly more than max) into *n, in
-// order of client id. The daemon answers in pages (a reply has a size
-// limit); this asks for all of them.
+// fftd_get_client_stats lists the connected clients, by client id.
 FFTD_API int fftd_get_client_stats_sized(
     fftd_client *client, fftd_client_stats *out, size_t size, int max, int *n);
 #define fftd_get_client_stats(client, out, max, n)                             \
 	fftd_get_client_stats_sized(                                           \
 	    (client), (out), sizeof(fftd_client_stats), (max), (n))
 
-// fftd_get_device_stats fetches up to max devices' statistics into out and
-// their number into *n.
+// fftd_get_device_stats lists the devices.
 FFTD_API int fftd_get_device_stats_sized(
     fftd_client *client, fftd_device_stats *out, size_t size, int max, int *n);
 #define fftd_get_device_stats(client, out, max, n)                             \
 	fftd_get_device_stats_sized(                                           \
 	    (client), (out), sizeof(fftd_device_stats), (max), (n))
+
+// fftd_algorithm_stats counts the plans made since the daemon started
+// under one algorithm name, as fftd_plan_algorithm reports it.
+typedef struct fftd_algorithm_stats {
+	char     algorithm[16]; // "fftw", "fftw-f32", "cufft", "tc16", ...
+	uint64_t plans;
+} fftd_algorithm_stats;
+
+// fftd_get_algorithm_stats lists the algorithms of the plans (16 at most).
+FFTD_API int fftd_get_algorithm_stats_sized(fftd_client *client,
+    fftd_algorithm_stats *out, size_t size, int max, int *n);
+#define fftd_get_algorithm_stats(client, out, max, n)                          \
+	fftd_get_algorithm_stats_sized(                                        \
+	    (client), (out), sizeof(fftd_algorithm_stats), (max), (n))
+
+// fftd_speed_entry is one time of the speed table plans with a tolerance
+// choose by: a median of executions, per device, algorithm and shape.
+typedef struct fftd_speed_entry {
+	int    device;        // daemon device index
+	char   key[16];       // the backend's plan key: "tc16-conv"
+	char   algorithm[16]; // its reported name: "tc16"
+	char   shape[64];     // "c2c fwd f32 64x64 batch 8"
+	double seconds;       // one execution of the whole batch
+} fftd_speed_entry;
+
+// fftd_get_speed_table lists the speed table (at most 1,024 entries) in
+// the daemon's slot order, and stores in *evictions (may be NULL) how many
+// entries the full table dropped, least recently used first. An entry
+// replaced while the pages are fetched may be missed.
+FFTD_API int fftd_get_speed_table_sized(fftd_client *client,
+    fftd_speed_entry *out, size_t size, int max, int *n, uint64_t *evictions);
+#define fftd_get_speed_table(client, out, max, n, evictions)                   \
+	fftd_get_speed_table_sized((client), (out), sizeof(fftd_speed_entry),  \
+	    (max), (n), (evictions))
 
 // fftd_plan_create asks the daemon for a plan described by *desc and stores
 // a new handle in *planp. The daemon validates the description before it

@@ -6,14 +6,15 @@
 // "only execute and array write requests carry a payload" rule, for
 // MatchedFilter the argument checks both sides make (fftd__mf_check,
 // common/mf_wire.h) under the default limits and none, and, for
-// PlanCreate, the whole validation that needs no running server: fftd__desc_from_wire and
-// fftd__shape_resolve under the daemon's default limits and under none.
-// A resolved layout that is small enough is then copied with
-// fftd__side_copy from and into arrays of exactly its byte count, so ASan
+// PlanCreate, the whole validation that needs no running server:
+// fftd__desc_from_wire and fftd__shape_resolve under the daemon's default
+// limits and under none. A resolved layout that is small enough is then copied
+// with fftd__side_copy from and into arrays of exactly its byte count, so ASan
 // checks that the layout arithmetic keeps every element inside them, and
 // the description is sent round the wire again (fftd__desc_to_wire, pack,
 // unpack) and must come back equal. The same bytes are also decoded as a
-// Reply and converted as the client library converts Stats replies.
+// Reply and converted as the client library converts Stats and AlgoStats
+// replies.
 //
 // Not covered here (they need a session, a plan, a buffer or an array of a
 // live server: daemon/exec.c, stream.c, buffer.c, array.c, mf_req.c,
@@ -190,6 +191,19 @@ check_reply(const fftd__frame *f)
 		for (size_t i = 0; i < rep->stats->n_devices; i++) {
 			fftd__device_stats_from_wire(
 			    &dv, rep->stats->devices[i]);
+		}
+	}
+	if (rep->body_case == FFTD__WIRE__REPLY__BODY_ALGO_STATS
+	    && rep->algo_stats != NULL) {
+		fftd_algorithm_stats a;
+		fftd_speed_entry     e;
+		for (size_t i = 0; i < rep->algo_stats->n_plans; i++) {
+			fftd__algo_plans_from_wire(
+			    &a, rep->algo_stats->plans[i]);
+		}
+		for (size_t i = 0; i < rep->algo_stats->n_speeds; i++) {
+			fftd__speed_entry_from_wire(
+			    &e, rep->algo_stats->speeds[i]);
 		}
 	}
 	fftd__wire__reply__free_unpacked(rep, NULL);

@@ -177,6 +177,19 @@ request_seeds(void)
 	rq.stats                    = &st;
 	put_frame(&rq.base, 0);
 
+	// AlgoStats: the first page, a later one with a limit, and a slot
+	// far past any table.
+	Fftd__Wire__AlgoStatsRequest as = FFTD__WIRE__ALGO_STATS_REQUEST__INIT;
+	rq.body_case                    = FFTD__WIRE__REQUEST__BODY_ALGO_STATS;
+	rq.algo_stats                   = &as;
+	put_frame(&rq.base, 0);
+	as.speed_from  = 17;
+	as.speed_limit = 5;
+	put_frame(&rq.base, 0);
+	as.speed_from  = UINT32_MAX;
+	as.speed_limit = 0;
+	put_frame(&rq.base, 0);
+
 	Fftd__Wire__PlanDestroy pd = FFTD__WIRE__PLAN_DESTROY__INIT;
 	pd.plan_id                 = 7;
 	rq.body_case               = FFTD__WIRE__REQUEST__BODY_PLAN_DESTROY;
@@ -404,6 +417,41 @@ reply_seeds(void)
 	ws.devices   = &pd;
 	r.body_case  = FFTD__WIRE__REPLY__BODY_STATS;
 	r.stats      = &ws;
+	put_frame(&r.base, 0);
+
+	// An AlgoStats reply: two plan counts and a page of two entries.
+	Fftd__Wire__AlgoStatsReply as = FFTD__WIRE__ALGO_STATS_REPLY__INIT;
+	Fftd__Wire__AlgoPlans      ap[2]
+	    = { FFTD__WIRE__ALGO_PLANS__INIT, FFTD__WIRE__ALGO_PLANS__INIT };
+	Fftd__Wire__AlgoPlans *pp[2] = { &ap[0], &ap[1] };
+	Fftd__Wire__SpeedEntry we[2]
+	    = { FFTD__WIRE__SPEED_ENTRY__INIT, FFTD__WIRE__SPEED_ENTRY__INIT };
+	Fftd__Wire__SpeedEntry *pe[2] = { &we[0], &we[1] };
+	fftd_speed_entry        se[2];
+	memset(se, 0, sizeof(se));
+	ap[0].algorithm = "fftw";
+	ap[0].plans     = 12;
+	ap[1].algorithm = "fftw-f32";
+	ap[1].plans     = 3;
+	for (int i = 0; i < 2; i++) {
+		snprintf(se[i].key, sizeof(se[i].key), "%s", ap[i].algorithm);
+		snprintf(se[i].algorithm, sizeof(se[i].algorithm), "%s",
+		    ap[i].algorithm);
+		snprintf(se[i].shape, sizeof(se[i].shape),
+		    "c2c fwd f64 4096 batch 3");
+		se[i].seconds = 5e-5 * (i + 1);
+		fftd__speed_entry_to_wire(&we[i], &se[i]);
+	}
+	as.n_plans         = 2;
+	as.plans           = pp;
+	as.n_speeds        = 2;
+	as.speeds          = pe;
+	as.speed_total     = 40;
+	as.speed_evictions = 1;
+	as.speed_more      = 1;
+	as.speed_next      = 2;
+	r.body_case        = FFTD__WIRE__REPLY__BODY_ALGO_STATS;
+	r.algo_stats       = &as;
 	put_frame(&r.base, 0);
 }
 
