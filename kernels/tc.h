@@ -356,7 +356,8 @@ fftd__tc_swz8(uint32_t p)
 // hold enough columns for 32-byte runs in device memory (8 tc16 points, 4
 // split16 points), halved while a block's buffer would exceed 64 KiB; "wide"
 // column passes take runs of up to 128 bytes while the buffer stays within
-// 32 KiB (more columns for short columns).
+// 32 KiB (more columns for short columns), and tc16's 4096-point columns
+// 32-byte runs (8 columns) in one 128 KiB buffer, in place (no scratch).
 FFTD__TC_HD int
 fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 {
@@ -368,6 +369,8 @@ fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 		c /= 2;
 	if (!wide)
 		return c;
+	if (len == 4096 && elem_bytes == 4)
+		return 8; // tc16: in place in one 128 KiB buffer
 	w = 128 / elem_bytes;
 	while (w > 1 && (long) w * len * elem_bytes > 32768L)
 		w /= 2;
