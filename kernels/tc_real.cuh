@@ -120,7 +120,7 @@ real_kernel_info(int op, KernelInfo *k)
 	else
 		return false;
 	k->len   = 0;
-	k->ffts  = 1; // the grid covers the rows; threads loop over points
+	k->ffts  = 1; // threads loop over points (grid: tc16_plan.cu)
 	k->warps = 8;
 	k->smem  = 0;
 	return true;
