@@ -130,8 +130,10 @@ int fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
 int fftd__tc_workspace_size(const fftd__tc_plan *plan, size_t *bytes);
 
 // The environment variable FFTD_TC_WIDE=0 (read at plan creation) selects
-// 32-byte instead of up-to-128-byte column runs in column passes; a tuning
-// knob for benchmarks, not an interface.
+// the narrow column blocks of fftd__tc_block_ffts (32-byte runs; 16-byte for
+// tc16's 4096-point columns, through a scratch buffer, instead of the wide
+// in-place kernel's 32) instead of the wide ones (up to 128-byte runs); a
+// tuning knob for benchmarks, not an interface.
 //
 // fftd__tc_execute enqueues the transform on stream (a cudaStream_t, NULL for
 // the default stream) and returns without waiting. in and out are device
