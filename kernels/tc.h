@@ -130,8 +130,10 @@ int fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
 int fftd__tc_workspace_size(const fftd__tc_plan *plan, size_t *bytes);
 
 // The environment variable FFTD_TC_WIDE=0 (read at plan creation) selects
-// 32-byte instead of up-to-128-byte column runs in column passes; a tuning
-// knob for benchmarks, not an interface.
+// the narrow column blocks of fftd__tc_block_ffts (32-byte runs; 16-byte for
+// tc16's 4096-point columns, through a scratch buffer, instead of the wide
+// in-place kernel's 32) instead of the wide ones (up to 128-byte runs); a
+// tuning knob for benchmarks, not an interface.
 //
 // fftd__tc_execute enqueues the transform on stream (a cudaStream_t, NULL for
 // the default stream) and returns without waiting. in and out are device
@@ -356,7 +358,8 @@ fftd__tc_swz8(uint32_t p)
 // hold enough columns for 32-byte runs in device memory (8 tc16 points, 4
 // split16 points), halved while a block's buffer would exceed 64 KiB; "wide"
 // column passes take runs of up to 128 bytes while the buffer stays within
-// 32 KiB (more columns for short columns).
+// 32 KiB (more columns for short columns), and tc16's 4096-point columns
+// 32-byte runs (8 columns) in one 128 KiB buffer, in place (no scratch).
 FFTD__TC_HD int
 fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 {
@@ -368,6 +371,8 @@ fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 		c /= 2;
 	if (!wide)
 		return c;
+	if (len == 4096 && elem_bytes == 4)
+		return 8; // tc16: in place in one 128 KiB buffer
 	w = 128 / elem_bytes;
 	while (w > 1 && (long) w * len * elem_bytes > 32768L)
 		w /= 2;

@@ -124,6 +124,12 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	// Contiguous passes: the last stage stores to device memory itself
 	// (32-byte or 128-byte pieces), no copy-out through shared memory.
 	constexpr bool DIRECT = !STRIDED;
+	// In-place column passes (IP: wide tc16 columns of 4096 points, whose
+	// 8 columns fill 128 KiB, no room for a scratch buffer): level 1
+	// writes each result where the lane read its input (element kb of
+	// tile a at a + 16 kb), level 2 likewise (k = kb + 256 ka at
+	// ka + 16 kb), copy_out reads point k at 16 (k % 256) + k / 256.
+	constexpr bool IP = STRIDED && !SCR;
 	// The next block's input streams into buf as soon as level 1 has read
 	// it, unless a later stage still writes or reads buf.
 	constexpr bool EARLY
@@ -133,8 +139,8 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	static_assert(L >= 256 && L <= 16384 && (L & (L - 1)) == 0, "L");
 	static_assert(TPW >= 1 && TPW * W == C * R, "tiles per warp");
 	static_assert(COPIES * NT == PTS, "copy steps");
-	static_assert(
-	    DIRECT || SCR, "column passes go through the scratch buffer");
+	static_assert(DIRECT || SCR || R == 16,
+	    "column passes go through the scratch buffer or are in place");
 
 	// Shared memory: the input buffer (buf); when SCR a scratch buffer that
 	// level 1 writes into (so its results need not wait in registers for a
@@ -216,8 +222,12 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	const uint32_t sw_w1_0
 	    = SB(l1_out<L, R>(warp)) ^ SB((uint32_t) (g + 32 * t));
 	const uint32_t sw_p2_0 = SB(l2_pair<L>(tid));
-	const uint32_t sw_g2_0
-	    = SB(l2_unit<L>(warp)) ^ SB((uint32_t) (g + 512 * t));
+	const uint32_t sw_g2_0 = IP
+	    ? SB(l2_unit_ip<L>(warp)) ^ SB((uint32_t) (16 * g + 2 * t))
+	    : SB(l2_unit<L>(warp)) ^ SB((uint32_t) (g + 512 * t));
+	const uint32_t sw_co_0 = IP
+	    ? SB((uint32_t) ((tid % C) * L) + ip_pos<L>((uint32_t) (tid / C)))
+	    : 0;
 	const uint32_t sw_a2_0 = SB(l2a_item<L>(tid));
 	const uint32_t sw_bi_0
 	    = SB(l2b_in<L, RR>(warp)) ^ SB((uint32_t) (g + 512 * t));
@@ -269,18 +279,25 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 		}
 	};
 
-	// Column passes only: scratch -> device memory, C-point runs.
-	auto copy_out = [&](long long it) {
-		Word     *out = static_cast<Word *>(args.out);
-		long long q0 = it * C, s = args.s_out;
-		long long qh = q0 >> args.s_out_log2, ql = q0 & (s - 1);
-		Word     *dst = out + qh * (long long) L * s + ql + (tid % C)
-		    + (long long) (tid / C) * s;
-		const long long step
-		    = (long long) opaque((uint32_t) (NT / C)) * s;
+	// Column passes only: scratch (or, in place, buf) -> device memory,
+	// C-point runs.
+	const uint32_t sw_co    = opaque(sw_co_0);
+	auto           copy_out = [&](long long it) {
+                Word     *out = static_cast<Word *>(args.out);
+                long long q0 = it * C, s = args.s_out;
+                long long qh = q0 >> args.s_out_log2, ql = q0 & (s - 1);
+                Word     *dst = out + qh * (long long) L * s + ql + (tid % C)
+                    + (long long) (tid / C) * s;
+                const long long step
+                    = (long long) opaque((uint32_t) (NT / C)) * s;
 #pragma unroll
 		for (int j = 0; j < COPIES; j++) {
-			*dst = sref(sw_cs ^ SB((uint32_t) (j * (NT / C))));
+			if constexpr (IP)
+				*dst = bref(sw_co
+				    ^ SB(ip_pos<L>((uint32_t) (j * (NT / C)))));
+			else
+				*dst = sref(
+				    sw_cs ^ SB((uint32_t) (j * (NT / C))));
 			dst += step;
 		}
 	};
@@ -339,7 +356,7 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 		// ---- level 1: 256-point FFTs in registers, one tile per warp
 		// step. without a scratch buffer, results wait in registers for
 		// a barrier
-		constexpr bool STASH = !SCR && !(R == 1 && DIRECT);
+		constexpr bool STASH = !SCR && !IP && !(R == 1 && DIRECT);
 		Word           stash[STASH ? TPW : 1][8];
 #pragma unroll
 		for (int i = 0; i < TPW; i++) {
@@ -384,6 +401,9 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 					if (q < args.q_total)
 						dst[elem_off(e, 1, 16)]
 						    = P::store(v.x, v.y);
+				} else if (IP) { // where w[e] was read
+					bref(sb ^ SB(elem_off(e, R, 16 * R)))
+					    = P::store(v.x, v.y);
 				} else if (SCR) {
 					sref(so ^ SB(elem_off(e, 1, 16)))
 					    = P::store(v.x, v.y);
@@ -474,14 +494,18 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 #pragma unroll
 			for (int u0 = 0; u0 < UNITS; u0++) {
 				const int u = warp + W * u0, f = u / 16,
-				          kb0 = (u % 16) * 16;
-				const uint32_t sb
-				    = sw_g2 ^ SB(l2_unit<L>(W * u0));
+				          kb0     = (u % 16) * 16;
+				const uint32_t sb = sw_g2
+				    ^ SB(IP ? l2_unit_ip<L>(W * u0)
+				            : l2_unit<L>(W * u0));
+				// a tile's rows are kb, its columns a (ka)
+				constexpr uint32_t RS = IP ? 16 : 1,
+				                   CS = IP ? 1 : 256;
 				Word z[8];
 #pragma unroll
 				for (int e = 0; e < 8; e++)
 					z[e] = wref(
-					    sb ^ SB(elem_off(e, 1, 256)));
+					    sb ^ SB(elem_off(e, RS, CS)));
 				Frag<SPLIT> x;
 				words_to_frag(z, x);
 				float yr[8], yi[8];
@@ -507,7 +531,7 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 							        v.x, v.y);
 					} else {
 						wref(sb
-						    ^ SB(elem_off(e, 1, 256)))
+						    ^ SB(elem_off(e, RS, CS)))
 						    = P::store(v.x, v.y);
 					}
 				}
@@ -607,6 +631,8 @@ block_ffts(int L, bool strided, bool wide)
 		c /= 2;
 	if (!wide)
 		return c;
+	if (L == 4096 && P::kBytes == 4)
+		return 8; // 32-byte runs, in place in 128 KiB (IP)
 	int w = 128 / P::kBytes;
 	while (w > 1 && (long) w * L * P::kBytes > 32768L)
 		w /= 2;
@@ -627,9 +653,11 @@ KernelInfo
 make_kernel_info()
 {
 	constexpr int  C   = block_ffts<P>(L, STRIDED, WIDE);
-	constexpr int  W   = block_warps(C * (L / 256));
 	constexpr bool SCR = Smem<P, L, C, TW, STRIDED>::SCR;
-	KernelInfo     k;
+	// in-place column passes: 16 warps, so that 128 registers a thread
+	// hold a tile's work without spilling (32 warps spill at 64)
+	constexpr int W = STRIDED && !SCR ? 16 : block_warps(C * (L / 256));
+	KernelInfo    k;
 	static_assert(!TWG || (TW && STRIDED),
 	    "the general twiddle is a column-pass twiddle");
 	k.fn    = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG>;

@@ -73,6 +73,21 @@ l2_unit(uint32_t u)
 {
 	return (u / 16) * L + (u % 16) * 16;
 } // (f, kb0) -> f L + kb0
+// In-place column passes of L = 4096 (tc16_pass.cuh, IP): unit (f, kb0)
+// at f L + 16 kb0, and point k = kb + 256 ka of an FFT at
+// ip_pos(k) = ka + 16 kb (a bit rotation, so linear like the maps above).
+template <int L>
+FFTD_DEV constexpr uint32_t
+l2_unit_ip(uint32_t u)
+{
+	return (u / 16) * L + (u % 16) * 256;
+}
+template <int L>
+FFTD_DEV constexpr uint32_t
+ip_pos(uint32_t k)
+{
+	return 16 * (k % 256) + k / 256;
+}
 template <int L>
 FFTD_DEV constexpr uint32_t
 l2a_item(uint32_t i)

@@ -63,9 +63,8 @@ __global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
 	const long long h = a.len, w = h + 1;
 	const long long tot  = a.q_total * w;
 	const long long step = (long long) gridDim.x * blockDim.x;
-	for (long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-	     i < tot; i += step) {
-		const long long r = i / w, k = i - r * w;
+	// output i of row r, point k (rows of w = h + 1: not a power of two)
+	auto point = [&](long long i, long long r, long long k) {
 		const long long rm = real_mirror(a, r);
 		const float2    A  = P::load(z[r * h + (k & (h - 1))]);
 		const float2    B  = P::load(z[rm * h + ((h - k) & (h - 1))]);
@@ -78,6 +77,20 @@ __global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
 		sincospif(-(float) k / (float) h, &s, &c); // W_n^k
 		const float2 t = cmul(o, make_float2(c, s));
 		x[i]           = P::store(e.x + t.x, e.y + t.y);
+	};
+	long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
+	if (tot <= 0xffffffffLL) {
+		// 32-bit division by w: the 64-bit one is a long software
+		// routine per point
+		for (; i < tot; i += step) {
+			const uint32_t r = (uint32_t) i / (uint32_t) w;
+			point(i, r, i - (long long) r * w);
+		}
+	} else {
+		for (; i < tot; i += step) {
+			const long long r = i / w;
+			point(i, r, i - r * w);
+		}
 	}
 }
 
@@ -120,7 +133,7 @@ real_kernel_info(int op, KernelInfo *k)
 	else
 		return false;
 	k->len   = 0;
-	k->ffts  = 1; // the grid covers the rows; threads loop over points
+	k->ffts  = 1; // threads loop over points (grid: tc16_plan.cu)
 	k->warps = 8;
 	k->smem  = 0;
 	return true;

@@ -637,10 +637,24 @@ wavefronts(const uint32_t *idx, int bytes, swz_fn swz)
 	return worst;
 }
 
-static int
-check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided)
+// ip_pos: where the in-place column passes of 4096 points (tc16_smem.cuh,
+// IP) keep point k = kb + 256 ka of an FFT: ka + 16 kb.
+static uint32_t
+ip_pos(uint32_t k)
 {
-	int      R = L / 256, worst = 1;
+	return 16 * (k % 256) + k / 256;
+}
+
+// check_config returns the worst wavefront count of every shared-memory
+// access of a pass kernel of that shape except the global<->shared copies,
+// whose worst goes to *copies. ip: the in-place column pass (level 1 writes
+// where it read; level 2 tiles with rows kb step 16, columns a step 1;
+// copy_out reads point n at ip_pos(n)).
+static int
+check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided, int ip,
+    int *copies)
+{
+	int      R = L / 256, worst = 1, cworst = 1;
 	uint32_t idx[32];
 #define CHECK()                                                                \
 	do {                                                                   \
@@ -649,16 +663,22 @@ check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided)
 			worst = w_;                                            \
 	} while (0)
 	for (int warp = 0; warp < NT / 32; warp++) {
-		// copies
-		for (int j = 0; j < C * L / NT; j++) {
-			for (int l = 0; l < 32; l++) {
-				int tid = warp * 32 + l;
-				idx[l]  = strided ? (uint32_t) ((tid % C) * L
-                                             + tid / C + j * (NT / C))
-				                  : (uint32_t) (tid + j * NT);
+		// copies (in, and out through the in-place layout)
+		for (int j = 0; j < C * L / NT; j++)
+			for (int o = 0; o < 1 + ip; o++) {
+				for (int l = 0; l < 32; l++) {
+					int      tid = warp * 32 + l;
+					uint32_t n   = (uint32_t) (tid / C
+                                            + j * (NT / C));
+					idx[l]       = strided
+					          ? (uint32_t) ((tid % C) * L)
+                                                + (o ? ip_pos(n) : n)
+					          : (uint32_t) (tid + j * NT);
+				}
+				int w_ = wavefronts(idx, bytes, swz);
+				if (w_ > cworst)
+					cworst = w_;
 			}
-			CHECK();
-		}
 		// level 1 (gather and write) for a few (f, a)
 		for (int f = 0; f < C; f += (C > 1 ? C - 1 : 1))
 			for (int a = 0; a < R; a += (R > 2 ? R / 2 - 1 : 1))
@@ -694,7 +714,20 @@ check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided)
 					CHECK();
 				}
 		}
-		if (R >= 16) {
+		if (ip) {
+			for (int u = 0; u < 16 * C; u += 5)
+				for (int e = 0; e < 8; e++) {
+					for (int l = 0; l < 32; l++) {
+						int g = l >> 2, t = l & 3;
+						idx[l]
+						    = (uint32_t) ((u / 16) * L
+						          + (u % 16) * 256
+						          + 16 * g + 2 * t)
+						    + elem_off(e, 16, 1);
+					}
+					CHECK();
+				}
+		} else if (R >= 16) {
 			int RR = R / 16;
 			for (int kb0 = 0; kb0 < 256; kb0 += 16 * 5)
 				for (int b = 0; b < RR; b++)
@@ -728,6 +761,7 @@ check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided)
 		}
 	}
 #undef CHECK
+	*copies = cworst;
 	return worst;
 }
 
@@ -764,8 +798,13 @@ test_swizzle(void **state)
 	for (int l = 8; l <= 14; l++) {
 		int L = 1 << l, C = fftd__tc_block_ffts(L, 0, 4, 0),
 		    W = warps4[l - 8];
-		assert_int_equal(check_config(L, C, W * 32, 4, swz4, 0), 1);
-		assert_int_equal(check_config(L, C, W * 32, 8, swz8, 0), 1);
+		int cp;
+		assert_int_equal(
+		    check_config(L, C, W * 32, 4, swz4, 0, 0, &cp), 1);
+		assert_int_equal(cp, 1);
+		assert_int_equal(
+		    check_config(L, C, W * 32, 8, swz8, 0, 0, &cp), 1);
+		assert_int_equal(cp, 1);
 	}
 	for (int wide = 0; wide < 2; wide++)
 		for (int l = 8; l <= 12; l++) {
@@ -773,15 +812,25 @@ test_swizzle(void **state)
 			int C4 = fftd__tc_block_ffts(L, 1, 4, wide),
 			    C8 = fftd__tc_block_ffts(L, 1, 8, wide);
 			int W4 = C4 * L / 256 / 2, W8 = C8 * L / 256 / 2;
-			W4     = W4 < 4 ? 4 : (W4 > 16 ? 16 : W4);
-			W8     = W8 < 4 ? 4 : (W8 > 16 ? 16 : W8);
-			int c4 = check_config(L, C4, W4 * 32, 4, swz4, 1),
-			    c8 = check_config(L, C8, W8 * 32, 8, swz8, 1);
-			print_message("strided%s L=%d: tc16 C=%d worst %d, "
-			              "split16 C=%d worst %d\n",
-			    wide ? " wide" : "", L, C4, c4, C8, c8);
+			W4 = W4 < 4 ? 4 : (W4 > 16 ? 16 : W4);
+			W8 = W8 < 4 ? 4 : (W8 > 16 ? 16 : W8);
+			// tc16's wide 4096-point columns run in place (IP)
+			int ip4 = wide && L == 4096, p4, p8;
+			int c4  = check_config(
+			         L, C4, W4 * 32, 4, swz4, 1, ip4, &p4),
+			    c8
+			    = check_config(L, C8, W8 * 32, 8, swz8, 1, 0, &p8);
+			print_message("strided%s L=%d: tc16 C=%d worst %d "
+			              "(copies %d), split16 C=%d worst %d "
+			              "(copies %d)\n",
+			    wide ? " wide" : "", L, C4, c4, p4, C8, c8, p8);
 			assert_true(c4 <= 1);
 			assert_true(c8 <= 1);
+			// the in-place pass's copy-in of 8 columns meets two
+			// words in a bank (a 2-way conflict the masks, searched
+			// for 4 columns, do not avoid; seen in no compute step)
+			assert_true(p4 <= (ip4 ? 2 : 1));
+			assert_true(p8 <= 1);
 		}
 }
 
