@@ -219,8 +219,9 @@ typedef struct fftd_plan_desc {
 	int64_t ostride;                // output stride (0: 1)
 	int64_t odist;                  // output distance between transforms
 	// algorithm picks the implementation. NULL, "" or "auto" lets the
-	// daemon choose its backend's default: cuFFT on the cuda backend, FFTW
-	// on the fftw backend (never tc16 or split16). A name asks for one:
+	// daemon choose: with tolerance 0 its backend's default (cuFFT on the
+	// cuda backend, FFTW on the fftw backend), with tolerance > 0 the
+	// fastest within it (see tolerance). A name asks for one:
 	//   "fftw"    FFTW3 on the CPU (fftw backend): f64, f32; every kind,
 	//             rank, size and layout.
 	//   "cufft"   cuFFT (cuda backend): f64, f32, and f16 for power-of-two
@@ -332,43 +333,23 @@ FFTD_API int fftd_default_url(char *buf, size_t len);
 // address is not in the daemon's [remote] allow; the message says which
 // address), FFTD_ECLOSED (the daemon closed the connection), FFTD_ENNGERR+n.
 //
-// Several daemons (one per GPU server, say): url may be a comma-separated
-// list of up to FFTD_MAX_DAEMONS URLs, e.g.
-// "tls+tcp://gpu1.lab:5555,tls+tcp://gpu2.lab:5555" (blanks around each
-// URL are ignored; an empty element, or more URLs, is FFTD_EINVAL; so a URL
-// cannot contain a comma). The client connects and says hello to each, in
-// order, and the open fails, naming the URL, if any of them fails. Then:
-//   - fftd_plan_create makes the plan on every daemon of the list that is
-//     connected at that moment, all at once. If one of them refuses it,
-//     the others' copies are destroyed and the call returns that daemon's
-//     error, with its URL in fftd_last_error(). A daemon disconnected at
-//     that moment is left out of this plan.
-//   - Each execution (fftd_execute, fftd_execute_async, _async_opts) goes
-//     to one daemon that holds the plan: the one with the fewest of this
-//     client's executions in flight (ties in turn), so that one program's
-//     batches spread over all the servers. The daemon's
-//     max_inflight_per_client applies per daemon: a submission waits only
-//     while every daemon is at its limit. fftd_request_cancel goes to the
-//     request's own daemon. Errors of an execution name its daemon's URL.
-//   - A daemon whose connection drops (it died, the network failed): its
-//     executions in flight complete with FFTD_ECLOSED and are not sent
-//     elsewhere (an execution never runs twice unasked: resubmit it if you
-//     want it run), and later executions go to the other daemons of the
-//     plan at once, never waiting for it. The library reconnects by itself,
-//     but a plan lives in the connection that made it: the plans made
-//     before do not use the daemon again, plans made after do. An
-//     execution whose plan has no daemon left fails at once with
-//     FFTD_ECLOSED (FFTD_ENOPLAN when one came back without the plan).
-//   - fftd_client_info describes the first daemon, with the limits the
-//     smallest over all, the precisions and algorithms those that all
-//     serve, and ndaemons their number; fftd_ping and the statistics
-//     calls ask the first daemon only (open a client on one URL for another).
-//   - Shared memory is for a single local daemon: fftd_buffer_create and
-//     fftd_stream_open return FFTD_EUNSUPPORTED, and every payload travels
-//     inline in the messages.
-// A single URL is a list of one: everything above holds but the handling
-// of a lost connection, where a call waits (up to the timeout) for the
-// connection to come back, and the shared-memory paths, which work.
+// Several daemons (one per GPU server; README, "A lab with several GPU
+// servers"): url may be a comma-separated list of up to FFTD_MAX_DAEMONS
+// URLs (blanks around each ignored; an empty element or more URLs is
+// FFTD_EINVAL). The open connects to each in order and fails, naming the
+// URL, if any fails. fftd_plan_create makes the plan on every connected
+// daemon at once (one refusal destroys the others' copies and returns that
+// daemon's error and URL). Each execution goes to the daemon holding the
+// plan with the fewest of this client's executions in flight;
+// max_inflight_per_client holds per daemon. A daemon whose connection drops
+// completes its executions in flight with FFTD_ECLOSED (never resent) and
+// gets no more of them; plans made before the drop keep to the others
+// (FFTD_ECLOSED, or FFTD_ENOPLAN, once none is left). fftd_client_info
+// describes the first daemon with the limits, precisions and algorithms
+// all share and ndaemons their number; fftd_ping and the statistics calls
+// ask the first daemon; fftd_buffer_create and fftd_stream_open are
+// FFTD_EUNSUPPORTED (payloads travel inline). With a single URL a lost
+// connection is waited for (up to the timeout) and shared memory works.
 FFTD_API int fftd_client_open(
     fftd_client **clientp, const char *url, int timeout_ms);
 
