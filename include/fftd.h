@@ -164,6 +164,13 @@ typedef enum fftd_precision {
 	FFTD_F16 = 2, // IEEE binary16 storage (GPU backends only)
 } fftd_precision;
 
+// fftd_input_type is the type of a plan's input elements
+// (fftd_plan_desc.input).
+typedef enum fftd_input_type {
+	FFTD_INPUT_NATIVE = 0, // the plan's precision
+	FFTD_INPUT_I8     = 1, // signed 8-bit integers (radio voltages)
+} fftd_input_type;
+
 // fftd_direction is the sign of the exponent, as FFTW's FFTW_FORWARD and
 // FFTW_BACKWARD.
 typedef enum fftd_direction {
@@ -274,6 +281,17 @@ typedef struct fftd_plan_desc {
 	// algorithm ignores tolerance. Errors at fftd_plan_create: negative,
 	// NaN or infinite: FFTD_EINVAL.
 	double tolerance;
+	// input is the input's element type. FFTD_INPUT_NATIVE (the default,
+	// and what an older caller's shorter struct reads as): the plan's
+	// precision. FFTD_INPUT_I8: signed bytes, -128..127, for forward C2C
+	// (an element is an interleaved (re, im) int8 pair, 2 bytes) and R2C
+	// (an int8 real, 1 byte); the daemon converts them exactly to the
+	// plan's precision and transforms; the output is in the plan's
+	// precision as without it. Strides, distances and embeddings still
+	// count elements. The fftw backend serves it (f64, f32, any layout);
+	// the cuda backend not yet (FFTD_EUNSUPPORTED). Errors at
+	// fftd_plan_create: C2R, inverse C2C or an unknown value: FFTD_EINVAL.
+	fftd_input_type input;
 } fftd_plan_desc;
 
 // fftd_plan_desc_init fills *desc for a contiguous, forward (inverse for
