@@ -517,7 +517,8 @@ cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 		    "(%.1f MiB)",
 		    (double) p->sn.in.bytes / 1048576.0);
 	}
-	fftd__fftw_from_i8(cin, p->prec == FFTD_F64, in, fftd__in_reals(s));
+	fftd__fftw_from_i8(
+	    cin, p->sn.precision == FFTD_F64, in, fftd__in_reals(s));
 	int rv = exec_native(dev, p, &p->sn, cin, out, msg, msglen);
 	free(cin);
 	return rv;

@@ -9,8 +9,8 @@
 // bound of a native input holds), with poisoned outputs, through the three
 // data paths: inline, shared buffers and resident arrays. Then the
 // refusals (C2R, inverse C2C, an unknown input type) with their messages,
-// and an older caller's struct, which ends before input, reading as a
-// native input.
+// "auto" with a tolerance running int8 through fftw-f32, and an older caller's
+// struct, which ends before input, reading as a native input.
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -246,6 +246,53 @@ test_int8_f32(void **state)
 	}
 }
 
+// test_int8_tolerance: "auto" with a tolerance treats int8 input like its
+// precision's data: f64 with 1e-5 runs through fftw-f32 (the daemon
+// prefers it where it fits, FFTD_AUTO_PREFER below), int8 widened to f64,
+// then to f32, and the result is within the tolerance.
+static void
+test_int8_tolerance(void **state)
+{
+	(void) state;
+	fftd_test_need_daemon();
+	static const i8_case tc[] = {
+		{ FFTD_C2C, 1, { 4096 }, 3, 0, 0, { 0 }, 0, 0, { 0 } },
+		{ FFTD_R2C, 2, { 64, 64 }, 2, 2, 0, { 0 }, 0, 0, { 0 } },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		fftd_plan_desc d;
+		fftd__shape    s, sn;
+		char           msg[256];
+		desc_of(&d, &tc[i], FFTD_F64);
+		d.tolerance = 1e-5;
+		assert_int_equal(
+		    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)),
+		    FFTD_OK);
+		fftd_plan *plan;
+		assert_int_equal(fftd_plan_create(C, &d, &plan), FFTD_OK);
+		assert_string_equal(fftd_plan_algorithm(plan), "fftw-f32");
+		int8_t *in  = malloc(s.in.bytes);
+		void   *out = malloc(s.out.bytes);
+		assert_non_null(in);
+		assert_non_null(out);
+		fill_i8(in, s.in.bytes, 0x3c0 + i);
+		long double *ref = i8_ref(&s, in, &sn);
+		fftd_ref_poison(out, s.out.bytes);
+		assert_int_equal(fftd_execute(plan, in, out), FFTD_OK);
+		assert_int_equal(fftd_ref_unwritten(&sn, out), 0);
+		double e = fftd_ref_rel_l2(&sn, out, ref);
+		print_message("int8 f64 tol 1e-5 case %zu: fftw-f32, error "
+		              "%.2e\n",
+		    i, e);
+		assert_true(e <= 1e-5);
+		assert_true(e > 1e-12); // it did run in f32
+		free(ref);
+		free(in);
+		free(out);
+		fftd_plan_destroy(plan);
+	}
+}
+
 // refused asserts that d fails at fftd_plan_create with code and a
 // message containing what.
 static void
@@ -321,9 +368,11 @@ int
 main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
+	setenv("FFTD_AUTO_PREFER", "fftw-f32", 1); // the daemon inherits it
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_int8_f64),
 		cmocka_unit_test(test_int8_f32),
+		cmocka_unit_test(test_int8_tolerance),
 		cmocka_unit_test(test_int8_refused),
 		cmocka_unit_test(test_int8_old_abi),
 	};
