@@ -149,6 +149,10 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 		    "or a finite positive relative L2 error",
 		    d->tolerance);
 	}
+	if (d->input != FFTD_INPUT_NATIVE && d->input != FFTD_INPUT_I8) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "input = %d: unknown (0 native, 1 int8)", (int) d->input);
+	}
 	if (d->direction != FFTD_FORWARD && d->direction != FFTD_INVERSE) {
 		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "direction = %d: must be -1 (forward) or +1 (inverse)",
@@ -161,6 +165,17 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 	if (d->kind == FFTD_C2R && d->direction != FFTD_INVERSE) {
 		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 		    "C2R transforms are inverse only");
+	}
+	// int8 input is sampled data (radio voltages): forward C2C and R2C.
+	if (d->input == FFTD_INPUT_I8 && d->kind == FFTD_C2R) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "int8 input is for forward C2C and R2C; a C2R input is a "
+		    "spectrum, which int8 cannot hold");
+	}
+	if (d->input == FFTD_INPUT_I8 && d->direction != FFTD_FORWARD) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "int8 input is for forward transforms of sampled data; "
+		    "an inverse C2C takes a spectrum in the plan's precision");
 	}
 	if (d->norm != FFTD_NORM_NONE && d->norm != FFTD_NORM_BY_N
 	    && d->norm != FFTD_NORM_ORTHO) {
@@ -181,6 +196,7 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 	s->batch     = d->batch;
 	s->kind      = d->kind;
 	s->precision = d->precision;
+	s->input     = d->input;
 	s->direction = d->direction;
 	s->norm      = d->norm;
 	s->total     = 1;
@@ -198,7 +214,9 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 	}
 	s->in.complex    = d->kind != FFTD_R2C;
 	s->out.complex   = d->kind != FFTD_C2R;
-	s->in.elem_size  = fftd__elem_size(d->precision, s->in.complex);
+	s->in.elem_size  = d->input == FFTD_INPUT_I8
+	     ? (s->in.complex ? 2 : 1)
+	     : fftd__elem_size(d->precision, s->in.complex);
 	s->out.elem_size = fftd__elem_size(d->precision, s->out.complex);
 	for (int k = 0; k < d->rank; k++) {
 		s->in.n[k] = s->out.n[k] = d->n[k];
@@ -217,6 +235,14 @@ fftd__shape_resolve(const fftd_plan_desc *d, const fftd__limits *lim,
 	}
 	return resolve_side(&s->out, "out", d->rank, d->onembed, d->ostride,
 	    d->odist, d->batch, lim, msg, msglen);
+}
+
+// fftd__in_reals counts the input extent's reals (layout.h), what a
+// conversion of the input (int8 to the plan's precision) walks.
+uint64_t
+fftd__in_reals(const fftd__shape *s)
+{
+	return (uint64_t) s->in.elems * (s->in.complex ? 2 : 1);
 }
 
 int64_t

@@ -35,15 +35,16 @@ typedef struct fftd__side {
 
 // fftd__shape is a validated plan description with defaults applied.
 typedef struct fftd__shape {
-	int            rank;
-	int64_t        n[FFTD_MAX_RANK]; // logical sizes
-	int64_t        batch;
-	fftd_kind      kind;
-	fftd_precision precision;
-	fftd_direction direction;
-	fftd_norm      norm;
-	int64_t        total; // product of n (the N of 1/N)
-	fftd__side     in, out;
+	int             rank;
+	int64_t         n[FFTD_MAX_RANK]; // logical sizes
+	int64_t         batch;
+	fftd_kind       kind;
+	fftd_precision  precision;
+	fftd_input_type input; // in.elem_size is this type's (int8: 1 or 2)
+	fftd_direction  direction;
+	fftd_norm       norm;
+	int64_t         total; // product of n (the N of 1/N)
+	fftd__side      in, out;
 } fftd__shape;
 
 // fftd__shape_resolve validates *d against lim (NULL: no limits) and fills
@@ -62,6 +63,10 @@ int64_t fftd__side_index(
 // outside the layout in dst are left alone. A dense side is one memcpy.
 void fftd__side_copy(
     void *dst, const void *src, const fftd__side *sd, int rank, int64_t batch);
+
+// fftd__in_reals returns how many reals (int8 values for an int8 input)
+// the input side's extent holds: elems, twice for a complex side.
+uint64_t fftd__in_reals(const fftd__shape *s);
 
 // fftd__elem_size returns the size of one real (complex = false) or complex
 // element of precision p, or 0 for an unknown precision.

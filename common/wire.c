@@ -164,28 +164,29 @@ fftd__desc_to_wire(fftd__wire_desc *w, const fftd_plan_desc *d)
 	w->in  = lin;
 	w->out = lou;
 	// The rank travels as given, so the daemon judges it, not the client.
-	w->pd.rank      = (uint32_t) d->rank;
-	w->pd.n_n       = (size_t) rank;
-	w->pd.n         = w->n;
-	w->pd.batch     = d->batch;
-	w->pd.kind      = (Fftd__Wire__Kind) d->kind;
-	w->pd.precision = (Fftd__Wire__Precision) d->precision;
-	w->pd.direction = d->direction;
-	w->pd.norm      = (Fftd__Wire__Norm) d->norm;
-	w->in.n_embed   = any_in ? (size_t) rank : 0;
-	w->in.embed     = w->inembed;
-	w->in.stride    = d->istride;
-	w->in.dist      = d->idist;
-	w->out.n_embed  = any_out ? (size_t) rank : 0;
-	w->out.embed    = w->onembed;
-	w->out.stride   = d->ostride;
-	w->out.dist     = d->odist;
-	w->pd.input     = &w->in;
-	w->pd.output    = &w->out;
-	w->pd.algorithm = (char *) (d->algorithm ? d->algorithm : "");
-	w->pd.device    = d->device;
-	w->pd.priority  = (Fftd__Wire__Priority) d->priority;
-	w->pd.tolerance = d->tolerance;
+	w->pd.rank       = (uint32_t) d->rank;
+	w->pd.n_n        = (size_t) rank;
+	w->pd.n          = w->n;
+	w->pd.batch      = d->batch;
+	w->pd.kind       = (Fftd__Wire__Kind) d->kind;
+	w->pd.precision  = (Fftd__Wire__Precision) d->precision;
+	w->pd.direction  = d->direction;
+	w->pd.norm       = (Fftd__Wire__Norm) d->norm;
+	w->in.n_embed    = any_in ? (size_t) rank : 0;
+	w->in.embed      = w->inembed;
+	w->in.stride     = d->istride;
+	w->in.dist       = d->idist;
+	w->out.n_embed   = any_out ? (size_t) rank : 0;
+	w->out.embed     = w->onembed;
+	w->out.stride    = d->ostride;
+	w->out.dist      = d->odist;
+	w->pd.input      = &w->in;
+	w->pd.output     = &w->out;
+	w->pd.algorithm  = (char *) (d->algorithm ? d->algorithm : "");
+	w->pd.device     = d->device;
+	w->pd.priority   = (Fftd__Wire__Priority) d->priority;
+	w->pd.tolerance  = d->tolerance;
+	w->pd.input_type = (Fftd__Wire__InputType) d->input;
 }
 
 int
@@ -244,6 +245,7 @@ fftd__desc_from_wire(
 	d->device    = pd->device;
 	d->priority  = (fftd_priority) pd->priority;
 	d->tolerance = pd->tolerance;
+	d->input     = (fftd_input_type) pd->input_type;
 	return FFTD_OK;
 }
 

@@ -74,6 +74,7 @@ fftd__speed_key_make(
 	k->shape.batch           = s->batch;
 	k->shape.kind            = s->kind;
 	k->shape.precision       = s->precision;
+	k->shape.input           = s->input;
 	k->shape.direction       = s->direction;
 	k->shape.norm            = s->norm;
 	k->shape.total           = s->total;

@@ -7,8 +7,8 @@
 // for the few hundred plans a device holds; the counters are atomics so the
 // metrics path can read them from another thread. A mutex guards the list
 // and the references, since plans are made on the device's planner thread
-// and released on its planner thread; it is not held while the backend plans, so a
-// slow plan holds up neither. A plan being made holds its estimated bytes
+// and released on its planner thread; it is not held while the backend plans,
+// so a slow plan holds up neither. A plan being made holds its estimated bytes
 // as a reservation meanwhile, so two admissions cannot both count the
 // same room.
 
@@ -95,6 +95,7 @@ key_from_shape(cache_key *k, const fftd__shape *s, const char *algorithm)
 	k->shape.batch     = s->batch;
 	k->shape.kind      = s->kind;
 	k->shape.precision = s->precision;
+	k->shape.input     = s->input;
 	k->shape.direction = s->direction;
 	k->shape.norm      = s->norm;
 	k->shape.total     = s->total;

@@ -22,6 +22,17 @@ fftd__ctl_elem_size(fftd_precision p, bool complex)
 	return complex ? 2 * r : r;
 }
 
+// fftd__ctl_array_elem_size is the size of one of a's elements: an int8
+// element is one byte, or an (re, im) pair of two.
+size_t
+fftd__ctl_array_elem_size(const array *a)
+{
+	if (a->i8) {
+		return a->complex ? 2 : 1;
+	}
+	return fftd__ctl_elem_size(a->prec, a->complex);
+}
+
 // fftd__ctl_parse_shape parses --shape AxBx.. (or A,B,..) into a->shape
 // and a->ndim: 1 to FFTD__NPY_MAX_NDIM positive sizes.
 bool
@@ -59,8 +70,7 @@ fftd__ctl_count_elems(array *a)
 		}
 	}
 	size_t b;
-	if (__builtin_mul_overflow(
-	        n, fftd__ctl_elem_size(a->prec, a->complex), &b)) {
+	if (__builtin_mul_overflow(n, fftd__ctl_array_elem_size(a), &b)) {
 		return false;
 	}
 	a->nelems = n;
@@ -76,7 +86,7 @@ fftd__ctl_load_raw(const char *path, array *a)
 		fprintf(stderr, "fftctl fft: --shape is too large\n");
 		return EXIT_USAGE;
 	}
-	size_t      want = a->nelems * fftd__ctl_elem_size(a->prec, a->complex);
+	size_t      want = a->nelems * fftd__ctl_array_elem_size(a);
 	FILE       *f    = fopen(path, "rb");
 	struct stat st;
 	if (f == NULL || fstat(fileno(f), &st) != 0) {
@@ -140,6 +150,23 @@ fftd__ctl_load_npy(const char *path, fftd_kind kind, array *a)
 		a->prec    = FFTD_F32;
 		a->complex = false;
 		break;
+	case FFTD__NPY_I1:
+		// int8: the plan's precision is --precision's (fft.c).
+		a->i8      = true;
+		a->complex = kind != FFTD_R2C;
+		if (a->complex) {
+			if (a->ndim < 2 || a->shape[a->ndim - 1] != 2) {
+				fprintf(stderr,
+				    "fftctl fft: %s: complex int8 input is "
+				    "int8 with a trailing axis of 2 (re, im); "
+				    "this array's shape does not end in 2\n",
+				    path);
+				fftd__npy_free(&arr);
+				return EXIT_ERROR;
+			}
+			a->ndim--;
+		}
+		break;
 	case FFTD__NPY_F2:
 		a->prec    = FFTD_F16;
 		a->complex = kind != FFTD_R2C;
@@ -157,8 +184,9 @@ fftd__ctl_load_npy(const char *path, fftd_kind kind, array *a)
 		}
 		break;
 	}
-	a->nelems = arr.nelems / (a->prec == FFTD_F16 && a->complex ? 2 : 1);
-	a->data   = arr.data; // ownership moves to a
+	a->nelems = arr.nelems
+	    / ((a->prec == FFTD_F16 || a->i8) && a->complex ? 2 : 1);
+	a->data = arr.data; // ownership moves to a
 	return EXIT_OK;
 }
 

@@ -55,6 +55,12 @@ const char fftd__ctl_fft_help[]
       "                    precision (f32 data through tc16); 0 (default):\n"
       "                    the precision's usual accuracy; -v names the\n"
       "                    algorithm chosen, `fftctl info` the bounds\n"
+      "  --input i8        IN holds int8 samples (radio voltages): real\n"
+      "                    int8 for r2c, complex int8 for c2c as int8\n"
+      "                    with a trailing axis of 2 (re, im); forward\n"
+      "                    only; the daemon converts them exactly to\n"
+      "                    --precision (f32 default, or f64), the output's\n"
+      "                    precision (fftw backend only so far)\n"
       "  --device D        run on device D (default: any)\n"
       "  --raw             IN is raw: give --shape, --precision, --complex\n"
       "  --shape AxBx..    logical shape of a raw IN, up to 4 axes (no axis\n"
@@ -79,6 +85,7 @@ typedef struct fft_opts {
 	bool        raw;
 	bool        have_shape, have_prec;
 	bool        complex;
+	bool        i8; // --input i8
 	bool        verbose;
 } fft_opts;
 
@@ -168,6 +175,11 @@ fft_transform(
 		return fftd__ctl_usage_error(
 		    "fft", "c2r takes complex input; %s is real", in_path);
 	}
+	if (in->i8 && (o->kind == FFTD_C2R || o->inverse)) {
+		return fftd__ctl_usage_error("fft",
+		    "--input i8 is for forward c2c and r2c (int8 samples in, "
+		    "a spectrum out)");
+	}
 	if (o->kind == FFTD_C2C && !in->complex && !fftd__ctl_promote(in)) {
 		fprintf(stderr, "fftctl fft: out of memory\n");
 		return EXIT_ERROR;
@@ -215,8 +227,8 @@ fft_transform(
 		fprintf(stderr, "fftctl fft: output size overflows\n");
 		return EXIT_ERROR;
 	}
-	size_t per_in = in->nelems / (size_t) batch
-	    * fftd__ctl_elem_size(in->prec, in->complex);
+	size_t per_in
+	    = in->nelems / (size_t) batch * fftd__ctl_array_elem_size(in);
 	size_t per_out = out.nelems / (size_t) batch
 	    * fftd__ctl_elem_size(out.prec, out.complex);
 	out.data
@@ -235,6 +247,7 @@ fft_transform(
 	desc.algorithm = o->algorithm;
 	desc.tolerance = o->tolerance;
 	desc.device    = o->device;
+	desc.input     = in->i8 ? FFTD_INPUT_I8 : FFTD_INPUT_NATIVE;
 
 	fftd_client *client;
 	int          ec   = fftd__ctl_connect(&client);
@@ -248,12 +261,13 @@ fft_transform(
 		ec = fftd__ctl_save_output(out_path, &out, o->verbose);
 	}
 	if (ec == EXIT_OK && o->verbose) {
-		fprintf(stderr, "fftctl fft: %s %s %s, batch %" PRId64 " of",
+		fprintf(stderr, "fftctl fft: %s %s %s%s, batch %" PRId64 " of",
 		    kn,
 		    o->kind == FFTD_C2C ? (o->inverse ? "inverse" : "forward")
 		        : o->kind == FFTD_R2C ? "forward"
 		                              : "inverse",
-		    fftd__ctl_prec_name[in->prec], batch);
+		    fftd__ctl_prec_name[in->prec], in->i8 ? " from int8" : "",
+		    batch);
 		for (int k = 0; k < o->rank; k++) {
 			fprintf(stderr, "%s%" PRId64, k ? "x" : " ", n[k]);
 		}
@@ -280,7 +294,8 @@ fftd__ctl_fft(int argc, char **argv)
 		O_SHAPE,
 		O_PRECISION,
 		O_COMPLEX,
-		O_TOLERANCE
+		O_TOLERANCE,
+		O_INPUT
 	};
 	static const struct option longopts[] = {
 		{ "kind", required_argument, NULL, O_KIND },
@@ -292,6 +307,7 @@ fftd__ctl_fft(int argc, char **argv)
 		{ "algorithm", required_argument, NULL, O_ALGORITHM },
 		{ "device", required_argument, NULL, O_DEVICE },
 		{ "tolerance", required_argument, NULL, O_TOLERANCE },
+		{ "input", required_argument, NULL, O_INPUT },
 		{ "raw", no_argument, NULL, O_RAW },
 		{ "shape", required_argument, NULL, O_SHAPE },
 		{ "precision", required_argument, NULL, O_PRECISION },
@@ -377,6 +393,16 @@ fftd__ctl_fft(int argc, char **argv)
 			}
 			o.device = (int) v;
 			break;
+		case O_INPUT:
+			if (strcmp(optarg, "i8") == 0) {
+				o.i8 = true;
+			} else if (strcmp(optarg, "native") == 0) {
+				o.i8 = false;
+			} else {
+				return fftd__ctl_usage_error("fft",
+				    "--input: i8 or native, not '%s'", optarg);
+			}
+			break;
 		case O_RAW:
 			o.raw = true;
 			break;
@@ -427,19 +453,36 @@ fftd__ctl_fft(int argc, char **argv)
 	if (o.n_last != 0 && o.kind != FFTD_C2R) {
 		return fftd__ctl_usage_error("fft", "--n is for c2r");
 	}
-	if (o.raw != (o.have_shape && o.have_prec) || (!o.raw && o.complex)) {
+	// --precision is also an int8 input's plan precision.
+	if (o.raw != (o.have_shape && o.have_prec)
+	    && !(o.i8 && !o.raw && !o.have_shape)) {
 		return fftd__ctl_usage_error("fft",
 		    o.raw ? "--raw needs --shape and --precision"
 		          : "--shape, --precision and --complex describe a "
-		            "--raw input");
+		            "--raw input (--precision also an int8 one)");
+	}
+	if (!o.raw && o.complex) {
+		return fftd__ctl_usage_error(
+		    "fft", "--complex describes a --raw input");
+	}
+	if (o.i8 && !o.have_prec) {
+		in.prec = FFTD_F32;
 	}
 
 	int ec;
 	if (o.raw) {
 		in.complex = o.complex;
+		in.i8      = o.i8;
 		ec         = fftd__ctl_load_raw(in_path, &in);
 	} else {
 		ec = fftd__ctl_load_npy(in_path, o.kind, &in);
+	}
+	if (ec == EXIT_OK && in.i8 != o.i8) {
+		ec = fftd__ctl_usage_error("fft",
+		    in.i8 ? "%s holds int8: give --input i8 (and --precision "
+		            "f32 or f64 for the output)"
+		          : "--input i8: %s does not hold int8 (|i1)",
+		    in_path);
 	}
 	if (ec == EXIT_OK) {
 		ec = fft_transform(in_path, out_path, &o, &in);

@@ -72,6 +72,7 @@ extern const char fftd__ctl_fft_help[];
 typedef struct array {
 	fftd_precision prec;
 	bool           complex;
+	bool           i8; // int8 elements (--input i8); prec is the plan's
 	int            ndim;
 	int64_t        shape[FFTD__NPY_MAX_NDIM];
 	size_t         nelems; // logical elements (complex counts once)
@@ -80,6 +81,10 @@ typedef struct array {
 
 // fftd__ctl_elem_size is the size in bytes of one element.
 size_t fftd__ctl_elem_size(fftd_precision p, bool complex);
+
+// fftd__ctl_array_elem_size is the size in bytes of one of a's elements
+// (1 or 2 for int8, else fftd__ctl_elem_size).
+size_t fftd__ctl_array_elem_size(const array *a);
 
 // fftd__ctl_parse_shape parses --shape AxBx.. (or A,B,..) into a->shape
 // and a->ndim: 1 to FFTD__NPY_MAX_NDIM positive sizes.

@@ -55,6 +55,7 @@ static const struct {
 	[FFTD__NPY_F2]  = { "f2", 2 },
 	[FFTD__NPY_C16] = { "c16", 16 },
 	[FFTD__NPY_C8]  = { "c8", 8 },
+	[FFTD__NPY_I1]  = { "i1", 1 },
 };
 
 #define NDTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
@@ -77,6 +78,7 @@ fftd__npy_dtype_descr(fftd__npy_dtype dtype)
 		[FFTD__NPY_F2]  = "<f2",
 		[FFTD__NPY_C16] = "<c16",
 		[FFTD__NPY_C8]  = "<c8",
+		[FFTD__NPY_I1]  = "|i1",
 	};
 	if ((unsigned) dtype >= NDTYPES) {
 		return NULL;
@@ -202,7 +204,9 @@ classify_descr(header *h, const char *d, size_t len)
 		if (strcmp(t, dtypes[i].name) != 0) {
 			continue;
 		}
-		if (order == '<' || order == '=') {
+		// numpy writes one-byte types as '|' (no byte order).
+		if (order == '<' || order == '='
+		    || (order == '|' && dtypes[i].size == 1)) {
 			h->dtype     = (fftd__npy_dtype) i;
 			h->dtype_err = FFTD__NPY_OK;
 		} else if (order == '>') {

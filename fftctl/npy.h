@@ -55,6 +55,7 @@ typedef enum fftd__npy_dtype {
 	FFTD__NPY_F2,     // <f2 float16 (IEEE binary16 bits)
 	FFTD__NPY_C16,    // <c16 complex128
 	FFTD__NPY_C8,     // <c8 complex64
+	FFTD__NPY_I1,     // |i1 int8 (fftctl fft --input i8)
 } fftd__npy_dtype;
 
 // fftd__npy is an array in memory: C order, little-endian host layout.

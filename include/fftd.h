@@ -164,6 +164,12 @@ typedef enum fftd_precision {
 	FFTD_F16 = 2, // IEEE binary16 storage (GPU backends only)
 } fftd_precision;
 
+// fftd_input_type is the type of a plan's input (fftd_plan_desc.input).
+typedef enum fftd_input_type {
+	FFTD_INPUT_NATIVE = 0, // the plan's precision
+	FFTD_INPUT_I8     = 1, // signed 8-bit integers (radio voltages)
+} fftd_input_type;
+
 // fftd_direction is the sign of the exponent, as FFTW's FFTW_FORWARD and
 // FFTW_BACKWARD.
 typedef enum fftd_direction {
@@ -252,28 +258,35 @@ typedef struct fftd_plan_desc {
 	// there on first use).
 	int           device;
 	fftd_priority priority; // scheduling class (FFTD_PRIORITY_BATCH)
-	// tolerance is the error the caller accepts per transform: an upper
-	// bound on the relative L2 error ||y - y_exact|| / ||y_exact|| of each
-	// transform of the batch (dimensionless; y_exact is the exact DFT of
-	// the input as given). 0 (the default, and what an older caller's
-	// shorter struct reads as) asks for the precision's usual accuracy:
-	// the algorithm named, or the backend's default for "auto", exactly
-	// as without this field. With algorithm "auto" and tolerance > 0 the
-	// daemon runs the fastest algorithm whose error bound at this size is
-	// within tolerance, among those that serve the shape, possibly at a
-	// lower precision than the data's (f32 data through "tc16", f64 data
-	// through "cufft-f32", "split16" or "fftw-f32": the daemon converts on
-	// the way in and out, scaling by powers of two so that nothing
-	// overflows, and counts the conversions in the speed it compares);
-	// the data's own precision on its default algorithm is always a
-	// candidate, so the choice is never slower than it (up to measuring
-	// noise). The bounds are the daemon's error table (fftctl info prints
-	// it), set from the kernels' measured errors with a safety margin;
-	// speeds are measured once per device, shape and algorithm, on first
-	// use. fftd_plan_algorithm() names the algorithm chosen. A named
-	// algorithm ignores tolerance. Errors at fftd_plan_create: negative,
-	// NaN or infinite: FFTD_EINVAL.
+	// tolerance is the error the caller accepts per transform: a bound on
+	// the relative L2 error ||y - y_exact|| / ||y_exact|| of each transform
+	// (y_exact the exact DFT of the input as given). 0 (the default, and
+	// what an older caller's shorter struct reads as): the precision's
+	// usual accuracy, as without this field. With algorithm "auto" and
+	// tolerance > 0 the daemon runs the fastest algorithm whose error
+	// bound at this size is within it, among those that serve the shape,
+	// maybe at a lower precision than the data's (f32 data through
+	// "tc16", f64 through "cufft-f32", "split16" or "fftw-f32": converted
+	// on the way in and out, scaled by powers of two so that nothing
+	// overflows, the conversions counted in the speed compared); the
+	// data's own precision on its default algorithm is always a
+	// candidate, so the choice is never slower than it (up to noise).
+	// The bounds are the daemon's error table (fftctl info prints it),
+	// from the kernels' measured errors with a margin; speeds are
+	// measured once per device, shape and algorithm, on first use.
+	// fftd_plan_algorithm() names the choice. A named algorithm ignores
+	// tolerance. Errors at fftd_plan_create: negative, NaN or infinite:
+	// FFTD_EINVAL.
 	double tolerance;
+	// input is the input's element type: FFTD_INPUT_NATIVE (default, and
+	// what an older caller's shorter struct reads as) the precision's;
+	// FFTD_INPUT_I8 signed bytes -128..127 for forward C2C ((re, im) int8
+	// pairs, 2 bytes an element) and R2C (int8 reals, 1 byte), converted
+	// exactly to the plan's precision, the output in it as usual; strides,
+	// distances and embeddings count elements. Served by the fftw backend
+	// (cuda: FFTD_EUNSUPPORTED so far). Errors at fftd_plan_create: C2R,
+	// inverse C2C or an unknown value: FFTD_EINVAL.
+	fftd_input_type input;
 } fftd_plan_desc;
 
 // fftd_plan_desc_init fills *desc for a contiguous, forward (inverse for

@@ -87,6 +87,10 @@ struct cpu_plan {
 	// converted copies; s32 is the shape in f32.
 	bool        conv;
 	fftd__shape s32;
+	// int8 input (fftd_plan_desc.input): sn is the shape with its input
+	// in the data's precision, what the plan runs on after conversion.
+	bool        i8;
+	fftd__shape sn;
 };
 
 static void
@@ -325,7 +329,22 @@ cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
     void **planp, uint64_t *bytes, char *msg, size_t msglen)
 {
 	cpu_state  *st = dev->state;
-	fftd__shape s32;
+	fftd__shape s32, sn;
+	bool        i8 = s->input == FFTD_INPUT_I8;
+	if (i8) {
+		// The plan is the native one; execute converts the int8 input
+		// (same element indices) into a scratch array first.
+		sn              = *s;
+		sn.input        = FFTD_INPUT_NATIVE;
+		sn.in.elem_size = fftd__elem_size(s->precision, s->in.complex);
+		if (sn.in.elem_size == 0
+		    || __builtin_mul_overflow((uint64_t) sn.in.elems,
+		        (uint64_t) sn.in.elem_size, &sn.in.bytes)) {
+			return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
+			    "int8 input: the converted input's size overflows");
+		}
+		s = &sn;
+	}
 	bool conv = algorithm != NULL && strcmp(algorithm, "fftw-f32") == 0
 	    && s->precision == FFTD_F64;
 
@@ -366,6 +385,8 @@ cpu_plan_make(fftd__device *dev, const fftd__shape *s, const char *algorithm,
 	}
 	p->conv = conv;
 	p->s32  = s32;
+	p->i8   = i8;
+	p->sn   = sn;
 	p->prec = s->precision;
 	p->kind = s->kind;
 	p->rank = s->rank;
@@ -446,13 +467,13 @@ cpu_destroy(fftd__device *dev, void *plan)
 static int run_plan(fftd__device *dev, cpu_plan *p, const fftd__shape *s,
     void *in, void *out, char *msg, size_t msglen);
 
-// cpu_execute runs plan on in and out (backend.h: execute); an "fftw-f32"
-// plan through f32 copies converted on the way in and out (fftw_auto.c).
+// exec_native runs plan on in and out of shape s in the plan's
+// precision; an "fftw-f32" plan through f32 copies converted on the way in
+// and out (fftw_auto.c).
 static int
-cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
+exec_native(fftd__device *dev, cpu_plan *p, const fftd__shape *s, void *in,
     void *out, char *msg, size_t msglen)
 {
-	cpu_plan *p = plan;
 	if (!p->conv) {
 		return run_plan(dev, p, s, in, out, msg, msglen);
 	}
@@ -473,6 +494,33 @@ cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
 	}
 	free(fin);
 	free(fou);
+	return rv;
+}
+
+// cpu_execute runs plan on in and out (backend.h: execute). An int8
+// input is converted exactly into a 64-byte-aligned scratch array of the
+// plan's precision, element for element over the input's extent (strided
+// and padded layouts keep their indices), which the native plan then
+// reads; FFTW never sees the int8 bytes.
+static int
+cpu_execute(fftd__device *dev, void *plan, const fftd__shape *s, void *in,
+    void *out, char *msg, size_t msglen)
+{
+	cpu_plan *p = plan;
+	if (!p->i8) {
+		return exec_native(dev, p, s, in, out, msg, msglen);
+	}
+	void *cin = alloc_scratch((size_t) p->sn.in.bytes);
+	if (cin == NULL) {
+		return fftd__errmsg(FFTD_ENOMEM, msg, msglen,
+		    "no memory for the converted copy of an int8 input "
+		    "(%.1f MiB)",
+		    (double) p->sn.in.bytes / 1048576.0);
+	}
+	fftd__fftw_from_i8(
+	    cin, p->sn.precision == FFTD_F64, in, fftd__in_reals(s));
+	int rv = exec_native(dev, p, &p->sn, cin, out, msg, msglen);
+	free(cin);
 	return rv;
 }
 

@@ -60,6 +60,25 @@ fftd__fftw_from_f32(double *dst, const float *src, size_t n, int e)
 	}
 }
 
+// fftd__fftw_from_i8 widens int8 samples (fftw_impl.h); every int8 is
+// exact in f32 and f64, so the conversion adds no error.
+void
+fftd__fftw_from_i8(void *dst, bool f64, const void *src, uint64_t n)
+{
+	const int8_t *b = src;
+	if (f64) {
+		double *d = dst;
+		for (uint64_t i = 0; i < n; i++) {
+			d[i] = (double) b[i];
+		}
+	} else {
+		float *f = dst;
+		for (uint64_t i = 0; i < n; i++) {
+			f[i] = (float) b[i];
+		}
+	}
+}
+
 // fftd__fftw_measure times one execution of plan on 64-byte-aligned
 // scratch data (aligned as the plans were made, so FFTW's new-array
 // execute uses the plan as it is, safely beside the worker's executions):
@@ -82,10 +101,11 @@ fftd__fftw_measure(fftd__device *dev, void *plan, const fftd__shape *s,
 	}
 	// Small values of the data's own type (the bits of 1/(i+2)): any
 	// finite data runs at the same speed.
-	size_t nreal
-	    = (size_t) s->in.bytes / s->in.elem_size * (s->in.complex ? 2 : 1);
+	size_t nreal = (size_t) fftd__in_reals(s);
 	for (size_t i = 0; i < nreal; i++) {
-		if (s->precision == FFTD_F64) {
+		if (s->input == FFTD_INPUT_I8) {
+			((int8_t *) src)[i] = (int8_t) (i % 255 - 127);
+		} else if (s->precision == FFTD_F64) {
 			((double *) src)[i] = 1.0 / (double) (i % 1000 + 2);
 		} else {
 			((float *) src)[i] = 1.0f / (float) (i % 1000 + 2);

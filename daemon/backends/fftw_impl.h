@@ -35,6 +35,9 @@ int fftd__fftw_mf_bank(
 // planner). Each says what it does above its definition.
 int  fftd__fftw_to_f32(float *dst, const double *src, size_t n, int64_t points);
 void fftd__fftw_from_f32(double *dst, const float *src, size_t n, int e);
+// fftd__fftw_from_i8 converts n int8 values at src exactly to doubles
+// (f64) or floats at dst (fftd_plan_desc.input = FFTD_INPUT_I8).
+void fftd__fftw_from_i8(void *dst, bool f64, const void *src, uint64_t n);
 int  fftd__fftw_measure(fftd__device *dev, void *plan, const fftd__shape *s,
      uint64_t *ns, char *msg, size_t msglen);
 

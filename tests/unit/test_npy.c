@@ -78,7 +78,7 @@ test_roundtrip_every_dtype(void **state)
 	};
 	static const int      ndims[] = { 0, 1, 2, 3, 4, 2 };
 	const fftd__npy_dtype all[]   = { FFTD__NPY_F8, FFTD__NPY_F4,
-		  FFTD__NPY_F2, FFTD__NPY_C16, FFTD__NPY_C8 };
+		  FFTD__NPY_F2, FFTD__NPY_C16, FFTD__NPY_C8, FFTD__NPY_I1 };
 
 	for (size_t d = 0; d < sizeof(all) / sizeof(all[0]); d++) {
 		for (size_t s = 0; s < sizeof(ndims) / sizeof(ndims[0]); s++) {
@@ -210,6 +210,17 @@ static const hcase hcases[] = {
 	    FFTD__NPY_EBYTEORDER },
 	{ "object", 1, "{'descr': '|O', 'fortran_order': False, 'shape': (1,)}",
 	    8, FFTD__NPY_EOBJECT },
+	{ "int8 as numpy writes it", 1,
+	    "{'descr': '|i1', 'fortran_order': False, 'shape': (3,)}", 3,
+	    FFTD__NPY_OK },
+	{ "int8 little-endian", 1,
+	    "{'descr': '<i1', 'fortran_order': False, 'shape': (3,)}", 3,
+	    FFTD__NPY_OK },
+	{ "no byte order on f8", 1,
+	    "{'descr': '|f8', 'fortran_order': False, 'shape': (1,)}", 8,
+	    FFTD__NPY_EDTYPE },
+	{ "uint8", 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (1,)}",
+	    1, FFTD__NPY_EDTYPE },
 	{ "int32", 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (1,)}",
 	    8, FFTD__NPY_EDTYPE },
 	{ "byte-order-less", 1,

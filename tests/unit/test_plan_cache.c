@@ -365,6 +365,8 @@ test_key_distinguishes_fields(void **state)
 	VARIANT(d->inembed[0] = 9; d->inembed[1] = 6); // only the bound differs
 	VARIANT(d->onembed[0] = 8; d->onembed[1] = 7);
 	VARIANT(d->istride = 2; d->ostride = 2); // both sides
+	VARIANT(d->input = FFTD_INPUT_I8);
+	VARIANT(d->input = FFTD_INPUT_I8; d->kind = FFTD_R2C);
 	VARIANT(alg[n] = "alt");
 #undef VARIANT
 	fftd__cache *c;
@@ -453,6 +455,7 @@ test_key_same_shape_hits(void **state)
 	sc.batch     = sa.batch;
 	sc.kind      = sa.kind;
 	sc.precision = sa.precision;
+	sc.input     = sa.input;
 	sc.direction = sa.direction;
 	sc.norm      = sa.norm;
 	sc.total     = sa.total;
