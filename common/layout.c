@@ -293,3 +293,40 @@ fftd__side_copy(
 		}
 	}
 }
+
+// side_key_copy copies a side field by field (fftd__shape_key_copy).
+static void
+side_key_copy(fftd__side *d, const fftd__side *s)
+{
+	d->complex   = s->complex;
+	d->elem_size = s->elem_size;
+	for (int k = 0; k < FFTD_MAX_RANK; k++) {
+		d->n[k]     = s->n[k];
+		d->embed[k] = s->embed[k];
+	}
+	d->stride = s->stride;
+	d->dist   = s->dist;
+	d->elems  = s->elems;
+	d->bytes  = s->bytes;
+	d->dense  = s->dense;
+}
+
+// fftd__shape_key_copy: see layout.h.
+void
+fftd__shape_key_copy(fftd__shape *d, const fftd__shape *s)
+{
+	memset(d, 0, sizeof(*d));
+	d->rank = s->rank;
+	for (int i = 0; i < FFTD_MAX_RANK; i++) {
+		d->n[i] = s->n[i];
+	}
+	d->batch     = s->batch;
+	d->kind      = s->kind;
+	d->precision = s->precision;
+	d->input     = s->input;
+	d->direction = s->direction;
+	d->norm      = s->norm;
+	d->total     = s->total;
+	side_key_copy(&d->in, &s->in);
+	side_key_copy(&d->out, &s->out);
+}

@@ -72,4 +72,9 @@ uint64_t fftd__in_reals(const fftd__shape *s);
 // element of precision p, or 0 for an unknown precision.
 size_t fftd__elem_size(fftd_precision p, bool complex);
 
+// fftd__shape_key_copy copies s field by field into *d after zeroing it, so
+// that padding bytes are zero and two copies of equal shapes compare (and
+// hash) equal as bytes: the plan cache's and the speed table's keys.
+void fftd__shape_key_copy(fftd__shape *d, const fftd__shape *s);
+
 #endif // FFTD_COMMON_LAYOUT_H

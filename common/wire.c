@@ -406,3 +406,15 @@ fftd__speed_entry_from_wire(
 	copy_name(x->shape, sizeof(x->shape), w->shape);
 	x->seconds = w->seconds;
 }
+
+// fftd__wire_field_bytes: see wire.h.
+size_t
+fftd__wire_field_bytes(size_t len)
+{
+	size_t n = 1 + len;
+	do {
+		n++;
+		len >>= 7;
+	} while (len != 0);
+	return n;
+}

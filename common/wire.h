@@ -30,6 +30,13 @@
 #define FFTD__WIRE_ALIGN 64u
 // Protobuf parts are small (ids and shapes); anything bigger is malformed.
 #define FFTD__WIRE_MAX_PB (64u * 1024u)
+// Room a paged reply keeps below FFTD__WIRE_MAX_PB for its own fields,
+// length prefixes and the frame's varints (daemon/stats.c, algo_stats.c).
+#define FFTD__WIRE_PAGE_SLACK 256u
+
+// fftd__wire_field_bytes is what one nested message of len packed bytes
+// costs in its parent: a one-byte tag, the length varint, the message.
+size_t fftd__wire_field_bytes(size_t len);
 
 // fftd__frame is a parsed frame header.
 typedef struct fftd__frame {

@@ -24,23 +24,6 @@
 #include "algo_table.h"
 #include "errtable.h"
 
-// Room kept below FFTD__WIRE_MAX_PB for the reply's own fields, the plan
-// counts' length prefixes and the frame's varints.
-#define SLACK 256
-
-// field_bytes is what one nested message of len bytes costs in its parent:
-// a one-byte tag, the length varint, the message.
-static size_t
-field_bytes(size_t len)
-{
-	size_t n = 1 + len;
-	do {
-		n++;
-		len >>= 7;
-	} while (len != 0);
-	return n;
-}
-
 // reported_name writes into out the name fftd_plan_algorithm reports for
 // plan key `key` on data of precision p: the error table's row whose key
 // it is (keys are unique across backends), or the key itself.
@@ -141,14 +124,15 @@ fftd__algo_stats_build(
 	int      got   = fftd__speed_list(t, (int) from, e, room, &total, &ev);
 	ws.speed_total = (uint32_t) total;
 	ws.speed_evictions = ev;
-	size_t used = SLACK + protobuf_c_message_get_packed_size(&ws.base);
-	int    k    = 0;
+	size_t used        = FFTD__WIRE_PAGE_SLACK
+	    + protobuf_c_message_get_packed_size(&ws.base);
+	int k = 0;
 	for (; k < got; k++) {
 		Fftd__Wire__SpeedEntry w0 = FFTD__WIRE__SPEED_ENTRY__INIT;
 		speed_public(&x[k], &e[k]);
 		we[k] = w0;
 		fftd__speed_entry_to_wire(&we[k], &x[k]);
-		size_t b = field_bytes(
+		size_t b = fftd__wire_field_bytes(
 		    protobuf_c_message_get_packed_size(&we[k].base));
 		if (used + b > FFTD__WIRE_MAX_PB) {
 			break;

@@ -69,33 +69,7 @@ fftd__speed_key_make(
 	memset(k, 0, sizeof(*k));
 	k->device = device;
 	strncpy(k->algo, algo, sizeof(k->algo) - 1);
-	// Field by field, so that the shape's own padding stays zero.
-	k->shape.rank            = s->rank;
-	k->shape.batch           = s->batch;
-	k->shape.kind            = s->kind;
-	k->shape.precision       = s->precision;
-	k->shape.input           = s->input;
-	k->shape.direction       = s->direction;
-	k->shape.norm            = s->norm;
-	k->shape.total           = s->total;
-	const fftd__side *src[2] = { &s->in, &s->out };
-	fftd__side       *dst[2] = { &k->shape.in, &k->shape.out };
-	for (int k2 = 0; k2 < FFTD_MAX_RANK; k2++) {
-		k->shape.n[k2] = s->n[k2];
-	}
-	for (int i = 0; i < 2; i++) {
-		dst[i]->complex   = src[i]->complex;
-		dst[i]->elem_size = src[i]->elem_size;
-		dst[i]->stride    = src[i]->stride;
-		dst[i]->dist      = src[i]->dist;
-		dst[i]->elems     = src[i]->elems;
-		dst[i]->bytes     = src[i]->bytes;
-		dst[i]->dense     = src[i]->dense;
-		for (int k2 = 0; k2 < FFTD_MAX_RANK; k2++) {
-			dst[i]->n[k2]     = src[i]->n[k2];
-			dst[i]->embed[k2] = src[i]->embed[k2];
-		}
-	}
+	fftd__shape_key_copy(&k->shape, s); // its padding zeroed too
 }
 
 // find returns k's index in t, or -1 (t->mtx held).

@@ -66,41 +66,11 @@ hash_bytes(const void *p, size_t n)
 	return h;
 }
 
-// copy_side copies a side field by field into zeroed memory, so padding
-// bytes never reach the hash or the comparison.
-static void
-copy_side(fftd__side *d, const fftd__side *s)
-{
-	d->complex   = s->complex;
-	d->elem_size = s->elem_size;
-	for (int k = 0; k < FFTD_MAX_RANK; k++) {
-		d->n[k]     = s->n[k];
-		d->embed[k] = s->embed[k];
-	}
-	d->stride = s->stride;
-	d->dist   = s->dist;
-	d->elems  = s->elems;
-	d->bytes  = s->bytes;
-	d->dense  = s->dense;
-}
-
 static void
 key_from_shape(cache_key *k, const fftd__shape *s, const char *algorithm)
 {
 	memset(k, 0, sizeof(*k));
-	k->shape.rank = s->rank;
-	for (int i = 0; i < FFTD_MAX_RANK; i++) {
-		k->shape.n[i] = s->n[i];
-	}
-	k->shape.batch     = s->batch;
-	k->shape.kind      = s->kind;
-	k->shape.precision = s->precision;
-	k->shape.input     = s->input;
-	k->shape.direction = s->direction;
-	k->shape.norm      = s->norm;
-	k->shape.total     = s->total;
-	copy_side(&k->shape.in, &s->in);
-	copy_side(&k->shape.out, &s->out);
+	fftd__shape_key_copy(&k->shape, s);
 	// Algorithm names are the backends' own short names (checked before
 	// planning), so they fit.
 	snprintf(k->algorithm, sizeof(k->algorithm), "%s", algorithm);

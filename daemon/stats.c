@@ -21,10 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Room kept below FFTD__WIRE_MAX_PB for the Reply's own fields and the
-// length prefixes of the nested messages.
-#define SLACK 256
-
 // by_id orders client statistics by id (qsort).
 static int
 by_id(const void *a, const void *b)
@@ -32,19 +28,6 @@ by_id(const void *a, const void *b)
 	uint32_t x = ((const fftd_client_stats *) a)->id;
 	uint32_t y = ((const fftd_client_stats *) b)->id;
 	return x < y ? -1 : x > y;
-}
-
-// field_bytes is what one nested message of len bytes costs in its parent:
-// a one-byte tag, the length varint, the message.
-static size_t
-field_bytes(size_t len)
-{
-	size_t n = 1 + len;
-	do {
-		n++;
-		len >>= 7;
-	} while (len != 0);
-	return n;
 }
 
 // stats_reply builds in *mp the Stats reply to rq from a snapshot
@@ -81,7 +64,8 @@ stats_reply(nng_msg **mp, const Fftd__Wire__StatsRequest *rq,
 	ws.n_devices     = (size_t) ndv;
 	ws.devices       = pd;
 	ws.clients_total = (uint64_t) ncl;
-	size_t used      = SLACK + protobuf_c_message_get_packed_size(&ws.base);
+	size_t used      = FFTD__WIRE_PAGE_SLACK
+	    + protobuf_c_message_get_packed_size(&ws.base);
 
 	qsort(cl, (size_t) ncl, sizeof(*cl), by_id);
 	int i = 0;
@@ -93,7 +77,7 @@ stats_reply(nng_msg **mp, const Fftd__Wire__StatsRequest *rq,
 		Fftd__Wire__ClientStats w0 = FFTD__WIRE__CLIENT_STATS__INIT;
 		wc[k]                      = w0;
 		fftd__client_stats_to_wire(&wc[k], &cl[i]);
-		size_t b = field_bytes(
+		size_t b = fftd__wire_field_bytes(
 		    protobuf_c_message_get_packed_size(&wc[k].base));
 		if (used + b > FFTD__WIRE_MAX_PB) {
 			break;
