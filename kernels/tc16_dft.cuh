@@ -3,7 +3,7 @@
 // tc16_dft.cuh — PRIVATE to kernels/: included by the tc16_*.cuh headers
 // only. Complex fp32 arithmetic on the CUDA cores: the complex product, the
 // read of a twiddle table (conjugated for the inverse), and the small
-// natural-order DFTs of 1, 2, 4 and 8 points (SmallDft) that level 2 of the
+// natural-order DFTs of 1, 2, 4, 8 and 16 points (SmallDft) that level 2 of the
 // pass kernel (tc16_pass.cuh) and the radix kernel (tc16_radix.cuh) run. The
 // radix-16 DFTs on the tensor cores are in tc16_frag.cuh.
 
@@ -103,6 +103,46 @@ template <bool INV> struct SmallDft<8, INV> {
 		for (int k = 0; k < 4; k++) {
 			x[k]     = add2(e[k], o[k]);
 			x[k + 4] = sub2(e[k], o[k]);
+		}
+	}
+};
+
+// 16 points as 4 x 4 (n = 4 n1 + n2, k = k1 + 4 k2): four 4-point DFTs
+// over n1, the twiddles W_16^(n2 k1), four 4-point DFTs over n2.
+template <bool INV> struct SmallDft<16, INV> {
+	static FFTD_DEV void run(float2 *x)
+	{
+		// cos and sin of 2 pi m / 16 for m = 1, 2, 3
+		const float c1 = 0.92387953251128675613f,
+		            s1 = 0.38268343236508977173f,
+		            r  = 0.70710678118654752440f;
+		const float sg = INV ? 1.0f : -1.0f;
+		float2      y[4][4];
+#pragma unroll
+		for (int n2 = 0; n2 < 4; n2++) {
+#pragma unroll
+			for (int n1 = 0; n1 < 4; n1++)
+				y[n2][n1] = x[4 * n1 + n2];
+			SmallDft<4, INV>::run(y[n2]);
+		}
+		// W_16^m, m = n2 k1 in {1, 2, 3, 4, 6, 9}
+		y[1][1] = cmul(y[1][1], make_float2(c1, sg * s1));
+		y[1][2] = cmul(y[1][2], make_float2(r, sg * r));
+		y[1][3] = cmul(y[1][3], make_float2(s1, sg * c1));
+		y[2][1] = cmul(y[2][1], make_float2(r, sg * r));
+		y[2][2] = mul_mi<INV>(y[2][2]);
+		y[2][3] = cmul(y[2][3], make_float2(-r, sg * r));
+		y[3][1] = cmul(y[3][1], make_float2(s1, sg * c1));
+		y[3][2] = cmul(y[3][2], make_float2(-r, sg * r));
+		y[3][3] = cmul(y[3][3], make_float2(-c1, -sg * s1));
+#pragma unroll
+		for (int k1 = 0; k1 < 4; k1++) {
+			float2 v[4]
+			    = { y[0][k1], y[1][k1], y[2][k1], y[3][k1] };
+			SmallDft<4, INV>::run(v);
+#pragma unroll
+			for (int k2 = 0; k2 < 4; k2++)
+				x[k1 + 4 * k2] = v[k2];
 		}
 	}
 };

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# gpu-mf-profile.sh — Nsight Compute figures for the matched-filter bank's
+# kernels on the lent GPU machine: bench/pipelines (one size, a short bank)
+# under ncu, every kernel of the daemon (the bank's) and of case (c)
+# (in-process cuFFT), with time, DRAM throughput and bytes, SM throughput,
+# achieved occupancy, registers and shared-memory bank conflicts.
+#
+#   B=gpu-run sh tools/gpu-mf-profile.sh [LOG2N]   (default 17)
+#
+# FFTD_MF_ENGINE picks the bank's engine as for the daemon. CSV under $OUT.
+set -u
+B=${B:-gpu-run}
+OUT=${OUT:-/tmp/fftd-gpu-out}
+N=${1:-17}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export FFTD_BIN="$PWD/$B/fftd"
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+m=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
+m=$m,dram__bytes_read.sum,dram__bytes_write.sum
+m=$m,sm__throughput.avg.pct_of_peak_sustained_elapsed
+m=$m,sm__warps_active.avg.pct_of_peak_sustained_active
+m=$m,launch__registers_per_thread,launch__block_size,launch__grid_size
+m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
+m=$m,smsp__inst_executed.sum,lts__t_bytes.sum
+"$NCU" --target-processes all --metrics "$m" --csv \
+	--launch-skip 0 --launch-count 40 \
+	"$B/bench/pipelines" --sizes "$N" --templates 256 --reps 1 --plain 16 \
+	--no-pycbc --slice 256 >"$OUT/ncu-$N.csv" 2>"$OUT/ncu-$N.err"
+rc=$?
+python3 - "$OUT/ncu-$N.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+if not rows:
+    sys.exit("no ncu rows")
+h = rows[0]
+ki, mi, vi, ii = h.index("Kernel Name"), h.index("Metric Name"), h.index("Metric Value"), h.index("ID")
+k = collections.OrderedDict()
+for r in rows[1:]:
+    k.setdefault((r[ii], r[ki][:60]), {})[r[mi]] = r[vi]
+short = {"gpu__time_duration.sum": "us", "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram%",
+         "dram__bytes_read.sum": "rd", "dram__bytes_write.sum": "wr", "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm%",
+         "sm__warps_active.avg.pct_of_peak_sustained_active": "occ%", "launch__registers_per_thread": "regs",
+         "launch__block_size": "blk", "launch__grid_size": "grid", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum": "bankc",
+         "smsp__inst_executed.sum": "inst", "lts__t_bytes.sum": "l2B"}
+for (i, name), v in k.items():
+    print(i, name, " ".join(f"{short.get(a, a)}={b}" for a, b in v.items()))
+PY
+exit $rc
