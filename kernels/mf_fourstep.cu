@@ -61,9 +61,9 @@ using fftd_tc::cmul;
 using fftd_tc::SmallDft;
 typedef unsigned long long u64;
 
-constexpr int      kPts      = 16;   // points per thread in every stage
-constexpr int      kWinShared = 1024; // windows a block keeps in shared
-constexpr unsigned kFull     = 0xffffffffu;
+constexpr int      kPts           = 16;   // points per thread in every stage
+constexpr int      kWinShared     = 1024; // windows a block keeps in shared
+constexpr unsigned kFull          = 0xffffffffu;
 constexpr int      kGatherThreads = 128;
 
 // radix_at is the radix of the stage of span NS of an M-point FFT.
@@ -105,15 +105,16 @@ stage_off(int m, int ns)
 // stores, stride 16 points, over the banks; PITCH = 2 mod 16 points does
 // the same for the scan's reads, 8 rows by 2 runs of 16 points).
 template <int M_, int NF, bool COLS> struct Geo {
-	static constexpr int M     = M_;
-	static constexpr int T     = NF * M / kPts;
-	static constexpr int PITCH = M + M / 16 + 2;
+	static constexpr int M      = M_;
+	static constexpr int T      = NF * M / kPts;
+	static constexpr int PITCH  = M + M / 16 + 2;
 	static constexpr int POINTS = COLS ? NF * M : NF * PITCH;
 	static __device__ __forceinline__ int at(int f, int n)
 	{
 		return COLS ? n * NF + f : f * PITCH + n + (n >> 4);
 	}
-	static __device__ __forceinline__ void split(int bi, int b, int &f, int &j)
+	static __device__ __forceinline__ void split(
+	    int bi, int b, int &f, int &j)
 	{
 		if (COLS) {
 			f = bi % NF;
@@ -263,7 +264,7 @@ warp_sum(double v)
 // of M1); its sum of |h|^2 / S goes to partial[b][g] (a fixed order).
 template <int M2, int M1, int C, bool SIN, int MINB>
 __global__ void
-__launch_bounds__(C * M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
+__launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
     int64_t nbins, const float2 *w, const double *is, int64_t kmin,
     int64_t kmax, const float2 *st2, const float2 *tab2, const float2 *tabl,
     const float2 *tabf, double *partial)
@@ -313,13 +314,14 @@ __launch_bounds__(C * M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 			float2    tw;
 			if (SIN) {
 				// k1 t2 < N <= 2^24: 2 k1 t2 / N is exact
-				sincospif((float) (k1 * t2) * (2.0f / (M1 * M2)),
+				sincospif(
+				    (float) (k1 * t2) * (2.0f / (M1 * M2)),
 				    &tw.y, &tw.x);
 			} else {
 				const int m = k10 * t2; // m < N
-				tw          = cmul(
-				    cmul(__ldg(tab2 + m / M1), __ldg(tabl + m % M1)),
-				    __ldg(tabf + t2 * C + f));
+				tw          = cmul(cmul(__ldg(tab2 + m / M1),
+				                       __ldg(tabl + m % M1)),
+				             __ldg(tabf + t2 * C + f));
 			}
 			a[(int64_t) t2 * M1 + k1] = cmul(v[u * R + r], tw);
 		}
@@ -351,19 +353,20 @@ struct ScanArgs {
 // points each), giving z at t = t2 + M2 t1; writes the searched samples to
 // zout and merges their keys into fkey (mf_kernels.h, scan_fused).
 template <int M1, int M2, int RR>
-__global__ void __launch_bounds__(RR * M1 / kPts)
+__global__ void
+__launch_bounds__(RR *M1 / kPts)
     pass2_k(const float2 *A, const float2 *st1, ScanArgs sa)
 {
 	using G = Geo<M1, RR, false>;
 	extern __shared__ float2 smem[];
 	// the windows' keys after the data (as many as there are windows, up
 	// to kWinShared: a fixed 8 KB cut the blocks an SM holds)
-	u64 *wkey = (u64 *) (smem + G::POINTS);
-	__shared__ u64           wpeak[G::T / 32];
-	const int                b = blockIdx.y, t20 = blockIdx.x * RR;
-	const int                lane = threadIdx.x & 31;
-	const float2            *a = A + (int64_t) b * M1 * M2;
-	const bool shw = sa.nwin <= kWinShared;
+	u64           *wkey = (u64 *) (smem + G::POINTS);
+	__shared__ u64 wpeak[G::T / 32];
+	const int      b = blockIdx.y, t20 = blockIdx.x * RR;
+	const int      lane = threadIdx.x & 31;
+	const float2  *a    = A + (int64_t) b * M1 * M2;
+	const bool     shw  = sa.nwin <= kWinShared;
 	for (int i = threadIdx.x; shw && i < sa.nwin; i += G::T)
 		wkey[i] = 0;
 	constexpr int R0 = radix_at(M1, 1), B0 = M1 / R0, U0 = kPts / R0;
@@ -374,7 +377,8 @@ __global__ void __launch_bounds__(RR * M1 / kPts)
 		G::split(threadIdx.x + u * G::T, B0, f, j);
 #pragma unroll
 		for (int r = 0; r < R0; r++)
-			v[u * R0 + r] = a[(int64_t) (t20 + f) * M1 + j + r * B0];
+			v[u * R0 + r]
+			    = a[(int64_t) (t20 + f) * M1 + j + r * B0];
 	}
 	first_store<G>(v, smem);
 	mid_stages<G, R0>(smem, st1);
@@ -398,15 +402,15 @@ __global__ void __launch_bounds__(RR * M1 / kPts)
 	// cluster / M2 samples); a warp writes runs of RR samples.
 	constexpr int P = RR * M1 / G::T;
 	static_assert(P == kPts, "samples per thread");
-	const int     f = threadIdx.x % RR, g = threadIdx.x / RR;
-	u64          *slot = sa.fkey + (u64) b * (u64) (1 + sa.nwin);
-	const bool    wz   = sa.zout != NULL;
-	float2       *zrow = wz ? sa.zout + (int64_t) b * sa.ld - sa.q0 : NULL;
-	const int     tb = (int) sa.t_begin, width = (int) sa.width;
-	u64           peak = 0, kcur = 0;
-	bool          bad  = false;
-	int           wcur = -1, wend = 0; // window, its first sample past
-	auto          merge = [&]() {
+	const int  f = threadIdx.x % RR, g = threadIdx.x / RR;
+	u64       *slot = sa.fkey + (u64) b * (u64) (1 + sa.nwin);
+	const bool wz   = sa.zout != NULL;
+	float2    *zrow = wz ? sa.zout + (int64_t) b * sa.ld - sa.q0 : NULL;
+	const int  tb = (int) sa.t_begin, width = (int) sa.width;
+	u64        peak = 0, kcur = 0;
+	bool       bad  = false;
+	int        wcur = -1, wend = 0; // window, its first sample past
+	auto       merge = [&]() {
                 if (kcur != 0) {
                         if (shw)
                                 atomicMax(&wkey[wcur], kcur);
@@ -424,7 +428,7 @@ __global__ void __launch_bounds__(RR * M1 / kPts)
 		const float2 z = smem[G::at(f, t1)];
 		if (wz)
 			zrow[t] = z;
-		const double m = (double) z.x * z.x + (double) z.y * z.y;
+		const double m   = (double) z.x * z.x + (double) z.y * z.y;
 		u64          key = 0;
 		if (m <= DBL_MAX) {
 			const float fz = __double2float_rz(m);
@@ -480,18 +484,21 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 	const int64_t     total = (int64_t) a.nb * slots;
 	const int         lane = threadIdx.x & 31, warp = threadIdx.x / 32;
 	for (int64_t s = blockIdx.x; s < total; s += gridDim.x) {
-		const int64_t b = s / slots;
-		const u64     k = fkey[s];
+		const int64_t b   = s / slots;
+		const u64     k   = fkey[s];
 		u64           key = 0, t = ~0ull;
 		double        re = 0, im = 0;
 		if (k != 0) { // the whole block: k is the slot's
-			const int64_t i  = (int64_t) (0xffffffffu - (unsigned) k);
+			const int64_t i
+			    = (int64_t) (0xffffffffu - (unsigned) k);
 			const int64_t tt = a.t_begin + i;
-			const int     t2 = (int) (tt % m2), t1 = (int) (tt / m2);
+			const int t2 = (int) (tt % m2), t1 = (int) (tt / m2);
 			const float2 *row = A + a.n * b + (int64_t) t2 * m1;
-			for (int k1 = threadIdx.x; k1 < m1; k1 += kGatherThreads) {
+			for (int k1 = threadIdx.x; k1 < m1;
+			     k1 += kGatherThreads) {
 				const float2 x = row[k1];
-				const float2 w = tab1[(int) (((int64_t) k1 * t1) % m1)];
+				const float2 w
+				    = tab1[(int) (((int64_t) k1 * t1) % m1)];
 				re += (double) x.x * w.x - (double) x.y * w.y;
 				im += (double) x.x * w.y + (double) x.y * w.x;
 			}
@@ -512,9 +519,10 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 			double s2   = __dmul_rn(a.scale, a.hh[b]);
 			double sg   = __dsqrt_rn(s2);
 			double norm = sg > 0 ? __ddiv_rn(a.scale, sg) : 0.0;
-			double rho  = __dmul_rn(__dsqrt_rn(__dadd_rn(__dmul_rn(re, re),
-			                            __dmul_rn(im, im))),
-			     norm);
+			double rho
+			    = __dmul_rn(__dsqrt_rn(__dadd_rn(__dmul_rn(re, re),
+			                    __dmul_rn(im, im))),
+			        norm);
 			if (rho <= DBL_MAX) {
 				key = (u64) __double_as_longlong(rho);
 				t   = (u64) tt;
@@ -590,7 +598,8 @@ tables_k(float2 *tab, int m2, int m1, int c)
 		else if (i < t.tabf)
 			x = 2.0 * (i - t.tab1) / m1;
 		else
-			x = 2.0 * (double) (((i - t.tabf) % c) * ((i - t.tabf) / c))
+			x = 2.0
+			    * (double) (((i - t.tabf) % c) * ((i - t.tabf) / c))
 			    / n;
 		double sn, cs;
 		sincospi(x, &sn, &cs);
@@ -601,9 +610,9 @@ tables_k(float2 *tab, int m2, int m1, int c)
 // The shapes: N = M1 M2, M1 = M2 or 2 M2; C columns per pass-1 block (16:
 // 128-byte runs of the template), RR rows per pass-2 block.
 struct Shape {
-	int   log2n, m2, m1, c, rr;
-	void *p1, *p2;
-	int   t1, t2;
+	int    log2n, m2, m1, c, rr;
+	void  *p1, *p2;
+	int    t1, t2;
 	size_t s1, s2;
 };
 
@@ -720,31 +729,32 @@ fftd__mf_fourstep_tables(void *tab, int64_t n, void *stream)
 		return (int) cudaErrorInvalidValue;
 	const int total = tables_of(s.m2, s.m1, s.c).total;
 	tables_k<<<(total + 255) / 256, 256, 0,
-	    static_cast<cudaStream_t>(stream)>>>((float2 *) tab, s.m2, s.m1, s.c);
+	    static_cast<cudaStream_t>(stream)>>>(
+	    (float2 *) tab, s.m2, s.m1, s.c);
 	return (int) cudaGetLastError();
 }
 
 extern "C" int
 fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 {
-	cudaStream_t               st = static_cast<cudaStream_t>(stream);
+	cudaStream_t              st = static_cast<cudaStream_t>(stream);
 	const fftd__mf_scan_args *a  = f->scan;
-	Shape                      s;
-	int64_t                    width = a->t_end - a->t_begin;
-	if (!find_shape(a->n, &s) || a->precision != FFTD__KERN_F32
-	    || a->nb < 1 || a->nb > 65535 || width < 1 || width > INT32_MAX
-	    || a->q0 > a->t_begin || a->t_end - a->q0 > a->ld
-	    || a->cluster < 1 || a->nwin < 0 || f->kmin < 0
-	    || f->kmax <= f->kmin || f->kmax > a->n / 2 + 1
-	    || ((uintptr_t) f->tpl % 8) != 0 || ((uintptr_t) a->q % 8) != 0)
+	Shape                     s;
+	int64_t                   width = a->t_end - a->t_begin;
+	if (!find_shape(a->n, &s) || a->precision != FFTD__KERN_F32 || a->nb < 1
+	    || a->nb > 65535 || width < 1 || width > INT32_MAX
+	    || a->q0 > a->t_begin || a->t_end - a->q0 > a->ld || a->cluster < 1
+	    || a->nwin < 0 || f->kmin < 0 || f->kmax <= f->kmin
+	    || f->kmax > a->n / 2 + 1 || ((uintptr_t) f->tpl % 8) != 0
+	    || ((uintptr_t) a->q % 8) != 0)
 		return (int) cudaErrorInvalidValue;
 	const float2 *tab  = (const float2 *) f->tab;
 	const Tables  tt   = tables_of(s.m2, s.m1, s.c);
 	const float2 *st2t = tab + tt.st2, *st1 = tab + tt.st1,
-		     *tab2 = tab + tt.tab2, *tabl = tab + tt.tabl,
-		     *tab1 = tab + tt.tab1, *tabf = tab + tt.tabf;
-	cudaError_t   e    = cudaFuncSetAttribute(s.p1,
-	           cudaFuncAttributeMaxDynamicSharedMemorySize, (int) s.s1);
+	             *tab2 = tab + tt.tab2, *tabl = tab + tt.tabl,
+	             *tab1 = tab + tt.tab1, *tabf = tab + tt.tabf;
+	cudaError_t e = cudaFuncSetAttribute(
+	    s.p1, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) s.s1);
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(s.p2,
 		    cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -758,37 +768,39 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 	// on one stream, so that the intermediate would be read back from L2,
 	// measured slower on the H100: 0.85x at 2^20 with a 25 MB budget.)
 	const int blocks1 = s.m1 / s.c;
-	int parts = f->stream2 == NULL ? 1 : parts_knob();
-	parts     = parts > a->nb ? a->nb : parts < 1 ? 1 : parts;
-	cudaStream_t st2 = static_cast<cudaStream_t>(f->stream2);
+	int       parts   = f->stream2 == NULL ? 1 : parts_knob();
+	parts             = parts > a->nb ? a->nb : parts < 1 ? 1 : parts;
+	cudaStream_t st2  = static_cast<cudaStream_t>(f->stream2);
 	cudaEvent_t  fork = static_cast<cudaEvent_t>(f->ev_fork),
-	            join = static_cast<cudaEvent_t>(f->ev_join);
+	            join  = static_cast<cudaEvent_t>(f->ev_join);
 	if (parts > 1
 	    && ((e = cudaEventRecord(fork, st)) != cudaSuccess
 	        || (e = cudaStreamWaitEvent(st2, fork, 0)) != cudaSuccess))
 		return (int) e;
 	ScanArgs sa;
-	sa.ld        = a->ld;
-	sa.q0        = a->q0;
-	sa.t_begin   = a->t_begin;
-	sa.width     = width;
-	sa.cluster   = (unsigned) (a->cluster < width ? a->cluster : width);
-	sa.nwin      = a->nwin;
-	sa.nonfinite = (u64 *) a->nonfinite;
+	sa.ld           = a->ld;
+	sa.q0           = a->q0;
+	sa.t_begin      = a->t_begin;
+	sa.width        = width;
+	sa.cluster      = (unsigned) (a->cluster < width ? a->cluster : width);
+	sa.nwin         = a->nwin;
+	sa.nonfinite    = (u64 *) a->nonfinite;
 	const float2 *A = (const float2 *) f->scratch;
 	for (int p = 0; p < parts; p++) {
-		const int    b0 = (int) ((int64_t) a->nb * p / parts);
-		const int    nb = (int) ((int64_t) a->nb * (p + 1) / parts) - b0;
-		cudaStream_t sp = p % 2 == 0 ? st : st2;
-		float2      *Ap = (float2 *) f->scratch + a->n * b0;
-		const float2 *tpl = (const float2 *) f->tpl + f->nbins * b0;
+		const int b0 = (int) ((int64_t) a->nb * p / parts);
+		const int nb = (int) ((int64_t) a->nb * (p + 1) / parts) - b0;
+		cudaStream_t  sp      = p % 2 == 0 ? st : st2;
+		float2       *Ap      = (float2 *) f->scratch + a->n * b0;
+		const float2 *tpl     = (const float2 *) f->tpl + f->nbins * b0;
 		double       *partial = f->partial + (int64_t) blocks1 * b0;
-		void *args1[] = { (void *) &Ap, (void *) &tpl, (void *) &f->nbins,
-			(void *) &f->w, (void *) &f->is, (void *) &f->kmin,
-			(void *) &f->kmax, (void *) &st2t, (void *) &tab2,
-			(void *) &tabl, (void *) &tabf, (void *) &partial };
-		e = cudaLaunchKernel(s.p1, dim3((unsigned) blocks1, (unsigned) nb),
-		    dim3((unsigned) s.t1), args1, s.s1, sp);
+		void         *args1[] = { (void *) &Ap, (void *) &tpl,
+			        (void *) &f->nbins, (void *) &f->w, (void *) &f->is,
+			        (void *) &f->kmin, (void *) &f->kmax, (void *) &st2t,
+			        (void *) &tab2, (void *) &tabl, (void *) &tabf,
+			        (void *) &partial };
+		e                     = cudaLaunchKernel(s.p1,
+		                        dim3((unsigned) blocks1, (unsigned) nb),
+		                        dim3((unsigned) s.t1), args1, s.s1, sp);
 		if (e != cudaSuccess)
 			break;
 		sa.b0   = b0;
@@ -796,11 +808,13 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		sa.fkey = (u64 *) f->fkey + (int64_t) (1 + a->nwin) * b0;
 		const float2 *Ac = Ap;
 		void *args2[] = { (void *) &Ac, (void *) &st1, (void *) &sa };
-		e = cudaLaunchKernel(s.p2,
-		    dim3((unsigned) (s.m2 / s.rr), (unsigned) nb),
-		    dim3((unsigned) s.t2), args2,
-		    s.s2 + (a->nwin <= kWinShared ? (size_t) a->nwin : 0) * sizeof(u64),
-		    sp);
+		e             = cudaLaunchKernel(s.p2,
+		                dim3((unsigned) (s.m2 / s.rr), (unsigned) nb),
+		                dim3((unsigned) s.t2), args2,
+		                s.s2
+		                    + (a->nwin <= kWinShared ? (size_t) a->nwin : 0)
+		                        * sizeof(u64),
+		                sp);
 		if (e != cudaSuccess)
 			break;
 	}
@@ -813,7 +827,8 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		return (int) ej;
 	if (e != cudaSuccess)
 		return (int) e;
-	int rc = fftd__mf_sum_partials(f->partial, blocks1, a->nb, f->hh, stream);
+	int rc
+	    = fftd__mf_sum_partials(f->partial, blocks1, a->nb, f->hh, stream);
 	if (rc != 0)
 		return rc;
 	if (a->q != NULL)

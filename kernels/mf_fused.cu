@@ -86,17 +86,26 @@ product_sigma_k(float2 *q, int64_t n, const float *tpl, int64_t nbins,
 	}
 }
 
-// sum_k: hh[b] = the partials of template b summed in order (one thread
-// per template: few partials).
+// sum_k: hh[b] = the partials of template b summed in a fixed order: one
+// warp per template, lane l summing partials l, l + 32, ... in turn, then a
+// fixed shuffle tree (a thread per template, summing alone, took 8 us for
+// 256 templates of 32 partials: a launch's worth per batch).
 __global__ void
 sum_k(const double *partial, int chunks, int nb, double *hh)
 {
-	int b = blockIdx.x * blockDim.x + threadIdx.x;
-	if (b < nb) {
-		double s = 0;
-		for (int c = 0; c < chunks; c++) {
-			s += partial[(int64_t) b * chunks + c];
-		}
+	int b    = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+	int lane = threadIdx.x & 31;
+	if (b >= nb) {
+		return; // the whole warp: b is the warp's
+	}
+	double s = 0;
+	for (int c = lane; c < chunks; c += 32) {
+		s += partial[(int64_t) b * chunks + c];
+	}
+	for (int o = 16; o > 0; o >>= 1) {
+		s += __shfl_down_sync(kFull, s, o);
+	}
+	if (lane == 0) {
 		hh[b] = s;
 	}
 }
@@ -303,8 +312,21 @@ fftd__mf_product_sigma(void *q, int64_t n, const void *tpl, int64_t nbins,
 		    n, (const float *) tpl, nbins, (const float2 *) w, is, kmin,
 		    kmax, partial);
 	}
-	sum_k<<<(unsigned) ((nb + kThreads - 1) / kThreads), kThreads, 0, st>>>(
-	    partial, (int) chunks, nb, hh);
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess) {
+		return (int) e;
+	}
+	return fftd__mf_sum_partials(partial, (int) chunks, nb, hh, stream);
+}
+
+extern "C" int
+fftd__mf_sum_partials(
+    const double *partial, int chunks, int nb, double *hh, void *stream)
+{
+	cudaStream_t st  = static_cast<cudaStream_t>(stream);
+	int          per = kThreads / 32; // templates per block
+	sum_k<<<(unsigned) ((nb + per - 1) / per), kThreads, 0, st>>>(
+	    partial, chunks, nb, hh);
 	return (int) cudaGetLastError();
 }
 
@@ -322,9 +344,20 @@ fftd__mf_scan_fused(const fftd__mf_scan_args *a, uint64_t *fkey, void *stream)
 	scan_k<<<grid, kThreads, 0, st>>>((const float2 *) a->q, a->ld,
 	    a->t_begin - a->q0, width, a->cluster, a->nwin, (u64 *) fkey,
 	    (u64 *) a->nonfinite);
-	int64_t total = (int64_t) a->nb * (1 + a->nwin);
-	int64_t g     = (total + kThreads - 1) / kThreads;
-	g             = g < 1 ? 1 : g > 4096 ? 4096 : g;
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess) {
+		return (int) e;
+	}
+	return fftd__mf_gather(a, fkey, stream);
+}
+
+extern "C" int
+fftd__mf_gather(const fftd__mf_scan_args *a, const uint64_t *fkey, void *stream)
+{
+	cudaStream_t st    = static_cast<cudaStream_t>(stream);
+	int64_t      total = (int64_t) a->nb * (1 + a->nwin);
+	int64_t      g     = (total + kThreads - 1) / kThreads;
+	g                  = g < 1 ? 1 : g > 4096 ? 4096 : g;
 	gather_k<<<(unsigned) g, kThreads, 0, st>>>(*a, (const u64 *) fkey);
 	return (int) cudaGetLastError();
 }

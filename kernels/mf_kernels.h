@@ -128,6 +128,62 @@ int fftd__mf_product_sigma(void *q, int64_t n, const void *tpl, int64_t nbins,
 int fftd__mf_scan_fused(
     const fftd__mf_scan_args *a, uint64_t *fkey, void *stream);
 
+// fftd__mf_sum_partials sums partial (nb x chunks doubles, template b's at
+// b chunks) in order into hh[b] (one thread per template).
+int fftd__mf_sum_partials(
+    const double *partial, int chunks, int nb, double *hh, void *stream);
+
+// fftd__mf_gather is scan_fused's second kernel alone: each slot's packed
+// key in fkey turned into a's key, t and z (the fourstep engine's scan
+// fills fkey itself).
+int fftd__mf_gather(
+    const fftd__mf_scan_args *a, const uint64_t *fkey, void *stream);
+
+// --- The fourstep engine (f32; kernels/mf_fourstep.cu) ------------------
+// Its own two-pass FFT: the product fused into the first pass, the scan
+// into the second, for n = 2^12 .. 2^20.
+
+// fftd__mf_fourstep_blocks is the number of sigma partials per template
+// (first-pass blocks) for n, or 0 when the engine has no shape for n.
+int64_t fftd__mf_fourstep_blocks(int64_t n);
+
+// fftd__mf_fourstep_table_bytes is the size of n's twiddle tables (0: no
+// shape), which fftd__mf_fourstep_tables fills (device memory, 8-byte
+// aligned).
+size_t fftd__mf_fourstep_table_bytes(int64_t n);
+int    fftd__mf_fourstep_tables(void *tab, int64_t n, void *stream);
+
+// fftd__mf_fourstep_args is one batch: scan->nb templates from tpl (f32,
+// nbins complex apart, 8-byte aligned), w and is as fftd__mf_weight made
+// them, scratch nb x n complex (f32), partial nb x blocks doubles, hh the
+// batch's nb sigma sums, fkey nb (1 + nwin) zeroed by the caller. The
+// searched samples go to scan->q (row b at b ld, sample t at t - q0; q0 <=
+// t_begin, 8-byte aligned) when it is not NULL (for fftd__mf_series);
+// with NULL nothing is written but keys, and z at each winner is summed
+// again from its row of the intermediate. The scan's results go to scan's
+// key, t, z.
+typedef struct fftd__mf_fourstep_args {
+	const fftd__mf_scan_args *scan;
+	void                     *scratch;
+	const void               *tpl;
+	int64_t                   nbins;
+	const void               *w;
+	const double             *is;
+	int64_t                   kmin, kmax;
+	const void               *tab;
+	double                   *partial, *hh;
+	uint64_t                 *fkey;
+	// A second stream (cudaStream_t) and two events (cudaEvent_t, timing
+	// disabled) of the caller's, or NULL: the batch then runs in parts on
+	// both streams, forked from and joined back into stream.
+	void *stream2, *ev_fork, *ev_join;
+} fftd__mf_fourstep_args;
+
+// fftd__mf_fourstep runs the batch: the first pass (product, sigma
+// partials, column FFTs, four-step twiddle), the partials' sum, the second
+// pass (row FFTs, searched samples, keys), the gather.
+int fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -184,6 +184,14 @@ for arg in "$@"; do
 			run_one "$dir/tests/$sub/${bin##*/}" cmocka "$bin"
 		done
 	done
+	# The matched-filter bank's f32 engines other than the default
+	# (fourstep where it has a shape): the same tests on cuFFT's.
+	if [ "$gpu" != 0 ] && [ -x "$abs/tests/gpu/test_gpu_arrays" ] &&
+		wanted test_gpu_arrays; then
+		found=$((found + 1))
+		run_one "$dir/tests/gpu/test_gpu_arrays[FFTD_MF_ENGINE=cufft]" \
+			cmocka env FFTD_MF_ENGINE=cufft "$abs/tests/gpu/test_gpu_arrays"
+	fi
 	if [ "$gpu" != 1 ] && [ -x "$abs/tests/cxx_header" ] && wanted cxx_header; then
 		found=$((found + 1))
 		run_one "$dir/tests/cxx_header" plain "$abs/tests/cxx_header"

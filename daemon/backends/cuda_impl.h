@@ -53,7 +53,7 @@
 //                    budget, copies, executions on device pointers;
 //   cuda_ipc.c       CUDA IPC mappings: a client's GPU memory mapped in
 //                    place, once per allocation, never freed here;
-//   cuda_mf_plans.c  the cached cuFFT plans of the bank's fused engine
+//   cuda_mf_plans.c  the bank's cached cuFFT plans and second stream
 //   cuda_mf.c        the matched-filter bank (mf.h) on resident arrays:
 //                    kernels/mf.cu's kernels around a batched cuFFT
 //                    inverse, scratch counted against the budget;
@@ -183,6 +183,11 @@ struct fftd__cuda_state {
 	// plan_bytes, dropped (fftd__cuda_drop_caches) before anything that
 	// needs its room is refused.
 	fftd__cuda_buf mf_dev;
+	// The fourstep bank's second stream and its fork and join events
+	// (cuda_mf.c), made on first use; mf_aux says they exist.
+	bool         mf_aux;
+	cudaStream_t mf_stream2;
+	cudaEvent_t  mf_ev[2];
 };
 
 // fftd__cuda_unit is one executable transform of a plan for a given
@@ -333,6 +338,7 @@ typedef struct fftd__mf_cached_plan {
 int  fftd__cuda_mf_plan(fftd__cuda_state *st, int64_t n, int batch,
      fftd__mf_cached_plan *out, char *msg, size_t msglen);
 void fftd__cuda_mf_plans_free(fftd__cuda_state *st);
+bool fftd__cuda_mf_aux_stream(fftd__cuda_state *st);
 
 // --- cuda_mf.c ---------------------------------------------------------------
 

@@ -2,19 +2,18 @@
 //
 // cuda_mf.c — the matched-filter bank (daemon/mf.h) on the cuda backend
 // (backend.h: mf_bank), over device memory (resident arrays,
-// cuda_array.c), in one of two engines:
-//  - fused (f32, the default): cuFFT's batched inverse with LTO callbacks
-//    (kernels/mf_callbacks.cu; plans cached by cuda_mf_fused.c) forms the
-//    product conj(h) w, w = D / S, as it loads and stores only the
-//    searched samples; one scan pass (kernels/mf_fused.cu) then finds
-//    every slot. Per template it reads the template once for sigma and once
-//    for the transform, and writes and reads the searched samples once;
-//    cuFFT adds its own intermediate passes. Falls back to plain when cuFFT
-//    cannot JIT the callbacks.
+// cuda_array.c), in one of three engines:
+//  - fourstep (f32, N = 2^12 .. 2^20, 8-byte aligned templates: the
+//    default): fftd's own two-pass FFT with the product and sigma fused
+//    into its first pass and the scan into its second
+//    (kernels/mf_fourstep.cu); no cuFFT plan.
+//  - cufft (other f32, or FFTD_MF_ENGINE=cufft): one kernel for the
+//    product band and sigma (kernels/mf_fused.cu), cuFFT's plain batched
+//    inverse (its LTO callbacks measured slower: bench/cufft_lto.c), one
+//    scan pass.
 //  - plain (f64, or FFTD_MF_ENGINE=plain): each step its own kernel
-//    (kernels/mf.cu) around cuFFT: the product array, an in-place
-//    transform, three scan passes.
-// Both compute what the fftw engine computes (daemon/backends/fftw_mf.c:
+//    (kernels/mf.cu) around cuFFT.
+// All compute what the fftw engine computes (daemon/backends/fftw_mf.c:
 // FINDCHIRP's filter, Allen et al. 2012, as PyCBC's matched_filter_core
 // does), with the same rules:
 //   1. the PSD positive and finite and the data finite over [kmin, kmax):
@@ -26,9 +25,9 @@
 //      fftw engine checks batch by batch (only which error is reported
 //      first can differ, when several templates are bad);
 //   3. templates in batches of B: the product q = conj(h) D / S (zero
-//      outside [kmin, kmax), the negative frequencies included), cuFFT's
+//      outside [kmin, kmax), the negative frequencies included), the
 //      inverse C2C/Z2Z of length N, the scan (peak and each window's
-//      loudest sample, the first on ties — for the fused engine, samples
+//      loudest sample, the first on ties — for the f32 engines, samples
 //      whose |z|^2 agree to f32 rounding are ties — z there), the series
 //      rows; peaks, window winners and a non-finite-rho flag read back
 //      (a non-finite rho names the batch's first such template);
@@ -36,16 +35,13 @@
 //      counted in ntotal, the loudest max_triggers kept with the fftw
 //      engine's min-heap and tie order (louder, lower template, earlier
 //      sample) and written in (template, t) order.
-// Device memory: B x N complex of scratch (at most 256 MiB, less when the
-// budget has less), the scan's slots, sigma sums, one series row, the
-// fused engine's searched samples, keys and w, and the cuFFT workspace
-// (shared by the batch plan and the tail's), counted with
-// fftd__cuda_reserve_plan_bytes before allocation and given back at the
-// end, the allocation itself kept as a cache for the next call (dropped
-// when anything else needs its room: cuda_memory.c); a B that does not fit
-// is halved. The plain engine's plans are made
-// per call and destroyed at the end, as the fftw engine does; the fused
-// engine's are cached (JIT linking costs tens to hundreds of ms).
+// Device memory: B x N complex of scratch (SCRATCH_BYTES and the like
+// below), the scan's slots, sigma sums, a series row, the f32 engines'
+// keys, w and 1/S (fourstep: its tables), cufft's output rows and cuFFT's
+// workspace, reserved with fftd__cuda_reserve_plan_bytes (B halved until
+// it fits) and kept as a cache for the next call (dropped when anything
+// else needs its room: cuda_memory.c). Plain's plans are made per call,
+// cufft's cached.
 //
 // Threads: the device's batch worker, holding st->mtx for the whole call
 // as execute does (cuda_impl.h, "Threads"); cudaSetDevice first.
@@ -74,6 +70,11 @@
 // at 2^20, the most 1 GiB holds, 20% faster than 16).
 #define FUSED_SCRATCH_BYTES ((uint64_t) 1 << 30)
 #define FUSED_BATCH 256
+// The fourstep engine's: its intermediate only (N x 8 bytes a template),
+// for at most OWN_BATCH templates, so that a bank of 1,024 at 2^17 runs
+// as one batch (one host round trip instead of four).
+#define OWN_SCRATCH_BYTES ((uint64_t) 2 << 30)
+#define OWN_BATCH 1024
 // Templates per batch at most (grid.y of the kernels allows 65535).
 #define MAX_BATCH 1024
 #define ALIGN 256
@@ -99,7 +100,10 @@ typedef struct mf_gpu {
 	// The fused engine (f32): the cached plan (cuda_mf_plans.c), w = D/S,
 	// 1/S, the transforms' output, the scan's packed keys, sigma partials.
 	bool                 fused;
+	bool                 own; // the fourstep engine (no cuFFT plan)
 	fftd__mf_cached_plan fp;
+	void                *tab;      // own: its twiddle tables
+	int64_t              zq0, zld; // own: zout's first sample, row
 	void                *w, *zout;
 	double              *is, *partial;
 	uint64_t            *fkey;
@@ -186,9 +190,22 @@ drop_plans(mf_gpu *g)
 	g->have_plan = g->have_tail = false;
 }
 
-// fused_extra is the device memory the fused engine needs besides the
-// plain engine's for a batch of b: the transforms' output (the input q
-// keeps its zeros), the packed keys, the sigma partials, w and 1/S.
+// zout_bytes is the f32 engines' output rows for a batch of b: the whole
+// transform (cufft), the searched samples (fourstep, for series rows
+// only), or none.
+static uint64_t
+zout_bytes(const mf_gpu *g, int64_t b)
+{
+	if (!g->fused || (g->own && g->a->nseries == 0)) {
+		return 0;
+	}
+	return up(
+	    (uint64_t) b * (uint64_t) (g->own ? g->zld : g->a->n) * g->csize);
+}
+
+// fused_extra is the device memory the f32 engines need besides the
+// plain engine's for a batch of b: the output rows (zout_bytes), the
+// packed keys, the sigma partials, w and 1/S, fourstep's tables.
 static uint64_t
 fused_extra(const mf_gpu *g, int64_t b)
 {
@@ -197,9 +214,10 @@ fused_extra(const mf_gpu *g, int64_t b)
 	}
 	uint64_t slots = (uint64_t) b * (uint64_t) g->slots;
 	uint64_t nbins = (uint64_t) (g->a->n / 2 + 1);
-	return up((uint64_t) b * (uint64_t) g->a->n * g->csize) + up(slots * 8)
+	uint64_t tab   = g->own ? fftd__mf_fourstep_table_bytes(g->a->n) : 0;
+	return zout_bytes(g, b) + up(slots * 8)
 	    + up((uint64_t) b * (uint64_t) g->chunks * 8) + up(nbins * g->csize)
-	    + up(nbins * 8);
+	    + up(nbins * 8) + up(tab);
 }
 
 // pick_plans makes (plain) or fetches from the cache (fused) the plans for
@@ -208,6 +226,10 @@ static int
 pick_plans(mf_gpu *g, int64_t b, size_t *work, char *msg, size_t msglen)
 {
 	const fftd__mf_args *a = g->a;
+	if (g->own) {
+		*work = 0;
+		return FFTD_OK;
+	}
 	if (g->fused) {
 		int rv = fftd__cuda_mf_plan(
 		    g->st, a->n, (int) b, &g->fp, msg, msglen);
@@ -241,15 +263,18 @@ first_batch(const mf_gpu *g, uint64_t avail)
 	uint64_t             fixed = fused_extra(g, 0); // w and 1/S
 	uint64_t             per
 	    = one + (uint64_t) g->slots * 32 + fused_extra(g, 1) - fixed;
-	uint64_t most = g->fused ? FUSED_SCRATCH_BYTES : SCRATCH_BYTES;
+	uint64_t most = g->own ? OWN_SCRATCH_BYTES
+	    : g->fused         ? FUSED_SCRATCH_BYTES
+	                       : SCRATCH_BYTES;
 	uint64_t cap  = avail / 2 < most ? avail / 2 : most;
 	int64_t  b    = (int64_t) (cap / per);
 	b             = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
 	if (!g->fused) {
 		return b > a->count ? a->count : b;
 	}
-	int64_t p = 1;
-	while (p * 2 <= b && p * 2 <= FUSED_BATCH && p < a->count) {
+	int64_t p      = 1;
+	int64_t most_b = g->own ? OWN_BATCH : FUSED_BATCH;
+	while (p * 2 <= b && p * 2 <= most_b && p < a->count) {
 		p *= 2;
 	}
 	return p;
@@ -351,8 +376,8 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 	p += a->nseries > 0 ? up((uint64_t) g->width * g->rsize) : 0;
 	if (g->fused) {
 		uint64_t nbins = (uint64_t) (a->n / 2 + 1);
-		g->zout        = p;
-		p += up(one * (uint64_t) g->batch);
+		g->zout        = zout_bytes(g, 1) > 0 ? p : NULL;
+		p += zout_bytes(g, g->batch);
 		g->fkey = (uint64_t *) p;
 		p += up(slots * 8);
 		g->partial = (double *) p;
@@ -360,10 +385,16 @@ setup(mf_gpu *g, char *msg, size_t msglen)
 		g->w = p;
 		p += up(nbins * g->csize);
 		g->is = (double *) p;
+		p += up(nbins * 8);
+		g->tab = g->own ? p : NULL;
 		// q's bins outside the band stay zero: the product writes
-		// only the band.
-		e = cudaMemsetAsync(
-		    g->q, 0, (size_t) (one * (uint64_t) g->batch), st->stream);
+		// only the band (the fourstep engine writes all of q, its
+		// intermediate, and makes its tables instead).
+		e = g->own
+		    ? (cudaError_t) fftd__mf_fourstep_tables(
+		        g->tab, a->n, st->stream)
+		    : cudaMemsetAsync(g->q, 0,
+		        (size_t) (one * (uint64_t) g->batch), st->stream);
 		if (e != cudaSuccess) {
 			return fftd__cuda_fail(
 			    e, "cudaMemsetAsync", msg, msglen);
@@ -645,6 +676,42 @@ transform_fused(mf_gpu *g, const char *tpl, int64_t j0, int nb,
 	return FFTD_OK;
 }
 
+// transform_own runs the fourstep engine's steps for a batch
+// (mf_fourstep.cu): the product fused into its first pass, the scan into
+// its second; sa reads the searched samples it writes to zout.
+static int
+transform_own(mf_gpu *g, const char *tpl, int64_t j0, int nb,
+    fftd__mf_scan_args *sa, char *msg, size_t msglen)
+{
+	fftd__mf_args *a     = g->a;
+	cudaStream_t   s     = g->st->stream;
+	size_t         slots = (size_t) nb * (size_t) g->slots;
+	cudaError_t    e     = cudaMemsetAsync(g->fkey, 0, slots * 8, s);
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "cudaMemsetAsync", msg, msglen);
+	}
+	fftd__mf_fourstep_args f = { .scan = sa,
+		.scratch                   = g->q,
+		.tpl                       = tpl,
+		.nbins                     = a->n / 2 + 1,
+		.w                         = g->w,
+		.is                        = g->is,
+		.kmin                      = a->kmin,
+		.kmax                      = a->kmax,
+		.tab                       = g->tab,
+		.partial                   = g->partial,
+		.hh                        = g->hh + j0,
+		.fkey                      = g->fkey };
+	if (fftd__cuda_mf_aux_stream(g->st)) {
+		f.stream2 = g->st->mf_stream2;
+		f.ev_fork = g->st->mf_ev[0];
+		f.ev_join = g->st->mf_ev[1];
+	}
+	int rc = fftd__mf_fourstep(&f, s);
+	return rc == 0 ? FFTD_OK
+	               : kern_fail(rc, "fftd__mf_fourstep", msg, msglen);
+}
+
 // enqueue_batch queues step 3 of the top of this file for the templates
 // from j0 (nb of them) on the worker's stream, the slots' copy into
 // hreg[buf] included, and marks it with ev[buf].
@@ -656,9 +723,15 @@ enqueue_batch(mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
 	size_t         nbins = (size_t) (a->n / 2 + 1);
 	const char    *tpl
 	    = (const char *) a->templates + (size_t) j0 * nbins * g->csize;
-	fftd__mf_scan_args sa = { .q = g->fused ? g->zout : g->q,
-		.ld                  = a->n,
-		.q0                  = 0,
+	// The fourstep engine writes the searched samples only for the series
+	// rows' sake; otherwise its gather reads z at the winners from its
+	// intermediate (mf_kernels.h).
+	void              *q  = g->own ? (a->nseries > 0 ? g->zout : NULL)
+	                  : g->fused   ? g->zout
+	                               : g->q;
+	fftd__mf_scan_args sa = { .q = q,
+		.ld                  = g->own ? g->zld : a->n,
+		.q0                  = g->own ? g->zq0 : 0,
 		.precision           = (int) a->precision,
 		.n                   = a->n,
 		.nb                  = nb,
@@ -672,8 +745,9 @@ enqueue_batch(mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
 		.t                   = g->t,
 		.z                   = g->z,
 		.nonfinite           = g->flags + 1 };
-	int rc = g->fused ? transform_fused(g, tpl, j0, nb, &sa, msg, msglen)
-	                  : transform_plain(g, tpl, nb, &sa, msg, msglen);
+	int rc = g->own ? transform_own(g, tpl, j0, nb, &sa, msg, msglen)
+	    : g->fused  ? transform_fused(g, tpl, j0, nb, &sa, msg, msglen)
+	                : transform_plain(g, tpl, nb, &sa, msg, msglen);
 	if (rc != FFTD_OK) {
 		return rc;
 	}
@@ -774,7 +848,18 @@ fftd__cuda_mf_bank(
 	const char *eng = getenv("FFTD_MF_ENGINE");
 	g.fused         = a->precision == FFTD_F32
 	    && (eng == NULL || strcmp(eng, "plain") != 0);
-	g.chunks  = FFTD__MF_CHUNKS(a->kmax - a->kmin);
+	// The fourstep engine where it has a shape for n and the templates
+	// are 8-byte aligned (float2 loads); FFTD_MF_ENGINE=cufft keeps
+	// cuFFT's.
+	g.own = g.fused && (eng == NULL || strcmp(eng, "cufft") != 0)
+	    && fftd__mf_fourstep_blocks(a->n) > 0
+	    && (uintptr_t) a->templates % 8 == 0;
+	g.chunks = g.own ? fftd__mf_fourstep_blocks(a->n)
+	                 : FFTD__MF_CHUNKS(a->kmax - a->kmin);
+	// zout from a 32-byte boundary, rows a multiple of 32 bytes, so the
+	// second pass's runs of samples fill whole sectors.
+	g.zq0     = a->t_begin / 4 * 4;
+	g.zld     = (a->t_end - g.zq0 + 3) / 4 * 4;
 	double t0 = fftd__mono_s();
 	rv        = setup(&g, msg, msglen);
 	double t1 = fftd__mono_s();
@@ -815,8 +900,11 @@ fftd__cuda_mf_bank(
 	    "device %d: matched filter (%s engine): %lld templates of %lld "
 	    "samples in batches of %d: setup %.3f ms, checks and sigma %.3f "
 	    "ms, batches %.3f ms, teardown %.3f ms",
-	    st->ordinal, g.fused ? "fused" : "plain", (long long) a->count,
-	    (long long) a->n, g.batch, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
-	    (t3 - t2) * 1e3, (fftd__mono_s() - t3) * 1e3);
+	    st->ordinal,
+	    g.own         ? "fourstep"
+	        : g.fused ? "cufft"
+	                  : "plain",
+	    (long long) a->count, (long long) a->n, g.batch, (t1 - t0) * 1e3,
+	    (t2 - t1) * 1e3, (t3 - t2) * 1e3, (fftd__mono_s() - t3) * 1e3);
 	return rv;
 }

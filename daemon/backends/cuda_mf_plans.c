@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// cuda_mf_plans.c — the cuFFT plans of the matched-filter bank's fused
-// engine (cuda_mf.c runs them): batched out-of-place inverse C2C
-// transforms of n samples, kept per device for a few (n, batch) pairs,
+// cuda_mf_plans.c — what the matched-filter bank keeps between calls
+// besides memory (cuda_mf.c): the fourstep engine's second stream and
+// events, made on first use; and the cufft engine's cuFFT plans, batched
+// out-of-place inverse C2C transforms of n samples, kept per device for a
+// few (n, batch) pairs,
 // least recently used dropped, because a bank search calls the bank over
 // and over with the same shape and making a plan costs about as much as
 // filtering a hundred templates. Their workspace is not theirs: cuda_mf.c
@@ -118,10 +120,52 @@ fftd__cuda_mf_plan(fftd__cuda_state *st, int64_t n, int batch,
 	return FFTD_OK;
 }
 
-// fftd__cuda_mf_plans_free drops every cached plan (device close).
+// fftd__cuda_mf_aux_stream makes the fourstep bank's second stream (at the
+// worker stream's priority) and its fork and join events on first use;
+// false when CUDA could not (the engine then runs on one stream).
+bool
+fftd__cuda_mf_aux_stream(fftd__cuda_state *st)
+{
+	if (st->mf_aux) {
+		return true;
+	}
+	int prio = 0;
+	if (cudaStreamGetPriority(st->stream, &prio) != cudaSuccess
+	    || cudaStreamCreateWithPriority(
+	           &st->mf_stream2, cudaStreamNonBlocking, prio)
+	        != cudaSuccess) {
+		(void) cudaGetLastError();
+		return false;
+	}
+	if (cudaEventCreateWithFlags(&st->mf_ev[0], cudaEventDisableTiming)
+	    != cudaSuccess) {
+		(void) cudaStreamDestroy(st->mf_stream2);
+		(void) cudaGetLastError();
+		return false;
+	}
+	if (cudaEventCreateWithFlags(&st->mf_ev[1], cudaEventDisableTiming)
+	    != cudaSuccess) {
+		(void) cudaEventDestroy(st->mf_ev[0]);
+		(void) cudaStreamDestroy(st->mf_stream2);
+		(void) cudaGetLastError();
+		return false;
+	}
+	st->mf_aux = true;
+	return true;
+}
+
+// fftd__cuda_mf_plans_free drops every cached plan and the second stream
+// (device close).
 void
 fftd__cuda_mf_plans_free(fftd__cuda_state *st)
 {
+	if (st->mf_aux) {
+		(void) cudaStreamSynchronize(st->mf_stream2);
+		(void) cudaEventDestroy(st->mf_ev[0]);
+		(void) cudaEventDestroy(st->mf_ev[1]);
+		(void) cudaStreamDestroy(st->mf_stream2);
+		st->mf_aux = false;
+	}
 	if (st->mf_plans == NULL) {
 		return;
 	}
