@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "mf.h"
 #include "mf_wire.h"
@@ -41,6 +42,7 @@ typedef struct mf_job {
 	fftd__mf_sizes sz;
 	fftd__mf_args  args; // pointers filled on the worker
 	int64_t       *series_index;
+	double         posted; // fftd__mono_s when posted to the worker
 } mf_job;
 
 // mf_job_free gives back what a finished or dropped job holds.
@@ -114,6 +116,7 @@ mf_run(fftd__worker *w, fftd__job *job)
 	nng_msg       *m        = NULL;
 	char           msg[512] = "";
 	int            rv       = FFTD_OK;
+	double         t0       = fftd__mono_s();
 	a->data                 = (const char *) mj->data->ptr + mj->data_off;
 	a->psd                  = (const char *) mj->psd->ptr + mj->psd_off;
 	a->templates            = (const char *) mj->tpl->ptr + mj->tpl_off;
@@ -134,6 +137,7 @@ mf_run(fftd__worker *w, fftd__job *job)
 	if (rv == FFTD_OK) {
 		rv = dev->backend->mf_bank(dev, a, msg, sizeof(msg));
 	}
+	double t1 = fftd__mono_s();
 	if (rv == FFTD_OK
 	    && (a->ntriggers > a->max_triggers || a->ntriggers > a->ntotal)) {
 		rv = FFTD_EINTERNAL;
@@ -155,8 +159,9 @@ mf_run(fftd__worker *w, fftd__job *job)
 	free(a->peaks);
 	free(a->triggers);
 	free(series);
-	fftd__server *s    = mj->srv;
-	uint32_t      pipe = mj->pipe;
+	fftd__server *s         = mj->srv;
+	uint32_t      pipe      = mj->pipe;
+	double        mj_posted = mj->posted;
 	mf_job_free(mj);
 	if (rv != FFTD_OK) {
 		fftd__ctx_reply_error(
@@ -164,7 +169,15 @@ mf_run(fftd__worker *w, fftd__job *job)
 		return;
 	}
 	fftd__reply_count(s, pipe, FFTD_OK);
+	size_t len = nng_msg_len(m);
 	fftd__ctx_send(c, m);
+	// Where a bank request's time goes besides the bank (bench/pipelines'
+	// per-call cost).
+	fftd__log(FFTD_LOG_DEBUG,
+	    "bank request: %.3f ms queued, %.3f ms in the bank, %.3f ms to "
+	    "build and send its %zu-byte reply",
+	    (t0 - mj_posted) * 1e3, (t1 - t0) * 1e3,
+	    (fftd__mono_s() - t1) * 1e3, len);
 }
 
 // mf_check_arrays checks the job's three arrays: this connection's, on one
@@ -291,6 +304,7 @@ fftd__mf_request(
 			snprintf(msg, sizeof(msg), "client went away");
 		} else {
 			mj->job.weight = ss->weight;
+			mj->posted     = fftd__mono_s();
 			fftd__worker_post(w, &mj->job);
 		}
 		pthread_mutex_unlock(&s->mtx);
