@@ -16,12 +16,16 @@
 // checked against (a)'s: the same sample and rho within 1e-3.
 //
 //   pipelines [--spawn FFTD_BIN | --url URL] [--json FILE] [--sizes LIST]
-//             [--templates K] [--slice S] [--reps R] [--plain M]
+//             [--templates K] [--slice S] [--inflight F] [--reps R]
+//             [--plain M]
 //             [--pycbc M] [--python PATH] [--pycbc-script PATH]
 //             [--no-pycbc] [--seed S]
 //
 // Defaults: sizes 17,20 (N = 2^17, 2^20), K 1024 on a GPU and 64 without,
-// slices of 256, 5 repetitions after a warm-up (the median is reported),
+// the whole bank in one call (--slice S: calls of S templates; --inflight
+// F: F calls at a time from F threads sharing the client, as a search
+// keeping the daemon busy does), 5 repetitions after a warm-up (the
+// median is reported),
 // (b) on min(256, K) templates, (d) on 32 with 3 repetitions. The daemon
 // is $FFTD_BIN (or build/fftd) started on a fresh socket unless --url is
 // given. PyCBC's Python is --python, else $FFTD_PYCBC_PYTHON, else the
@@ -77,6 +81,7 @@ typedef struct opts {
 	const char *url, *spawn, *json, *python, *script;
 	int         sizes[MAX_SIZES], nsizes;
 	int64_t     templates, slice, plain, pycbc;
+	int         inflight;
 	int         reps, no_pycbc;
 	uint64_t    seed;
 } opts;
@@ -88,7 +93,7 @@ usage(void)
 	fprintf(stderr,
 	    "usage: pipelines [--spawn FFTD_BIN | --url URL] [--json FILE]\n"
 	    "                 [--sizes 17,20] [--templates K] [--slice S] "
-	    "[--reps R]\n"
+	    "[--inflight F] [--reps R]\n"
 	    "                 [--plain M] [--pycbc M] [--python PATH] "
 	    "[--pycbc-script PATH]\n"
 	    "                 [--no-pycbc] [--seed S]\n");
@@ -213,7 +218,7 @@ run_size(const opts *o, fftd_client *cl, int gpu, double copy_bps, int log2n,
 	    (long long) r->in.kmax, (long long) r->in.t_begin,
 	    (long long) r->in.t_end, r->in.threshold, (long long) r->in.cluster,
 	    (long long) r->in.inject, r->gen_s);
-	pl_fftd_bank(cl, &r->in, o->slice, o->reps, &r->c[0]);
+	pl_fftd_bank(cl, &r->in, o->slice, o->inflight, o->reps, &r->c[0]);
 	print_case(r, 0);
 	pl_fftd_plain(cl, &r->in, o->plain, 16, o->reps, &r->c[1]);
 	print_case(r, 1);
@@ -464,6 +469,8 @@ parse_args(opts *o, int argc, char **argv)
 			o->templates = atoll(v);
 		} else if (strcmp(a, "--slice") == 0) {
 			o->slice = atoll(v);
+		} else if (strcmp(a, "--inflight") == 0) {
+			o->inflight = atoi(v);
 		} else if (strcmp(a, "--reps") == 0) {
 			o->reps = atoi(v);
 		} else if (strcmp(a, "--plain") == 0) {
@@ -506,7 +513,8 @@ main(int argc, char **argv)
 		    + (uint64_t) ts.tv_nsec;
 	}
 	o.templates = o.templates > 0 ? o.templates : gpu ? 1024 : 64;
-	o.slice     = o.slice > 0 ? o.slice : 256;
+	o.slice     = o.slice > 0 ? o.slice : o.templates;
+	o.inflight  = o.inflight > 0 ? o.inflight : 1;
 	o.reps      = o.reps > 0 ? o.reps : 5;
 	o.plain = o.plain > 0 ? o.plain : o.templates < 256 ? o.templates : 256;
 	o.pycbc = o.pycbc > 0 ? o.pycbc : 32;

@@ -79,9 +79,9 @@ void pl_inputs_free(pl_inputs *in);
 // outside [kmin, kmax). Returns 0 or -1 (memory).
 int pl_weights(const pl_inputs *in, float **w, float **inv);
 
-// bench_mf_design_bytes is the bytes one template costs the fused bank by
-// its design (the product read and write, cuFFT's two passes, the scan's
-// read): see pipelines_data.c.
+// bench_mf_design_bytes is the bytes one template costs the bank by its
+// engine's design (FFTD_MF_ENGINE, as the daemon reads it): see
+// pipelines_data.c.
 double bench_mf_design_bytes(
     int64_t n, int64_t kmin, int64_t kmax, int64_t t_begin, int64_t t_end);
 
@@ -130,9 +130,11 @@ int pl_cuda_bank(const pl_inputs *in, int batch, int reps, pl_case *c);
 
 // pl_fftd_bank runs case (a): data, PSD and bank in resident arrays of the
 // client's daemon, fftd_mf_bank over the whole bank in slices of `slice`
-// templates, reps timed after one warm-up; c gets every template's peak.
-int pl_fftd_bank(
-    fftd_client *cl, const pl_inputs *in, int64_t slice, int reps, pl_case *c);
+// templates, `inflight` slices requested at a time (threads sharing the
+// client, 1..8), reps timed after one warm-up; c gets every template's
+// peak.
+int pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice,
+    int inflight, int reps, pl_case *c);
 
 // pl_fftd_plain runs case (b) on the bank's first `count` templates: q
 // formed on the host into an fftd_buffer, a C2C inverse plan of `batch`

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -236,19 +237,35 @@ pl_weights(const pl_inputs *in, float **wp, float **invp)
 	return 0;
 }
 
-// bench_mf_design_bytes is the bytes one template costs the fused bank by
-// its design (daemon/backends/cuda_mf.c, kernels/mf_fused.cu): the
-// product kernel reads the template over [kmin, kmax) and writes its
-// product band (2 x 8 B a bin; sigma is summed in the same read), cuFFT's
-// two read+write passes of the length-N transform (2 x 2 x N x 8 B: every
-// size here is two passes of at most 2^14 points), and the scan's one read
-// of the searched samples ((t_end - t_begin) x 8 B). w = D / S, 1 / S and
-// the slots are per call or per batch, not per template. It is the figure
-// against which (a)'s "% of copy rate" is printed.
+// bench_mf_design_bytes is the bytes one template costs the bank by its
+// engine's design (daemon/backends/cuda_mf.c), the figure against which
+// (a)'s "% of copy rate" is printed. The daemon's engine is the bench's
+// too: both read FFTD_MF_ENGINE.
+//  - fourstep (the default for N = 2^12 .. 2^20; kernels/mf_fourstep.cu):
+//    its first pass reads the template over [kmin, kmax) (8 B a bin; the
+//    product and sigma in the same read) and writes the N-point
+//    intermediate (N x 8 B), its second reads it and writes the searched
+//    samples ((t_end - t_begin) x 8 B).
+//  - cufft (FFTD_MF_ENGINE=cufft or plain, or another N; mf_fused.cu): the
+//    product kernel reads the template band and writes its product band
+//    (2 x 8 B a bin), cuFFT's two read+write passes of the length-N
+//    transform (2 x 2 x N x 8 B: every size here is two passes of at most
+//    2^14 points), and the scan's one read of the searched samples.
+// w = D / S, 1 / S, tables and slots are per call or per batch, not per
+// template.
 double
 bench_mf_design_bytes(
     int64_t n, int64_t kmin, int64_t kmax, int64_t t_begin, int64_t t_end)
 {
+	const char *eng = getenv("FFTD_MF_ENGINE");
+	bool        own
+	    = (eng == NULL
+	          || (strcmp(eng, "cufft") != 0 && strcmp(eng, "plain") != 0))
+	    && n >= ((int64_t) 1 << 12) && n <= ((int64_t) 1 << 20);
+	if (own) {
+		return (double) (kmax - kmin) * 8.0 + 2.0 * (double) n * 8.0
+		    + (double) (t_end - t_begin) * 8.0;
+	}
 	return (double) (kmax - kmin) * 16.0 + 2.0 * 2.0 * (double) n * 8.0
 	    + (double) (t_end - t_begin) * 8.0;
 }

@@ -12,12 +12,15 @@
 #include "pipelines.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 // MAX_TRIGGERS is the room for triggers per fftd_mf_bank call.
 #define MAX_TRIGGERS 4096
+// MAX_INFLIGHT bounds --inflight.
+#define MAX_INFLIGHT 8
 
 // fail writes what failed into c->note and returns -1.
 static int
@@ -29,39 +32,91 @@ fail(pl_case *c, const char *what, int rv)
 	return -1;
 }
 
-// bank_pass searches the whole bank once in slices; *ntrig gets the
+// bank_job is one thread's share of a bank pass: slices k, k + inflight,
+// k + 2 inflight, ...
+typedef struct bank_job {
+	fftd_client        *cl;
+	const fftd_mf_desc *d;
+	fftd_array         *data, *psd, *tpl;
+	const pl_inputs    *in;
+	int64_t             slice;
+	int                 k, inflight;
+	fftd_mf_peak       *peaks;
+	fftd_mf_trigger    *trig; // MAX_TRIGGERS of this thread's
+	int64_t             ntrig;
+	int                 rv;
+} bank_job;
+
+static void *
+bank_thread(void *arg)
+{
+	bank_job *j      = arg;
+	size_t    tbytes = sizeof(float) * 2 * (size_t) j->in->nbins;
+	j->ntrig         = 0;
+	j->rv            = FFTD_OK;
+	for (int64_t s = j->slice * j->k; s < j->in->count;
+	     s += j->slice * j->inflight) {
+		int64_t cnt
+		    = j->in->count - s < j->slice ? j->in->count - s : j->slice;
+		size_t nt = 0, ntot = 0;
+		int    rv = fftd_mf_bank(j->cl, j->d, j->data, 0, j->psd, 0,
+		       j->tpl, (size_t) s * tbytes, cnt, j->peaks + s, j->trig,
+		       MAX_TRIGGERS, &nt, &ntot, NULL, 0, NULL);
+		if (rv != FFTD_OK) {
+			j->rv = rv;
+			break;
+		}
+		j->ntrig += (int64_t) ntot;
+	}
+	return NULL;
+}
+
+// bank_pass searches the whole bank once in slices, inflight of them
+// requested at a time from as many threads of the one client (a search
+// keeping the daemon busy while it reads answers); *ntrig gets the
 // triggers found over all slices.
 static int
-bank_pass(fftd_client *cl, const fftd_mf_desc *d, fftd_array *data,
-    fftd_array *psd, fftd_array *tpl, const pl_inputs *in, int64_t slice,
-    fftd_mf_peak *peaks, fftd_mf_trigger *trig, int64_t *ntrig)
+bank_pass(bank_job *jobs, int inflight, int64_t *ntrig)
 {
-	size_t tbytes = sizeof(float) * 2 * (size_t) in->nbins;
-	*ntrig        = 0;
-	for (int64_t s = 0; s < in->count; s += slice) {
-		int64_t cnt = in->count - s < slice ? in->count - s : slice;
-		size_t  nt = 0, ntot = 0;
-		int     rv = fftd_mf_bank(cl, d, data, 0, psd, 0, tpl,
-		        (size_t) s * tbytes, cnt, peaks + s, trig, MAX_TRIGGERS,
-		        &nt, &ntot, NULL, 0, NULL);
-		if (rv != FFTD_OK) {
-			return rv;
+	pthread_t th[MAX_INFLIGHT];
+	int       started = 0;
+	for (int k = 1; k < inflight; k++) {
+		if (pthread_create(&th[k], NULL, bank_thread, &jobs[k]) != 0) {
+			break;
 		}
-		*ntrig += (int64_t) ntot;
+		started = k;
+	}
+	bank_thread(&jobs[0]);
+	for (int k = 1; k <= started; k++) {
+		pthread_join(th[k], NULL);
+	}
+	*ntrig = 0;
+	for (int k = 0; k < inflight; k++) {
+		if (k > started && k > 0) {
+			return FFTD_ENOMEM; // no thread for its share
+		}
+		if (jobs[k].rv != FFTD_OK) {
+			return jobs[k].rv;
+		}
+		*ntrig += jobs[k].ntrig;
 	}
 	return FFTD_OK;
 }
 
 int
-pl_fftd_bank(
-    fftd_client *cl, const pl_inputs *in, int64_t slice, int reps, pl_case *c)
+pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
+    int reps, pl_case *c)
 {
-	size_t           tbytes = sizeof(float) * 2 * (size_t) in->nbins;
-	fftd_array      *data = NULL, *psd = NULL, *tpl = NULL;
-	fftd_mf_peak    *peaks = calloc((size_t) in->count, sizeof(*peaks));
-	fftd_mf_trigger *trig  = calloc(MAX_TRIGGERS, sizeof(*trig));
-	double          *sec   = calloc((size_t) reps, sizeof(double));
-	int              rv = FFTD_ENOMEM, ret = -1;
+	size_t        tbytes = sizeof(float) * 2 * (size_t) in->nbins;
+	fftd_array   *data = NULL, *psd = NULL, *tpl = NULL;
+	fftd_mf_peak *peaks = calloc((size_t) in->count, sizeof(*peaks));
+	inflight            = inflight < 1       ? 1
+	               : inflight > MAX_INFLIGHT ? MAX_INFLIGHT
+	                                         : inflight;
+	fftd_mf_trigger *trig
+	    = calloc((size_t) MAX_TRIGGERS * (size_t) inflight, sizeof(*trig));
+	double *sec = calloc((size_t) reps, sizeof(double));
+	int     rv = FFTD_ENOMEM, ret = -1;
 	c->templates = in->count;
 	if (peaks == NULL || trig == NULL || sec == NULL) {
 		fail(c, "memory", rv);
@@ -98,18 +153,29 @@ pl_fftd_bank(
 	d.t_end     = in->t_end;
 	d.threshold = in->threshold;
 	d.cluster   = in->cluster;
-	int64_t ntrig;
-	if ((rv = bank_pass(
-	         cl, &d, data, psd, tpl, in, slice, peaks, trig, &ntrig))
-	    != FFTD_OK) {
+	int64_t  ntrig;
+	bank_job jobs[MAX_INFLIGHT];
+	for (int k = 0; k < inflight; k++) {
+		jobs[k] = (bank_job) { .cl = cl,
+			.d                 = &d,
+			.data              = data,
+			.psd               = psd,
+			.tpl               = tpl,
+			.in                = in,
+			.slice             = slice,
+			.k                 = k,
+			.inflight          = inflight,
+			.peaks             = peaks,
+			.trig              = trig + (size_t) k * MAX_TRIGGERS };
+	}
+	if ((rv = bank_pass(jobs, inflight, &ntrig)) != FFTD_OK) {
 		fail(c, "fftd_mf_bank (warm-up)", rv);
 		goto out;
 	}
 	for (int r = 0; r < reps; r++) {
 		double t0 = pl_now();
-		rv        = bank_pass(
-		           cl, &d, data, psd, tpl, in, slice, peaks, trig, &ntrig);
-		sec[r] = pl_now() - t0;
+		rv        = bank_pass(jobs, inflight, &ntrig);
+		sec[r]    = pl_now() - t0;
 		if (rv != FFTD_OK) {
 			fail(c, "fftd_mf_bank", rv);
 			goto out;
@@ -126,8 +192,9 @@ pl_fftd_bank(
 		}
 		c->npeaks = in->count;
 	}
-	snprintf(c->note, sizeof(c->note), "slices of %lld, %lld triggers",
-	    (long long) slice, (long long) ntrig);
+	snprintf(c->note, sizeof(c->note),
+	    "slices of %lld, %d in flight, %lld triggers", (long long) slice,
+	    inflight, (long long) ntrig);
 	ret = 0;
 out:
 	fftd_array_destroy(tpl);
