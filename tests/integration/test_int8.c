@@ -27,6 +27,7 @@
 
 #include "../../bench/lib/daemon.h"
 #include "../util/fixture.h"
+#include "../util/i8_check.h"
 #include "../util/ref.h"
 #include "fftd.h"
 #include "layout.h"
@@ -43,16 +44,7 @@ static fftd_test_fixture FX = {
 	.check_exit = 1,
 };
 
-// i8_case is one shape: kind, rank, sizes, batch and the layout fields of
-// fftd_plan_desc (0: default).
-typedef struct i8_case {
-	fftd_kind kind;
-	int       rank;
-	int64_t   n[FFTD_MAX_RANK];
-	int64_t   batch;
-	int64_t   istride, idist, inembed[FFTD_MAX_RANK];
-	int64_t   ostride, odist, onembed[FFTD_MAX_RANK];
-} i8_case;
+typedef fftd_test_i8_case i8_case;
 
 static const i8_case CASES[] = {
 	{ FFTD_C2C, 1, { 1024 }, 1, 0, 0, { 0 }, 0, 0, { 0 } },
@@ -72,158 +64,17 @@ static const i8_case CASES[] = {
 };
 #define NCASES (sizeof(CASES) / sizeof(CASES[0]))
 
-// desc_of fills *d for case c at precision p with int8 input.
-static void
-desc_of(fftd_plan_desc *d, const i8_case *c, fftd_precision p)
-{
-	assert_int_equal(
-	    fftd_plan_desc_init(d, c->rank, c->n, c->kind, p), FFTD_OK);
-	d->batch   = c->batch;
-	d->istride = c->istride;
-	d->idist   = c->idist;
-	d->ostride = c->ostride;
-	d->odist   = c->odist;
-	for (int k = 0; k < c->rank; k++) {
-		d->inembed[k] = c->inembed[k];
-		d->onembed[k] = c->onembed[k];
-	}
-	d->input = FFTD_INPUT_I8;
-}
-
-// i8_ref builds the reference of int8 input in (laid out as s->in): the
-// same shape with a native input, the values widened exactly, transformed
-// by FFTW in long double. *sn gets that shape (its output side is s's).
-static long double *
-i8_ref(const fftd__shape *s, const int8_t *in, fftd__shape *sn)
-{
-	*sn              = *s;
-	sn->input        = FFTD_INPUT_NATIVE;
-	sn->in.elem_size = fftd__elem_size(s->precision, s->in.complex);
-	sn->in.bytes     = (uint64_t) sn->in.elems * sn->in.elem_size;
-	size_t nr        = (size_t) fftd__in_reals(s);
-	void  *w         = malloc(sn->in.bytes);
-	assert_non_null(w);
-	for (size_t i = 0; i < nr; i++) {
-		if (s->precision == FFTD_F64) {
-			((double *) w)[i] = in[i];
-		} else {
-			((float *) w)[i] = in[i];
-		}
-	}
-	long double *ref = fftd_ref_transform(sn, w);
-	assert_non_null(ref);
-	free(w);
-	return ref;
-}
-
-// fill_i8 fills n int8 values from a xorshift generator seeded by seed,
-// the extremes -128 and 127 at the first two places.
-static void
-fill_i8(int8_t *b, size_t n, uint64_t seed)
-{
-	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		b[i] = (int8_t) (uint8_t) (x >> 32);
-	}
-	if (n >= 2) {
-		b[0] = -128;
-		b[1] = 127;
-	}
-}
-
-// check_out checks out (laid out as sn->out) against ref: every layout
-// element written, the error within the precision's bound and, where the
-// path zeroes them (resident arrays; fftd_execute leaves a caller's gaps
-// alone), the gaps zero.
-static void
-check_out(const fftd__shape *sn, const void *out, const long double *ref,
-    const char *path, size_t ci, bool gaps_zeroed)
-{
-	size_t unwritten = fftd_ref_unwritten(sn, out);
-	size_t gaps      = gaps_zeroed ? fftd_ref_gaps_nonzero(sn, out) : 0;
-	double err       = fftd_ref_rel_l2(sn, out, ref);
-	double bound     = fftd_ref_bound(sn);
-	if (unwritten != 0 || gaps != 0 || !(err <= bound)) {
-		print_error("case %zu %s %s: %zu unwritten, %zu gaps not "
-		            "zero, error %.3e (bound %.3e)\n",
-		    ci, sn->precision == FFTD_F64 ? "f64" : "f32", path,
-		    unwritten, gaps, err, bound);
-	}
-	assert_int_equal(unwritten, 0);
-	assert_int_equal(gaps, 0);
-	assert_true(err <= bound);
-}
-
-// run_case runs case c at precision p through the inline path, a shared
-// buffer and resident arrays, each on fresh int8 input.
+// run_case runs case ci at precision p through the three data paths
+// (tests/util/i8_check.h), within fftd_ref_bound of the precision.
 static void
 run_case(size_t ci, fftd_precision p, uint64_t seed)
 {
-	const i8_case *c = &CASES[ci];
 	fftd_plan_desc d;
-	fftd__shape    s, sn;
-	char           msg[256];
-	desc_of(&d, c, p);
-	assert_int_equal(
-	    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)), FFTD_OK);
-	assert_int_equal(s.in.elem_size, c->kind == FFTD_C2C ? 2 : 1);
-	fftd_plan *plan;
-	assert_int_equal(fftd_plan_create(C, &d, &plan), FFTD_OK);
-	assert_int_equal(fftd_plan_input_bytes(plan), s.in.bytes);
-	assert_int_equal(fftd_plan_output_bytes(plan), s.out.bytes);
-	size_t ib = (size_t) s.in.bytes, ob = (size_t) s.out.bytes;
-
-	// Inline: the int8 bytes travel in the request.
-	int8_t *in  = malloc(ib);
-	void   *out = malloc(ob);
-	assert_non_null(in);
-	assert_non_null(out);
-	fill_i8(in, ib, seed);
-	long double *ref = i8_ref(&s, in, &sn);
-	fftd_ref_poison(out, ob);
-	assert_int_equal(fftd_execute(plan, in, out), FFTD_OK);
-	check_out(&sn, out, ref, "inline", ci, false);
-	free(ref);
-
-	// Shared buffer: input at an odd offset (int8 needs no alignment
-	// beyond its element's), output after it, aligned to its reals.
-	size_t       ioff = c->kind == FFTD_C2C ? 2 : 1;
-	size_t       ooff = (ioff + ib + 63) / 64 * 64;
-	fftd_buffer *buf;
-	assert_int_equal(fftd_buffer_create(C, ooff + ob, &buf), FFTD_OK);
-	unsigned char *bd = fftd_buffer_data(buf);
-	fill_i8((int8_t *) bd + ioff, ib, seed + 1);
-	memcpy(in, bd + ioff, ib);
-	ref = i8_ref(&s, in, &sn);
-	fftd_ref_poison(bd + ooff, ob);
-	assert_int_equal(fftd_execute(plan, bd + ioff, bd + ooff), FFTD_OK);
-	check_out(&sn, bd + ooff, ref, "shared buffer", ci, false);
-	assert_memory_equal(bd + ioff, in, ib); // the input is read only
-	free(ref);
-	fftd_buffer_destroy(buf);
-
-	// Resident arrays: the array holds the int8 bytes.
-	fftd_array *ai, *ao;
-	assert_int_equal(fftd_array_create(C, -1, ib + ioff, &ai), FFTD_OK);
-	assert_int_equal(fftd_array_create(C, -1, ob, &ao), FFTD_OK);
-	fill_i8(in, ib, seed + 2);
-	ref = i8_ref(&s, in, &sn);
-	assert_int_equal(fftd_array_write(ai, ioff, in, ib), FFTD_OK);
-	fftd_ref_poison(out, ob);
-	assert_int_equal(fftd_array_write(ao, 0, out, ob), FFTD_OK);
-	assert_int_equal(fftd_execute_arrays(plan, ai, ioff, ao, 0), FFTD_OK);
-	assert_int_equal(fftd_array_read(ao, 0, out, ob), FFTD_OK);
-	check_out(&sn, out, ref, "arrays", ci, true);
-	free(ref);
-	fftd_array_destroy(ai);
-	fftd_array_destroy(ao);
-
-	free(in);
-	free(out);
-	fftd_plan_destroy(plan);
+	char           tag[64];
+	fftd_test_i8_desc(&d, &CASES[ci], p);
+	snprintf(tag, sizeof(tag), "case %zu %s", ci,
+	    p == FFTD_F64 ? "f64" : "f32");
+	(void) fftd_test_i8_run(C, &d, seed, 0, tag);
 }
 
 static void
@@ -263,7 +114,7 @@ test_int8_tolerance(void **state)
 		fftd_plan_desc d;
 		fftd__shape    s, sn;
 		char           msg[256];
-		desc_of(&d, &tc[i], FFTD_F64);
+		fftd_test_i8_desc(&d, &tc[i], FFTD_F64);
 		d.tolerance = 1e-5;
 		assert_int_equal(
 		    fftd__shape_resolve(&d, NULL, &s, msg, sizeof(msg)),
@@ -275,8 +126,8 @@ test_int8_tolerance(void **state)
 		void   *out = malloc(s.out.bytes);
 		assert_non_null(in);
 		assert_non_null(out);
-		fill_i8(in, s.in.bytes, 0x3c0 + i);
-		long double *ref = i8_ref(&s, in, &sn);
+		fftd_test_i8_fill(in, s.in.bytes, 0x3c0 + i);
+		long double *ref = fftd_test_i8_ref(&s, in, &sn);
 		fftd_ref_poison(out, s.out.bytes);
 		assert_int_equal(fftd_execute(plan, in, out), FFTD_OK);
 		assert_int_equal(fftd_ref_unwritten(&sn, out), 0);
