@@ -60,7 +60,7 @@ const char fftd__ctl_fft_help[]
       "                    with a trailing axis of 2 (re, im); forward\n"
       "                    only; the daemon converts them exactly to\n"
       "                    --precision (f32 default, or f64), the output's\n"
-      "                    precision (fftw backend only so far)\n"
+      "                    precision (on a GPU, after the int8 crossed)\n"
       "  --device D        run on device D (default: any)\n"
       "  --raw             IN is raw: give --shape, --precision, --complex\n"
       "  --shape AxBx..    logical shape of a raw IN, up to 4 axes (no axis\n"

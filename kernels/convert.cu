@@ -26,6 +26,8 @@ load(const void *p, int prec, int64_t i)
 		return ((const double *) p)[i];
 	if (prec == FFTD__KERN_F32)
 		return (double) ((const float *) p)[i];
+	if (prec == FFTD__KERN_I8)
+		return (double) ((const int8_t *) p)[i];
 	return (double) __half2float(((const __half *) p)[i]);
 }
 

@@ -6,7 +6,9 @@
 // through cuFFT f32 or split16) is converted on the device, on the
 // execution's stream, on the way in and out. Plain C: streams travel as
 // void * (a cudaStream_t), errors as int (a cudaError_t), precisions as
-// fftd_kernels.h's codes (FFTD__KERN_F64, F32, F16).
+// fftd_kernels.h's codes (FFTD__KERN_F64, F32, F16; FFTD__KERN_I8 as
+// fftd__conv_in's source: int8 input, fftd_plan_desc.input, converted the
+// same way into the precision the plan computes in).
 //
 // Scaling. Each transform of the batch is scaled on the way in by its own
 // power of two 2^e, chosen from its largest magnitude m (a reduction on

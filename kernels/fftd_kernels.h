@@ -22,6 +22,9 @@ enum {
 	FFTD__KERN_F64 = 0,
 	FFTD__KERN_F32 = 1,
 	FFTD__KERN_F16 = 2,
+	// int8 reals: a conversion's source only (convert.h; fftd_plan_desc's
+	// FFTD_INPUT_I8), not an fftd_precision
+	FFTD__KERN_I8 = 3,
 };
 
 // fftd__kern_scale multiplies nreal reals of the given precision at device

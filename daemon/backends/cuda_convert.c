@@ -8,7 +8,11 @@
 //   "split16-conv"  f64 data through split16 (fp32 storage),
 //   "cufft-f32"     f64 data through cuFFT f32,
 // names that only the daemon's choice uses (naming "tc16" for f32 data
-// stays refused). Each transform is scaled by a power of two chosen from
+// stays refused); and int8 input (fftd_plan_desc.input = FFTD_INPUT_I8,
+// issue 18 item 4) through any algorithm, converted on the device into the
+// precision the plan computes in (so only int8 crosses PCIe, a quarter of
+// f32's bytes), by a separate kernel for now, not fused into the first
+// pass. Each transform is scaled by a power of two chosen from
 // its largest magnitude (a reduction on the GPU) so that its worst-case
 // output, N times that magnitude, fits the lower precision (fp16's 65504
 // above all), and unscaled on the way out: exact, both ways. Dense
@@ -68,9 +72,24 @@ int
 fftd__cuda_conv_resolve(const char *algorithm, const fftd__shape *s, bool *conv,
     int *algo, fftd__shape *cs, char *msg, size_t msglen)
 {
-	const conv_algo *c = find_conv(algorithm);
-	*conv              = c != NULL;
+	const conv_algo *c  = find_conv(algorithm);
+	bool             i8 = s->input == FFTD_INPUT_I8;
+	*conv               = c != NULL || i8;
+	if (!*conv) {
+		return FFTD_OK;
+	}
+	if (!s->in.dense || !s->out.dense) {
+		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
+		    "%s converts dense layouts only",
+		    c != NULL ? c->name : "int8 input on the cuda backend");
+	}
 	if (c == NULL) {
+		// int8 input through a native algorithm (*algo, the caller's):
+		// converted into the data's own precision.
+		*cs           = *s;
+		cs->input     = FFTD_INPUT_NATIVE;
+		cs->in.elem_size = fftd__elem_size(s->precision, s->in.complex);
+		cs->in.bytes  = (uint64_t) s->in.elems * cs->in.elem_size;
 		return FFTD_OK;
 	}
 	if (prec_rank(s->precision) <= prec_rank(c->compute)) {
@@ -79,13 +98,10 @@ fftd__cuda_conv_resolve(const char *algorithm, const fftd__shape *s, bool *conv,
 		    "computes in",
 		    c->name);
 	}
-	if (!s->in.dense || !s->out.dense) {
-		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
-		    "%s converts dense layouts only", c->name);
-	}
 	size_t ein        = fftd__elem_size(c->compute, s->in.complex);
 	size_t eou        = fftd__elem_size(c->compute, s->out.complex);
 	*cs               = *s;
+	cs->input         = FFTD_INPUT_NATIVE;
 	cs->precision     = c->compute;
 	cs->in.elem_size  = ein;
 	cs->in.bytes      = (uint64_t) s->in.elems * ein;
@@ -148,9 +164,17 @@ fftd__cuda_conv_target(const fftd__cuda_plan *p)
 {
 	for (int i = 0; p->conv && i < NCONV; i++) {
 		if (conv_algos[i].algo == p->algo
-		    && conv_algos[i].compute == p->cshape.precision) {
+		    && conv_algos[i].compute == p->cshape.precision
+		    && p->cshape.precision != p->shape.precision) {
 			return conv_algos[i].target_log2;
 		}
+	}
+	// int8 input computed in the data's own precision: fp16's target
+	// for f16 (int8 values do overflow a long enough fp16 transform),
+	// f32's otherwise (the scale is exact: it changes nothing but the
+	// exponents).
+	if (p->conv && p->shape.input == FFTD_INPUT_I8) {
+		return p->cshape.precision == FFTD_F16 ? 15 : 64;
 	}
 	return -1;
 }

@@ -465,12 +465,6 @@ fftd__cuda_plan_make(fftd__device *dev, const fftd__shape *s,
 	fftd__shape        cs;
 	const fftd__shape *ds = s; // the data's shape
 
-	if (s->input != FFTD_INPUT_NATIVE) {
-		// fftd_plan_desc.input = FFTD_INPUT_I8: no conversion kernel
-		// yet (issue 18 item 4's fused first pass).
-		return fftd__errmsg(FFTD_EUNSUPPORTED, msg, msglen,
-		    "int8 input is served by the fftw backend only so far");
-	}
 	for (int i = 0; algorithm != NULL && i < FFTD__CUDA_ALG_COUNT; i++) {
 		if (strcmp(algorithm, fftd__cuda_algorithms[i]) == 0) {
 			a = i;
