@@ -86,10 +86,10 @@ fftd__cuda_conv_resolve(const char *algorithm, const fftd__shape *s, bool *conv,
 	if (c == NULL) {
 		// int8 input through a native algorithm (*algo, the caller's):
 		// converted into the data's own precision.
-		*cs           = *s;
-		cs->input     = FFTD_INPUT_NATIVE;
+		*cs              = *s;
+		cs->input        = FFTD_INPUT_NATIVE;
 		cs->in.elem_size = fftd__elem_size(s->precision, s->in.complex);
-		cs->in.bytes  = (uint64_t) s->in.elems * cs->in.elem_size;
+		cs->in.bytes     = (uint64_t) s->in.elems * cs->in.elem_size;
 		return FFTD_OK;
 	}
 	if (prec_rank(s->precision) <= prec_rank(c->compute)) {

@@ -104,9 +104,10 @@ fftd__cuda_conv_transform(cudaStream_t stream, const fftd__cuda_plan *p,
 	int64_t ntr  = s->batch;
 	int64_t rin  = s->in.elems * (s->in.complex ? 2 : 1) / ntr;
 	int64_t rout = s->out.elems * (s->out.complex ? 2 : 1) / ntr;
-	int     src  = s->input == FFTD_INPUT_I8 ? FFTD__KERN_I8 : (int) s->precision;
-	int     rc   = fftd__conv_in(din, src, cin,
-	          (int) cs->precision, ntr, rin, s->total, target, scr, stream);
+	int     src
+	    = s->input == FFTD_INPUT_I8 ? FFTD__KERN_I8 : (int) s->precision;
+	int rc = fftd__conv_in(din, src, cin, (int) cs->precision, ntr, rin,
+	    s->total, target, scr, stream);
 	if (rc != 0) {
 		return fftd__cuda_fail(
 		    (cudaError_t) rc, "fftd__conv_in", msg, msglen);

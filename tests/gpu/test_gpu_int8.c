@@ -122,8 +122,8 @@ test_int8_strided_refused(void **state)
 	fftd_plan     *plan = NULL;
 	fftd_test_i8_desc(&d, &c, FFTD_F32);
 	int rv = fftd_plan_create(C, &d, &plan);
-	print_message("strided int8: %s (%s)\n", fftd_err_name(rv),
-	    fftd_last_error());
+	print_message(
+	    "strided int8: %s (%s)\n", fftd_err_name(rv), fftd_last_error());
 	assert_int_equal(rv, FFTD_EUNSUPPORTED);
 	assert_null(plan);
 	assert_non_null(strstr(fftd_last_error(), "dense layouts only"));

@@ -72,8 +72,8 @@ run_case(size_t ci, fftd_precision p, uint64_t seed)
 	fftd_plan_desc d;
 	char           tag[64];
 	fftd_test_i8_desc(&d, &CASES[ci], p);
-	snprintf(tag, sizeof(tag), "case %zu %s", ci,
-	    p == FFTD_F64 ? "f64" : "f32");
+	snprintf(
+	    tag, sizeof(tag), "case %zu %s", ci, p == FFTD_F64 ? "f64" : "f32");
 	(void) fftd_test_i8_run(C, &d, seed, 0, tag);
 }
 

@@ -75,8 +75,7 @@ fftd_test_i8_fill(int8_t *b, size_t n, uint64_t seed)
 
 double
 fftd_test_i8_check_out(const fftd__shape *sn, const void *out,
-    const long double *ref, double bound, const char *what,
-    bool gaps_zeroed)
+    const long double *ref, double bound, const char *what, bool gaps_zeroed)
 {
 	size_t unwritten = fftd_ref_unwritten(sn, out);
 	size_t gaps      = gaps_zeroed ? fftd_ref_gaps_nonzero(sn, out) : 0;

@@ -48,13 +48,12 @@ void fftd_test_i8_fill(int8_t *b, size_t n, uint64_t seed);
 // fftd_ref_bound of sn), and, when gaps_zeroed, the gaps zero. Returns the
 // error.
 double fftd_test_i8_check_out(const fftd__shape *sn, const void *out,
-    const long double *ref, double bound, const char *what,
-    bool gaps_zeroed);
+    const long double *ref, double bound, const char *what, bool gaps_zeroed);
 
 // fftd_test_i8_run runs d (an int8 plan) on client c through the three
 // paths, each on fresh input from seed, within bound (as above); tag names
 // the case in messages. Returns the largest error seen.
-double fftd_test_i8_run(fftd_client *c, const fftd_plan_desc *d,
-    uint64_t seed, double bound, const char *tag);
+double fftd_test_i8_run(fftd_client *c, const fftd_plan_desc *d, uint64_t seed,
+    double bound, const char *tag);
 
 #endif // FFTD_TESTS_I8_CHECK_H
