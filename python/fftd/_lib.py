@@ -33,6 +33,8 @@ const char *fftd_err_name(int err);
 const char *fftd_last_error(void);
 const char *fftd_version(void);
 
+typedef enum { FFTD_INPUT_NATIVE = 0, FFTD_INPUT_I8 = 1 } fftd_input_type;
+
 typedef struct fftd_plan_desc {
     int rank;
     int64_t n[3];
@@ -51,6 +53,7 @@ typedef struct fftd_plan_desc {
     int device;
     fftd_priority priority;
     double tolerance;
+    fftd_input_type input;
 } fftd_plan_desc;
 
 int fftd_plan_desc_init_sized(fftd_plan_desc *desc, size_t size, int rank,

@@ -59,7 +59,8 @@ class RawPlan:
 def make_desc(n, kind: int, precision: int, direction: int, norm: int, batch: int = 1,
               *, inembed=None, istride: int = 0, idist: int = 0, onembed=None,
               ostride: int = 0, odist: int = 0, algorithm: Optional[str] = None,
-              device: int = -1, priority: int = 0, tolerance: float = 0.0) -> tuple:
+              device: int = -1, priority: int = 0, tolerance: float = 0.0,
+              input_type: int = 0) -> tuple:
     """An initialised ``fftd_plan_desc`` (fftd_plan_desc_init, then the fields given).
 
     Returns (desc, keepalive): keepalive holds the algorithm string's memory.
@@ -85,6 +86,7 @@ def make_desc(n, kind: int, precision: int, direction: int, norm: int, batch: in
     desc.device = int(device)
     desc.priority = int(priority)
     desc.tolerance = float(tolerance)
+    desc.input = int(input_type)
     return desc, keep
 
 

@@ -23,6 +23,7 @@ from .errors import error_from_code
 
 _KINDS = {"c2c": C2C, "r2c": R2C, "c2r": C2R}
 _PRECISIONS = {"f64": F64, "f32": F32, "f16": F16}
+_INPUTS = {"native": 0, "int8": 1}  # fftd_input_type
 # element dtypes of (precision, complex?): f16 complex is two binary16 numbers
 _DTYPES = {(F64, True): np.dtype(np.complex128), (F64, False): np.dtype(np.float64),
            (F32, True): np.dtype(np.complex64), (F32, False): np.dtype(np.float32),
@@ -31,8 +32,8 @@ _DTYPES = {(F64, True): np.dtype(np.complex128), (F64, False): np.dtype(np.float
 
 class Plan:
     """A daemon plan: ``Plan(n, kind="c2c", precision="f64", forward=True, norm=None,
-    batch=1, *, layout..., algorithm=None, tolerance=0.0, device=-1, realtime=False,
-    client=None)``.
+    batch=1, *, layout..., algorithm=None, tolerance=0.0, input="native", device=-1,
+    realtime=False, client=None)``.
 
     n: the logical sizes (rank 1..3, slowest first; real sizes for r2c/c2r). kind:
     "c2c", "r2c" (forward only), "c2r" (inverse only). precision: "f64", "f32", "f16"
@@ -43,7 +44,12 @@ class Plan:
     tolerance: the relative L2 error accepted per transform (fftd_plan_desc.tolerance):
     with algorithm "auto" the daemon runs the fastest algorithm whose error bound fits
     it, maybe at a lower precision (f32 data through tc16); 0: the precision's usual
-    accuracy. The algorithm attribute names the one chosen.
+    accuracy. The algorithm attribute names the one chosen. input: "native" (the
+    precision's elements) or "int8" (fftd_plan_desc.input = FFTD_INPUT_I8: radio
+    voltages as they come, forward c2c and r2c only; c2c takes int8 (re, im) pairs, shape
+    (..., 2), r2c int8 reals; the daemon converts them exactly, and a GPU daemon on the
+    device, so only int8 crosses PCIe). An int8 plan takes int8 arrays only (no silent
+    conversion of other dtypes: ValueError).
     Errors: ArgumentError, UnsupportedError, LimitError (fftd_plan_create).
 
     Attributes: input_dtype, output_dtype, input_shape / output_shape (contiguous
@@ -55,12 +61,14 @@ class Plan:
                  forward: bool = True, norm: Optional[str] = None, batch: int = 1, *,
                  inembed=None, istride: int = 0, idist: int = 0, onembed=None,
                  ostride: int = 0, odist: int = 0, algorithm: Optional[str] = None,
-                 tolerance: float = 0.0, device: int = -1, realtime: bool = False,
-                 client: Optional[Client] = None):
+                 tolerance: float = 0.0, input: str = "native", device: int = -1,
+                 realtime: bool = False, client: Optional[Client] = None):
         if kind not in _KINDS:
             raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
         if precision not in _PRECISIONS:
             raise ValueError(f"precision must be one of {sorted(_PRECISIONS)}, not {precision!r}")
+        if input not in _INPUTS:
+            raise ValueError(f"input must be one of {sorted(_INPUTS)}, not {input!r}")
         self.client = client or default_client()
         self.n = tuple(int(v) for v in n)
         self.kind = kind
@@ -77,9 +85,11 @@ class Plan:
                                 istride=istride, idist=idist, onembed=onembed,
                                 ostride=ostride, odist=odist, algorithm=algorithm,
                                 device=device, priority=1 if realtime else 0,
-                                tolerance=tolerance)
+                                tolerance=tolerance, input_type=_INPUTS[input])
         self._raw = RawPlan(self.client, desc)
-        self.input_dtype = _DTYPES[(p, k != R2C)]
+        self.int8 = input == "int8"
+        self.input_dtype = ((np.dtype((np.int8, (2,))) if k != R2C else np.dtype(np.int8))
+                            if self.int8 else _DTYPES[(p, k != R2C)])
         self.output_dtype = _DTYPES[(p, k != C2R)]
         half = self.n[:-1] + (self.n[-1] // 2 + 1,)
         dense = not any([inembed, istride, idist, onembed, ostride, odist])
@@ -100,6 +110,8 @@ class Plan:
     def _buffers(self, x, out):
         """Checked (input, output) arrays for one execution (output made if None)."""
         x = np.asarray(x)
+        if self.int8 and x.dtype != np.int8:
+            raise ValueError(f"an int8 plan takes int8 arrays, not {x.dtype}")
         if x.dtype != self.input_dtype.base or x.nbytes != self.input_bytes:
             if self.input_shape is not None:
                 x = np.asarray(x, self.input_dtype.base)
