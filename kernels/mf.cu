@@ -23,6 +23,7 @@
 
 #include "fftd_kernels.h"
 #include "mf_kernels.h"
+#include "mf_rho.cuh"
 
 namespace
 {
@@ -46,14 +47,11 @@ grid_for(int64_t n, int64_t cap)
 	return (unsigned) (g < cap ? g : cap);
 }
 
-// norm_of is 4 df / sigma_b (0 when sigma_b = 0), sigma_b = sqrt(4 df
-// hh[b]): the fftw engine's arithmetic.
+// norm_of is 4 df / sigma_b (mf_rho.cuh).
 __device__ inline double
 norm_of(const double *hh, int b, double scale)
 {
-	double s2 = __dmul_rn(scale, hh[b]);
-	double sg = __dsqrt_rn(s2);
-	return sg > 0 ? __ddiv_rn(scale, sg) : 0.0;
+	return fftd__mf_norm(hh[b], scale);
 }
 
 // rho_at is rho at sample t of q (|q_t| norm), the same bits in every
@@ -65,8 +63,7 @@ rho_at(const T *q, int64_t t, double norm, double *re, double *im)
 	double r = (double) q[2 * t], i = (double) q[2 * t + 1];
 	*re = r;
 	*im = i;
-	return __dmul_rn(
-	    __dsqrt_rn(__dadd_rn(__dmul_rn(r, r), __dmul_rn(i, i))), norm);
+	return fftd__mf_rho(r, i, norm);
 }
 
 // warp_max and warp_min reduce v over the 32 lanes (all must call); the

@@ -52,6 +52,7 @@
 
 #include "fftd_kernels.h"
 #include "mf_kernels.h"
+#include "mf_rho.cuh"
 #include "tc16_dft.cuh"
 
 namespace
@@ -523,13 +524,8 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 				re += red[0][w];
 				im += red[1][w];
 			}
-			double s2   = __dmul_rn(a.scale, a.hh[b]);
-			double sg   = __dsqrt_rn(s2);
-			double norm = sg > 0 ? __ddiv_rn(a.scale, sg) : 0.0;
-			double rho
-			    = __dmul_rn(__dsqrt_rn(__dadd_rn(__dmul_rn(re, re),
-			                    __dmul_rn(im, im))),
-			        norm);
+			double rho = fftd__mf_rho(
+			    re, im, fftd__mf_norm(a.hh[b], a.scale));
 			if (rho <= DBL_MAX) {
 				key = (u64) __double_as_longlong(rho);
 				t   = (u64) tt;

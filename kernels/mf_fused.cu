@@ -20,6 +20,7 @@
 
 #include "fftd_kernels.h"
 #include "mf_kernels.h"
+#include "mf_rho.cuh"
 
 namespace
 {
@@ -238,7 +239,7 @@ scan_k(const float2 *q, int64_t ld, int64_t off, int64_t width, int64_t cluster,
 }
 
 // gather_k turns each slot's key into a.key (rho's bits), a.t and a.z,
-// rho computed as mf.cu computes it (explicitly rounded double).
+// rho computed as every engine computes it (mf_rho.cuh).
 __global__ void
 gather_k(fftd__mf_scan_args a, const u64 *fkey)
 {
@@ -255,15 +256,10 @@ gather_k(fftd__mf_scan_args a, const u64 *fkey)
 			int64_t i = (int64_t) (0xffffffffu - (unsigned) k);
 			const float2 *q = (const float2 *) a.q + a.ld * b
 			    + (a.t_begin - a.q0);
-			re          = (double) q[i].x;
-			im          = (double) q[i].y;
-			double s2   = __dmul_rn(a.scale, a.hh[b]);
-			double sg   = __dsqrt_rn(s2);
-			double norm = sg > 0 ? __ddiv_rn(a.scale, sg) : 0.0;
-			double rho
-			    = __dmul_rn(__dsqrt_rn(__dadd_rn(__dmul_rn(re, re),
-			                    __dmul_rn(im, im))),
-			        norm);
+			re         = (double) q[i].x;
+			im         = (double) q[i].y;
+			double rho = fftd__mf_rho(
+			    re, im, fftd__mf_norm(a.hh[b], a.scale));
 			if (rho <= DBL_MAX) {
 				key = (u64) __double_as_longlong(rho);
 				t   = (u64) (a.t_begin + i);
