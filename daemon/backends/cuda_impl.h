@@ -53,10 +53,12 @@
 //                    budget, copies, executions on device pointers;
 //   cuda_ipc.c       CUDA IPC mappings: a client's GPU memory mapped in
 //                    place, once per allocation, never freed here;
-//   cuda_mf_plans.c  the bank's cached cuFFT plans and second stream
+//   cuda_mf_plans.c  the bank's cached cuFFT plans and second stream;
+//   cuda_mf_setup.c  one bank call's batch size, plans, device memory
+//                    and host copies (cuda_mf_impl.h);
 //   cuda_mf.c        the matched-filter bank (mf.h) on resident arrays:
-//                    kernels/mf.cu's kernels around a batched cuFFT
-//                    inverse, scratch counted against the budget;
+//                    its three engines (fourstep, cufft, plain), checks,
+//                    batches and results;
 //   cuda_device.c    open, close, the execute entry that picks single
 //                    stream or pipeline, and the vtable.
 //

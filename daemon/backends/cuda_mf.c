@@ -35,13 +35,7 @@
 //      counted in ntotal, the loudest max_triggers kept with the fftw
 //      engine's min-heap and tie order (louder, lower template, earlier
 //      sample) and written in (template, t) order.
-// Device memory: B x N complex of scratch (SCRATCH_BYTES and the like
-// below), the scan's slots, sigma sums, a series row, the f32 engines'
-// keys, w and 1/S (fourstep: its tables), cufft's output rows and cuFFT's
-// workspace, reserved with fftd__cuda_reserve_plan_bytes (B halved until
-// it fits) and kept as a cache for the next call (dropped when anything
-// else needs its room: cuda_memory.c). Plain's plans are made per call,
-// cufft's cached.
+// Device memory, plans and host copies: cuda_mf_setup.c.
 //
 // Threads: the device's batch worker, holding st->mtx for the whole call
 // as execute does (cuda_impl.h, "Threads"); cudaSetDevice first.
@@ -55,72 +49,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_impl.h"
+#include "cuda_mf_impl.h"
 #include "clock.h"
 #include "errmsg.h"
 #include "log.h"
 #include "mf.h"
 #include "mf_kernels.h"
-
-// Scratch per batch, bytes (the brief: at most 256 MiB).
-#define SCRATCH_BYTES ((uint64_t) 256 << 20)
-// The fused engine's: its input and output rows together, for at most
-// FUSED_BATCH templates (kept between calls, so its size costs nothing per
-// call; on the H100, 256 at 2^17 samples ran 4-5% faster than 128, and 64
-// at 2^20, the most 1 GiB holds, 20% faster than 16).
-#define FUSED_SCRATCH_BYTES ((uint64_t) 1 << 30)
-#define FUSED_BATCH 256
-// The fourstep engine's: its intermediate only (N x 8 bytes a template),
-// for at most OWN_BATCH templates, so that a bank of 1,024 at 2^17 runs
-// as one batch (one host round trip instead of four).
-#define OWN_SCRATCH_BYTES ((uint64_t) 2 << 30)
-#define OWN_BATCH 1024
-// Templates per batch at most (grid.y of the kernels allows 65535).
-#define MAX_BATCH 1024
-#define ALIGN 256
-
-// mf_gpu is one call's state.
-typedef struct mf_gpu {
-	fftd__cuda_state *st;
-	fftd__mf_args    *a;
-	bool              f64;
-	size_t            csize, rsize;       // one complex, one real
-	int64_t           width, nwin, slots; // slots = 1 + nwin per template
-	int               batch;
-	cufftHandle       plan, tail;
-	bool              have_plan, have_tail;
-	void             *work; // cuFFT workspace (shared)
-	size_t            work_bytes;
-	char             *mem;             // one allocation, carved below
-	uint64_t          held;            // bytes reserved
-	void             *q;               // batch x N complex
-	uint64_t         *key, *t, *flags; // flags: [0] bad input, [1] rho
-	double           *z, *hh;
-	void             *row; // one series row
-	// The fused engine (f32): the cached plan (cuda_mf_plans.c), w = D/S,
-	// 1/S, the transforms' output, the scan's packed keys, sigma partials.
-	bool                 fused;
-	bool                 own; // the fourstep engine (no cuFFT plan)
-	fftd__mf_cached_plan fp;
-	void                *tab;      // own: its twiddle tables
-	int64_t              zq0, zld; // own: zout's first sample, row
-	void                *w, *zout;
-	double              *is, *partial;
-	uint64_t            *fkey;
-	int64_t              chunks;
-	// Host copies.
-	// Host copies, pinned: hreg[i] mirrors the device region key .. flags
-	// (one copy per batch; two, so that batch k + 1 runs while the host
-	// reads batch k), ev[i] marks its copy done; hkey, ht, hz and hflags
-	// point into the one being read.
-	char       *hreg[2];
-	cudaEvent_t ev[2];
-	int         nev;
-	size_t      reg_bytes;
-	uint64_t   *hkey, *ht, *hflags;
-	double     *hz, *hhh;
-	size_t      nheap;
-} mf_gpu;
 
 // kern_fail turns a kernel launch's error into a message.
 static int
@@ -129,324 +63,9 @@ kern_fail(int rc, const char *what, char *msg, size_t msglen)
 	return fftd__cuda_fail((cudaError_t) rc, what, msg, msglen);
 }
 
-// up rounds x up to ALIGN.
-static uint64_t
-up(uint64_t x)
-{
-	return (x + ALIGN - 1) / ALIGN * ALIGN;
-}
-
-// aux_bytes is the device memory besides the scratch and workspace for a
-// batch of b: the scan's slots (key, t, z), flags, sigma sums, series row.
-static uint64_t
-aux_bytes(const mf_gpu *g, int64_t b)
-{
-	uint64_t slots = (uint64_t) b * (uint64_t) g->slots;
-	return up(slots * 8) * 2 + up(slots * 16) + up(2 * 8)
-	    + up((uint64_t) g->a->count * 8)
-	    + (g->a->nseries > 0 ? up((uint64_t) g->width * g->rsize) : 0);
-}
-
-// make_plan makes an in-place inverse C2C/Z2Z plan of length N for howmany
-// transforms on the worker's stream, without a workspace of its own; *work
-// gets the workspace it needs.
-static int
-make_plan(mf_gpu *g, int howmany, cufftHandle *h, size_t *work, char *msg,
-    size_t msglen)
-{
-	cufftResult r;
-	long long   n = g->a->n;
-	if ((r = cufftCreate(h)) != CUFFT_SUCCESS) {
-		return fftd__cufft_fail(r, "cufftCreate", msg, msglen);
-	}
-	const char *call = "cufftSetAutoAllocation";
-	r                = cufftSetAutoAllocation(*h, 0);
-	if (r == CUFFT_SUCCESS) {
-		call = "cufftMakePlanMany64";
-		r    = cufftMakePlanMany64(*h, 1, &n, NULL, 1, n, NULL, 1, n,
-                    g->f64 ? CUFFT_Z2Z : CUFFT_C2C, howmany, work);
-	}
-	if (r == CUFFT_SUCCESS) {
-		call = "cufftSetStream";
-		r    = cufftSetStream(*h, g->st->stream);
-	}
-	if (r != CUFFT_SUCCESS) {
-		(void) cufftDestroy(*h);
-		return fftd__cufft_fail(r, call, msg, msglen);
-	}
-	return FFTD_OK;
-}
-
-// drop_plans destroys the plans made so far.
-static void
-drop_plans(mf_gpu *g)
-{
-	if (g->have_plan) {
-		(void) cufftDestroy(g->plan);
-	}
-	if (g->have_tail) {
-		(void) cufftDestroy(g->tail);
-	}
-	g->have_plan = g->have_tail = false;
-}
-
-// zout_bytes is the f32 engines' output rows for a batch of b: the whole
-// transform (cufft), the searched samples (fourstep, for series rows
-// only), or none.
-static uint64_t
-zout_bytes(const mf_gpu *g, int64_t b)
-{
-	if (!g->fused || (g->own && g->a->nseries == 0)) {
-		return 0;
-	}
-	return up(
-	    (uint64_t) b * (uint64_t) (g->own ? g->zld : g->a->n) * g->csize);
-}
-
-// fused_extra is the device memory the f32 engines need besides the
-// plain engine's for a batch of b: the output rows (zout_bytes), the
-// packed keys, the sigma partials, w and 1/S, fourstep's tables.
-static uint64_t
-fused_extra(const mf_gpu *g, int64_t b)
-{
-	if (!g->fused) {
-		return 0;
-	}
-	uint64_t slots = (uint64_t) b * (uint64_t) g->slots;
-	uint64_t nbins = (uint64_t) (g->a->n / 2 + 1);
-	uint64_t tab   = g->own ? fftd__mf_fourstep_table_bytes(g->a->n) : 0;
-	return zout_bytes(g, b) + up(slots * 8)
-	    + up((uint64_t) b * (uint64_t) g->chunks * 8) + up(nbins * g->csize)
-	    + up(nbins * 8) + up(tab);
-}
-
-// pick_plans makes (plain) or fetches from the cache (fused) the plans for
-// batches of b; *work gets the workspace they need.
-static int
-pick_plans(mf_gpu *g, int64_t b, size_t *work, char *msg, size_t msglen)
-{
-	const fftd__mf_args *a = g->a;
-	if (g->own) {
-		*work = 0;
-		return FFTD_OK;
-	}
-	if (g->fused) {
-		int rv = fftd__cuda_mf_plan(
-		    g->st, a->n, (int) b, &g->fp, msg, msglen);
-		*work = rv == FFTD_OK ? g->fp.work : 0;
-		return rv;
-	}
-	int    tl = (int) (a->count % b);
-	size_t w1 = 0, w2 = 0;
-	int    rv    = make_plan(g, (int) b, &g->plan, &w1, msg, msglen);
-	g->have_plan = rv == FFTD_OK;
-	if (rv == FFTD_OK && tl != 0) {
-		rv           = make_plan(g, tl, &g->tail, &w2, msg, msglen);
-		g->have_tail = rv == FFTD_OK;
-	}
-	if (rv != FFTD_OK) {
-		drop_plans(g);
-		return rv;
-	}
-	*work = w1 > w2 ? w1 : w2;
-	return FFTD_OK;
-}
-
-// first_batch is B before the budget's say: the scratch within 256 MiB
-// and half of what the budget has left; the fused engine's a
-// power of two (its plans are cached per B) no larger than the count needs.
-static int64_t
-first_batch(const mf_gpu *g, uint64_t avail)
-{
-	const fftd__mf_args *a     = g->a;
-	uint64_t             one   = (uint64_t) a->n * g->csize;
-	uint64_t             fixed = fused_extra(g, 0); // w and 1/S
-	uint64_t             per
-	    = one + (uint64_t) g->slots * 32 + fused_extra(g, 1) - fixed;
-	uint64_t most = g->own ? OWN_SCRATCH_BYTES
-	    : g->fused         ? FUSED_SCRATCH_BYTES
-	                       : SCRATCH_BYTES;
-	uint64_t cap  = avail / 2 < most ? avail / 2 : most;
-	int64_t  b    = (int64_t) (cap / per);
-	b             = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
-	if (!g->fused) {
-		return b > a->count ? a->count : b;
-	}
-	int64_t p      = 1;
-	int64_t most_b = g->own ? OWN_BATCH : FUSED_BATCH;
-	while (p * 2 <= b && p * 2 <= most_b && p < a->count) {
-		p *= 2;
-	}
-	return p;
-}
-
-// setup picks B (first_batch, halved until plans, scratch and the rest
-// fit the budget), makes the plans, reserves and allocates the device
-// memory and the host copies.
-static int
-setup(mf_gpu *g, char *msg, size_t msglen)
-{
-	fftd__cuda_state    *st  = g->st;
-	const fftd__mf_args *a   = g->a;
-	uint64_t             one = (uint64_t) a->n * g->csize;
-	pthread_mutex_lock(&st->mtx);
-	uint64_t held  = st->plan_bytes + st->pipe_bytes;
-	uint64_t avail = held < st->budget ? st->budget - held : 0;
-	pthread_mutex_unlock(&st->mtx);
-	int64_t b = first_batch(g, avail);
-	int     rv;
-	// The last call's scratch (a cache, st->mf_dev): taken out of the
-	// cache for this call (st->mtx is ours throughout) and reused when it
-	// is big enough, counted whole while in use.
-	fftd__cuda_buf cached = st->mf_dev;
-	st->mf_dev            = (fftd__cuda_buf) { 0 };
-	uint64_t need         = 0;
-	for (;;) {
-		g->batch = (int) b;
-		rv       = pick_plans(g, b, &g->work_bytes, msg, msglen);
-		if (rv != FFTD_OK) {
-			fftd__cuda_buf_free_dev(&cached);
-			return rv;
-		}
-		need = up(one * (uint64_t) b) + aux_bytes(g, b)
-		    + fused_extra(g, b) + g->work_bytes;
-		if (cached.cap < need) {
-			fftd__cuda_buf_free_dev(&cached);
-		}
-		uint64_t want = cached.p != NULL ? cached.cap : need;
-		rv            = fftd__cuda_reserve_plan_bytes(
-		               st, want, "matched-filter scratch", msg, msglen);
-		if (rv == FFTD_EDEVMEM && cached.p != NULL) {
-			fftd__cuda_buf_free_dev(&cached);
-			want = need;
-			rv   = fftd__cuda_reserve_plan_bytes(
-			      st, want, "matched-filter scratch", msg, msglen);
-		}
-		if (rv == FFTD_OK) {
-			g->held = want;
-			break;
-		}
-		drop_plans(g);
-		if (rv != FFTD_EDEVMEM || b == 1) {
-			return rv;
-		}
-		b = b / 2;
-	}
-	// One allocation for the scratch and cuFFT's workspace (its tail,
-	// 256-byte aligned): each cudaMalloc and cudaFree costs per call.
-	uint64_t    mem = up(need - g->work_bytes);
-	cudaError_t e   = cudaSuccess;
-	if (cached.p != NULL) {
-		g->mem = cached.p;
-	} else {
-		e = cudaMalloc((void **) &g->mem, (size_t) g->held);
-	}
-	if (e != cudaSuccess) {
-		g->mem = NULL;
-		return fftd__cuda_fail(
-		    e, "cudaMalloc (bank scratch)", msg, msglen);
-	}
-	if (g->work_bytes > 0) {
-		g->work = g->mem + mem;
-		cufftResult r
-		    = cufftSetWorkArea(g->fused ? g->fp.h : g->plan, g->work);
-		if (r == CUFFT_SUCCESS && g->have_tail) {
-			r = cufftSetWorkArea(g->tail, g->work);
-		}
-		if (r != CUFFT_SUCCESS) {
-			return fftd__cufft_fail(
-			    r, "cufftSetWorkArea", msg, msglen);
-		}
-	}
-	uint64_t slots = (uint64_t) g->batch * (uint64_t) g->slots;
-	char    *p     = g->mem;
-	g->q           = p;
-	p += up(one * (uint64_t) g->batch);
-	g->key = (uint64_t *) p;
-	p += up(slots * 8);
-	g->t = (uint64_t *) p;
-	p += up(slots * 8);
-	g->z = (double *) p;
-	p += up(slots * 16);
-	g->flags = (uint64_t *) p;
-	p += up(2 * 8);
-	g->hh = (double *) p;
-	p += up((uint64_t) a->count * 8);
-	g->row = a->nseries > 0 ? p : NULL;
-	p += a->nseries > 0 ? up((uint64_t) g->width * g->rsize) : 0;
-	if (g->fused) {
-		uint64_t nbins = (uint64_t) (a->n / 2 + 1);
-		g->zout        = zout_bytes(g, 1) > 0 ? p : NULL;
-		p += zout_bytes(g, g->batch);
-		g->fkey = (uint64_t *) p;
-		p += up(slots * 8);
-		g->partial = (double *) p;
-		p += up((uint64_t) g->batch * (uint64_t) g->chunks * 8);
-		g->w = p;
-		p += up(nbins * g->csize);
-		g->is = (double *) p;
-		p += up(nbins * 8);
-		g->tab = g->own ? p : NULL;
-		// q's bins outside the band stay zero: the product writes
-		// only the band (the fourstep engine writes all of q, its
-		// intermediate, and makes its tables instead).
-		e = g->own
-		    ? (cudaError_t) fftd__mf_fourstep_tables(
-		        g->tab, a->n, st->stream)
-		    : cudaMemsetAsync(g->q, 0,
-		        (size_t) (one * (uint64_t) g->batch), st->stream);
-		if (e != cudaSuccess) {
-			return fftd__cuda_fail(
-			    e, "cudaMemsetAsync", msg, msglen);
-		}
-	}
-	char *k0     = (char *) g->key;
-	g->reg_bytes = (size_t) ((char *) g->flags + 16 - k0);
-	// Pinned (so the copies are asynchronous and quick), kept on the
-	// device between calls (allocating pinned memory costs a millisecond).
-	g->reg_bytes = (size_t) up(g->reg_bytes);
-	rv           = fftd__cuda_grow_host(&st->mf_host,
-	              2 * g->reg_bytes + (size_t) a->count * 8, msg, msglen);
-	if (rv != FFTD_OK) {
-		return rv;
-	}
-	g->hreg[0] = st->mf_host.p;
-	g->hreg[1] = g->hreg[0] + g->reg_bytes;
-	g->hhh     = (double *) (g->hreg[1] + g->reg_bytes);
-	for (; g->nev < 2; g->nev++) {
-		e = cudaEventCreateWithFlags(
-		    &g->ev[g->nev], cudaEventDisableTiming);
-		if (e != cudaSuccess) {
-			return fftd__cuda_fail(
-			    e, "cudaEventCreate", msg, msglen);
-		}
-	}
-	return FFTD_OK;
-}
-
-// teardown gives back what setup took (any part of it).
-static void
-teardown(mf_gpu *g)
-{
-	(void) cudaStreamSynchronize(g->st->stream);
-	drop_plans(g);
-	if (g->mem != NULL) {
-		// Kept for the next call (a cache; see setup).
-		fftd__cuda_buf_free_dev(&g->st->mf_dev);
-		g->st->mf_dev = (fftd__cuda_buf) { g->mem, (size_t) g->held };
-	}
-	if (g->held > 0) {
-		fftd__cuda_release_plan_bytes(g->st, g->held);
-	}
-	(void) cudaGetLastError();
-	for (int i = 0; i < g->nev; i++) {
-		(void) cudaEventDestroy(g->ev[i]);
-	}
-}
-
 // sync waits for the stream, naming what failed.
 static int
-sync_stream(mf_gpu *g, char *msg, size_t msglen)
+sync_stream(fftd__mf_gpu *g, char *msg, size_t msglen)
 {
 	cudaError_t e = cudaStreamSynchronize(g->st->stream);
 	if (e != cudaSuccess) {
@@ -457,7 +76,8 @@ sync_stream(mf_gpu *g, char *msg, size_t msglen)
 
 // d2h copies len bytes from the device on the worker's stream.
 static int
-d2h(mf_gpu *g, void *dst, const void *src, size_t len, char *msg, size_t msglen)
+d2h(fftd__mf_gpu *g, void *dst, const void *src, size_t len, char *msg,
+    size_t msglen)
 {
 	cudaError_t e = cudaMemcpyAsync(
 	    dst, src, len, cudaMemcpyDeviceToHost, g->st->stream);
@@ -468,11 +88,11 @@ d2h(mf_gpu *g, void *dst, const void *src, size_t len, char *msg, size_t msglen)
 }
 
 static int check_sigma(
-    mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen);
+    fftd__mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen);
 
 // check_inputs runs steps 1 and 2 of the top of this file.
 static int
-check_inputs(mf_gpu *g, char *msg, size_t msglen)
+check_inputs(fftd__mf_gpu *g, char *msg, size_t msglen)
 {
 	const fftd__mf_args *a   = g->a;
 	cudaStream_t         s   = g->st->stream;
@@ -542,7 +162,7 @@ check_inputs(mf_gpu *g, char *msg, size_t msglen)
 // check_sigma names the first template in [j0, j0 + nb) whose sigma^2 is
 // not finite (FFTD_EINVAL).
 static int
-check_sigma(mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen)
+check_sigma(fftd__mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen)
 {
 	const fftd__mf_args *a     = g->a;
 	double               scale = 4 * a->delta_f;
@@ -571,7 +191,7 @@ slot_rho(uint64_t key)
 // take_batch turns the batch from j0 (nb templates), read back into the
 // host copies, into peaks and triggers.
 static int
-take_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
+take_batch(fftd__mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 {
 	fftd__mf_args *a     = g->a;
 	double         scale = 4 * a->delta_f;
@@ -615,8 +235,8 @@ take_batch(mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 // transform_plain runs the plain engine's steps for a batch: the product
 // into q, cuFFT's inverse, the three-pass scan (mf.cu).
 static int
-transform_plain(mf_gpu *g, const char *tpl, int nb, fftd__mf_scan_args *sa,
-    char *msg, size_t msglen)
+transform_plain(fftd__mf_gpu *g, const char *tpl, int nb,
+    fftd__mf_scan_args *sa, char *msg, size_t msglen)
 {
 	fftd__mf_args *a     = g->a;
 	cudaStream_t   s     = g->st->stream;
@@ -651,12 +271,11 @@ transform_plain(mf_gpu *g, const char *tpl, int nb, fftd__mf_scan_args *sa,
 // (zero outside the band) into zout, the one-pass scan (mf_fused.cu). A
 // short last batch runs the full-B plan; rows past nb are not scanned.
 static int
-transform_fused(mf_gpu *g, const char *tpl, int64_t j0, int nb,
+transform_fused(fftd__mf_gpu *g, const char *tpl, int64_t j0, int nb,
     fftd__mf_scan_args *sa, char *msg, size_t msglen)
 {
-	fftd__mf_args *a     = g->a;
-	cudaStream_t   s     = g->st->stream;
-	size_t         slots = (size_t) nb * (size_t) g->slots;
+	fftd__mf_args *a = g->a;
+	cudaStream_t   s = g->st->stream;
 	int rc = fftd__mf_product_sigma(g->q, a->n, tpl, a->n / 2 + 1, g->w,
 	    g->is, a->kmin, a->kmax, nb, g->partial, g->hh + j0, s);
 	if (rc != 0) {
@@ -666,10 +285,6 @@ transform_fused(mf_gpu *g, const char *tpl, int64_t j0, int nb,
 	if (r != CUFFT_SUCCESS) {
 		return fftd__cufft_fail(r, "cufftExecC2C", msg, msglen);
 	}
-	cudaError_t e = cudaMemsetAsync(g->fkey, 0, slots * 8, s);
-	if (e != cudaSuccess) {
-		return fftd__cuda_fail(e, "cudaMemsetAsync", msg, msglen);
-	}
 	if ((rc = fftd__mf_scan_fused(sa, g->fkey, s)) != 0) {
 		return kern_fail(rc, "fftd__mf_scan_fused", msg, msglen);
 	}
@@ -678,18 +293,13 @@ transform_fused(mf_gpu *g, const char *tpl, int64_t j0, int nb,
 
 // transform_own runs the fourstep engine's steps for a batch
 // (mf_fourstep.cu): the product fused into its first pass, the scan into
-// its second; sa reads the searched samples it writes to zout.
+// its second; it writes the searched samples (sa->q) for series rows only.
 static int
-transform_own(mf_gpu *g, const char *tpl, int64_t j0, int nb,
+transform_own(fftd__mf_gpu *g, const char *tpl, int64_t j0,
     fftd__mf_scan_args *sa, char *msg, size_t msglen)
 {
-	fftd__mf_args *a     = g->a;
-	cudaStream_t   s     = g->st->stream;
-	size_t         slots = (size_t) nb * (size_t) g->slots;
-	cudaError_t    e     = cudaMemsetAsync(g->fkey, 0, slots * 8, s);
-	if (e != cudaSuccess) {
-		return fftd__cuda_fail(e, "cudaMemsetAsync", msg, msglen);
-	}
+	fftd__mf_args         *a = g->a;
+	cudaStream_t           s = g->st->stream;
 	fftd__mf_fourstep_args f = { .scan = sa,
 		.scratch                   = g->q,
 		.tpl                       = tpl,
@@ -716,7 +326,8 @@ transform_own(mf_gpu *g, const char *tpl, int64_t j0, int nb,
 // from j0 (nb of them) on the worker's stream, the slots' copy into
 // hreg[buf] included, and marks it with ev[buf].
 static int
-enqueue_batch(mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
+enqueue_batch(
+    fftd__mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
 {
 	fftd__mf_args *a     = g->a;
 	cudaStream_t   s     = g->st->stream;
@@ -745,7 +356,16 @@ enqueue_batch(mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
 		.t                   = g->t,
 		.z                   = g->z,
 		.nonfinite           = g->flags + 1 };
-	int rc = g->own ? transform_own(g, tpl, j0, nb, &sa, msg, msglen)
+	// The f32 engines' scans merge into zeroed packed keys.
+	if (g->fused) {
+		cudaError_t e = cudaMemsetAsync(g->fkey, 0,
+		    (size_t) nb * (size_t) g->slots * 8, g->st->stream);
+		if (e != cudaSuccess) {
+			return fftd__cuda_fail(
+			    e, "cudaMemsetAsync", msg, msglen);
+		}
+	}
+	int rc = g->own ? transform_own(g, tpl, j0, &sa, msg, msglen)
 	    : g->fused  ? transform_fused(g, tpl, j0, nb, &sa, msg, msglen)
 	                : transform_plain(g, tpl, nb, &sa, msg, msglen);
 	if (rc != FFTD_OK) {
@@ -789,7 +409,8 @@ enqueue_batch(mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
 // finish_batch waits for the batch enqueued into buf and turns its slots
 // into peaks and triggers.
 static int
-finish_batch(mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
+finish_batch(
+    fftd__mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
 {
 	cudaError_t e = cudaEventSynchronize(g->ev[buf]);
 	if (e != cudaSuccess) {
@@ -835,13 +456,13 @@ fftd__cuda_mf_bank(
 	if (e != cudaSuccess) {
 		return fftd__cuda_fail(e, "cudaSetDevice", msg, msglen);
 	}
-	a->ntriggers = 0;
-	a->ntotal    = 0;
-	mf_gpu g     = { .st = st, .a = a };
-	g.f64        = a->precision == FFTD_F64;
-	g.rsize      = g.f64 ? sizeof(double) : sizeof(float);
-	g.csize      = 2 * g.rsize;
-	g.width      = a->t_end - a->t_begin;
+	a->ntriggers   = 0;
+	a->ntotal      = 0;
+	fftd__mf_gpu g = { .st = st, .a = a };
+	g.f64          = a->precision == FFTD_F64;
+	g.rsize        = g.f64 ? sizeof(double) : sizeof(float);
+	g.csize        = 2 * g.rsize;
+	g.width        = a->t_end - a->t_begin;
 	g.nwin = a->threshold > 0 ? (g.width + a->cluster - 1) / a->cluster : 0;
 	g.slots = 1 + g.nwin;
 	pthread_mutex_lock(&st->mtx);
@@ -861,7 +482,7 @@ fftd__cuda_mf_bank(
 	g.zq0     = a->t_begin / 4 * 4;
 	g.zld     = (a->t_end - g.zq0 + 3) / 4 * 4;
 	double t0 = fftd__mono_s();
-	rv        = setup(&g, msg, msglen);
+	rv        = fftd__cuda_mf_setup(&g, msg, msglen);
 	double t1 = fftd__mono_s();
 	if (rv == FFTD_OK) {
 		rv = check_inputs(&g, msg, msglen);
@@ -894,7 +515,7 @@ fftd__cuda_mf_bank(
 		fftd__mf_triggers_finish(a, g.nheap);
 	}
 	double t3 = fftd__mono_s();
-	teardown(&g);
+	fftd__cuda_mf_teardown(&g);
 	pthread_mutex_unlock(&st->mtx);
 	fftd__log(FFTD_LOG_DEBUG,
 	    "device %d: matched filter (%s engine): %lld templates of %lld "
