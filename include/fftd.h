@@ -283,9 +283,8 @@ typedef struct fftd_plan_desc {
 	// FFTD_INPUT_I8 signed bytes -128..127 for forward C2C ((re, im) int8
 	// pairs, 2 bytes an element) and R2C (int8 reals, 1 byte), converted
 	// exactly to the plan's precision, the output in it as usual; strides,
-	// distances and embeddings count elements. The cuda backend converts
-	// on the device (only int8 crosses PCIe) and takes dense layouts only
-	// (strided: FFTD_EUNSUPPORTED; the fftw backend takes any). Errors at
+	// distances and embeddings count elements. cuda converts on the device
+	// and takes dense layouts only (else FFTD_EUNSUPPORTED). Errors at
 	// fftd_plan_create: C2R, inverse C2C or an unknown value: FFTD_EINVAL.
 	fftd_input_type input;
 } fftd_plan_desc;
