@@ -42,18 +42,21 @@ static fftd_test_fixture FX = {
 	.check_exit = 1,
 };
 
+// After fftd_test_i8_dense (cases 0 .. FFTD_TEST_I8_NDENSE - 1):
 static const fftd_test_i8_case CASES[] = {
-	{ FFTD_C2C, 1, { 1024 }, 1, 0, 0, { 0 }, 0, 0, { 0 } },
-	{ FFTD_C2C, 1, { 1000 }, 5, 0, 0, { 0 }, 0, 0, { 0 } },
-	{ FFTD_R2C, 1, { 4096 }, 3, 0, 0, { 0 }, 0, 0, { 0 } },
-	{ FFTD_R2C, 1, { 999 }, 2, 0, 0, { 0 }, 0, 0, { 0 } },
-	{ FFTD_C2C, 2, { 64, 48 }, 3, 0, 0, { 0 }, 0, 0, { 0 } },
-	{ FFTD_R2C, 2, { 32, 64 }, 2, 0, 0, { 0 }, 0, 0, { 0 } },
 	// a radio channeliser's shape: many short transforms
 	{ FFTD_C2C, 1, { 256 }, 4096, 0, 0, { 0 }, 0, 0, { 0 } },
 	{ FFTD_C2C, 1, { 1 << 20 }, 2, 0, 0, { 0 }, 0, 0, { 0 } },
 };
-#define NCASES (sizeof(CASES) / sizeof(CASES[0]))
+#define NCASES (FFTD_TEST_I8_NDENSE + sizeof(CASES) / sizeof(CASES[0]))
+
+// case_at is case ci of the dense ones and then CASES.
+static const fftd_test_i8_case *
+case_at(size_t ci)
+{
+	return ci < FFTD_TEST_I8_NDENSE ? &fftd_test_i8_dense[ci]
+	                                : &CASES[ci - FFTD_TEST_I8_NDENSE];
+}
 
 static void
 run_all(fftd_precision p, uint64_t seed)
@@ -65,7 +68,7 @@ run_all(fftd_precision p, uint64_t seed)
 	for (size_t ci = 0; ci < NCASES; ci++) {
 		fftd_plan_desc d;
 		char           tag[64];
-		fftd_test_i8_desc(&d, &CASES[ci], p);
+		fftd_test_i8_desc(&d, case_at(ci), p);
 		snprintf(tag, sizeof(tag), "cuda case %zu %s", ci,
 		    p == FFTD_F64 ? "f64" : "f32");
 		double e = fftd_test_i8_run(C, &d, seed + 16 * ci, 0, tag);
@@ -100,7 +103,7 @@ test_int8_tolerance(void **state)
 	for (size_t ci = 0; ci < NCASES; ci++) {
 		fftd_plan_desc d;
 		char           tag[64];
-		fftd_test_i8_desc(&d, &CASES[ci], FFTD_F32);
+		fftd_test_i8_desc(&d, case_at(ci), FFTD_F32);
 		d.tolerance = 1e-2;
 		snprintf(tag, sizeof(tag), "cuda case %zu f32 tol 1e-2", ci);
 		double e = fftd_test_i8_run(C, &d, 0x6ca0 + 16 * ci, 1e-2, tag);

@@ -16,6 +16,15 @@
 #include "i8_check.h"
 #include "ref.h"
 
+const fftd_test_i8_case fftd_test_i8_dense[FFTD_TEST_I8_NDENSE] = {
+	{ FFTD_C2C, 1, { 1024 }, 1, 0, 0, { 0 }, 0, 0, { 0 } },
+	{ FFTD_C2C, 1, { 1000 }, 5, 0, 0, { 0 }, 0, 0, { 0 } },
+	{ FFTD_R2C, 1, { 4096 }, 3, 0, 0, { 0 }, 0, 0, { 0 } },
+	{ FFTD_R2C, 1, { 999 }, 2, 0, 0, { 0 }, 0, 0, { 0 } },
+	{ FFTD_C2C, 2, { 64, 48 }, 3, 0, 0, { 0 }, 0, 0, { 0 } },
+	{ FFTD_R2C, 2, { 32, 64 }, 2, 0, 0, { 0 }, 0, 0, { 0 } },
+};
+
 void
 fftd_test_i8_desc(
     fftd_plan_desc *d, const fftd_test_i8_case *c, fftd_precision p)

@@ -29,6 +29,11 @@ typedef struct fftd_test_i8_case {
 	int64_t   ostride, odist, onembed[FFTD_MAX_RANK];
 } fftd_test_i8_case;
 
+// fftd_test_i8_dense are the dense cases every backend serves: C2C and
+// R2C, rank 1 (powers of two and not) and 2, batched.
+#define FFTD_TEST_I8_NDENSE 6
+extern const fftd_test_i8_case fftd_test_i8_dense[FFTD_TEST_I8_NDENSE];
+
 // fftd_test_i8_desc fills *d for case c at precision p with int8 input.
 void fftd_test_i8_desc(
     fftd_plan_desc *d, const fftd_test_i8_case *c, fftd_precision p);
