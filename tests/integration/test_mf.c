@@ -706,7 +706,7 @@ test_killed_banker(void **state)
 	fftd_stats st;
 	ASSERT_OK(fftd_get_stats(C, &st));
 	uint64_t sessions0 = st.sessions, m0 = memory_used(C);
-	int      fds0  = fftd_test_open_fds(D.pid);
+	int      fds0  = fftd_test_open_fds_steady(D.pid);
 	int      maps0 = fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME);
 	assert_true(fds0 > 0 && maps0 >= 0);
 	int fds[2];

@@ -230,7 +230,7 @@ test_killed_clients_released(void **state)
 {
 	(void) state;
 	assert_int_equal(fftd_test_wait_stats(C, 1, 0, 5000), 0);
-	int fds0 = fftd_test_open_fds(D.pid);
+	int fds0 = fftd_test_open_fds_steady(D.pid);
 	assert_true(fds0 > 0);
 	unsigned    seed   = (unsigned) fftd_test_seed();
 	const char *args[] = { D.url, NULL };

@@ -167,7 +167,7 @@ test_killed_holder(void **state)
 	fftd_stats s0;
 	assert_int_equal(fftd_get_stats(C, &s0), FFTD_OK);
 	int maps0 = fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME),
-	    fds0  = fftd_test_open_fds(D.pid);
+	    fds0  = fftd_test_open_fds_steady(D.pid);
 	assert_true(maps0 >= 0);
 	assert_true(fds0 > 0);
 	int fds[2];
@@ -223,7 +223,7 @@ test_destroy_and_close(void **state)
 	fftd_stats s0;
 	assert_int_equal(fftd_get_stats(C, &s0), FFTD_OK);
 	int maps0 = fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME),
-	    fds0  = fftd_test_open_fds(D.pid);
+	    fds0  = fftd_test_open_fds_steady(D.pid);
 	int own0  = fftd_test_count_memfd(getpid(), FFTD_TEST_MEMFD_NAME);
 	assert_true(maps0 >= 0 && fds0 > 0 && own0 >= 0);
 	fftd_client *c;

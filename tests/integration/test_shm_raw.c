@@ -224,7 +224,7 @@ test_raw_buffers(void **state)
 	(void) state;
 	fftd_test_need_daemon();
 	const size_t SZ   = 65536;
-	int          fds0 = fftd_test_open_fds(D.pid);
+	int          fds0 = fftd_test_open_fds_steady(D.pid);
 	int rawmaps0      = fftd_test_count_memfd(D.pid, FFTD_TEST_RAW_MEMFD);
 	assert_true(fds0 > 0);
 	assert_int_equal(rawmaps0, 0);

@@ -37,6 +37,21 @@ fftd_test_open_fds(pid_t pid)
 	return n;
 }
 
+// fftd_test_open_fds_steady (probe.h).
+int
+fftd_test_open_fds_steady(pid_t pid)
+{
+	long long until = fftd__mono_ms() + 3000;
+	int       n = fftd_test_open_fds(pid), same = 1;
+	while (same < 5 && n >= 0 && fftd__mono_ms() < until) {
+		fftd_test_sleep_ms(20);
+		int m = fftd_test_open_fds(pid);
+		same  = m == n ? same + 1 : 1;
+		n     = m;
+	}
+	return n;
+}
+
 // fftd_test_count_memfd counts the mappings of memfds named `name` in process
 // pid (lines of /proc/PID/maps naming "memfd:NAME"), or -1.
 int

@@ -14,11 +14,19 @@
 
 #include "fftd.h"
 
-// FFTD_TEST_MEMFD_NAME is the name of libfftd's buffer memfds (client/buffer.c).
+// FFTD_TEST_MEMFD_NAME is the name of libfftd's buffer memfds
+// (client/buffer.c).
 #define FFTD_TEST_MEMFD_NAME "fftd-buffer"
 
 // fftd_test_open_fds counts the open descriptors of process pid, or -1.
 int fftd_test_open_fds(pid_t pid);
+
+// fftd_test_open_fds_steady is fftd_test_open_fds once the count has held
+// for 5 samples 20 ms apart (at most 3 s; then the last count): a leak
+// check's baseline, which must not count a descriptor that an earlier
+// test's connection or request is still closing (the settled count then
+// fell below it).
+int fftd_test_open_fds_steady(pid_t pid);
 
 // fftd_test_count_memfd counts the mappings of memfds named `name` in
 // process pid (lines of /proc/PID/maps naming "memfd:NAME"), or -1.
