@@ -42,16 +42,30 @@ typedef struct cslot {
 	char             why[200];
 } cslot;
 
+#define PING_MS 10
+#define PING_TARGET_US 2000.0 // the bound on the ping's p99
+#define PING_CAP (1u << 19)   // pings the ping process keeps: 87 min
+
+// ping_area is where the ping process (soak_ping_process) leaves its
+// round trips for the parent.
+typedef struct ping_area {
+	_Atomic int      stop;  // set by the parent: end the pings
+	_Atomic int      ready; // set by the ping process once connected
+	_Atomic size_t   n;     // round trips kept in us and split so far
+	_Atomic uint64_t failed;
+	float            us[PING_CAP];
+	float            split[3 * PING_CAP];
+	uint64_t         sent_ns[PING_CAP]; // when each was sent (monotonic)
+} ping_area;
+
 // shared is the file the parent creates and every client maps.
 typedef struct shared {
 	char        url[512];
 	int         nclients, depth, large_every, timeout_ms;
 	_Atomic int stop;
 	cslot       c[MAX_CLIENTS];
+	ping_area   ping;
 } shared;
-
-#define PING_MS 10
-#define PING_TARGET_US 2000.0 // the bound on the ping's p99
 
 // level is the daemon's level at one time.
 typedef struct level {
@@ -66,21 +80,30 @@ typedef struct level {
 // statistics through ctl.
 void soak_take_level(pid_t pid, fftd_client *ctl, level *L);
 
-// pinger is the well-behaved client: its own connection, a thread that
-// pings every PING_MS until stop, and the round trips (us, at most cap).
+// pinger is a well-behaved client: its own connection, a loop that pings
+// every PING_MS until *stop, and the round trips (us, at most cap). The
+// soak runs two: the ping process (soak_ping_process, the issue's
+// well-behaved client, a process that does nothing else) and a thread of
+// the soak's own process, which also forks the clients and reads /proc.
 typedef struct pinger {
-	fftd_client *c;
-	pthread_t    th;
-	_Atomic int  stop;
-	float       *us;
-	float       *split; // per ping: to the daemon, in it, back (us; NAN)
-	size_t       n, cap;
-	uint64_t     failed;
-	double       t0;
+	fftd_client    *c;
+	pthread_t       th;
+	_Atomic int    *stop;
+	_Atomic size_t *published; // NULL, or n stored after each ping
+	float          *us;
+	float          *split; // per ping: to the daemon, in it, back (us; NAN)
+	uint64_t *sent_ns;     // NULL, or when each was sent (CLOCK_MONOTONIC)
+	size_t    n, cap;
+	uint64_t  failed;
 } pinger;
 
-// soak_ping_main is the pinger's thread (arg: the pinger).
+// soak_ping_main is the pinger's loop (arg: the pinger); a thread's body.
 void *soak_ping_main(void *arg);
+
+// soak_ping_process is the ping process (argv: the shared file): it
+// connects, sets ping.ready, and pings into the shared ping_area until
+// ping.stop. Returns 0, or 1 if it could not start.
+int soak_ping_process(int argc, char **argv);
 
 // soak_ping_split prints (to f, and as a JSON object's fields to json; either
 // may be NULL) where the pings spent their time: each stage's p99, and the

@@ -7,11 +7,14 @@
 // its round trips.
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "lib/daemon.h"
 #include "clock.h"
@@ -94,17 +97,24 @@ void *
 soak_ping_main(void *arg)
 {
 	pinger *pg = arg;
-	while (!atomic_load(&pg->stop)) {
+	while (!atomic_load(pg->stop)) {
 		double    us[4];
-		long long t0 = fftd__mono_ms();
-		int       rv = fftd__ping_split(pg->c, us);
+		long long t0   = fftd__mono_ms();
+		uint64_t  sent = fftd__mono_ns();
+		int       rv   = fftd__ping_split(pg->c, us);
 		if (rv != FFTD_OK) {
 			pg->failed++;
 		} else if (pg->n < pg->cap) {
 			for (int k = 0; k < 3; k++) {
 				pg->split[3 * pg->n + k] = (float) us[k + 1];
 			}
+			if (pg->sent_ns != NULL) {
+				pg->sent_ns[pg->n] = sent;
+			}
 			pg->us[pg->n++] = (float) us[0];
+			if (pg->published != NULL) {
+				atomic_store(pg->published, pg->n);
+			}
 		}
 		long long left = PING_MS - (fftd__mono_ms() - t0);
 		if (left > 0) {
@@ -112,6 +122,41 @@ soak_ping_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+// soak_ping_process: see soak.h.
+int
+soak_ping_process(int argc, char **argv)
+{
+	if (argc < 1) {
+		return 1;
+	}
+	int fd = open(argv[0], O_RDWR);
+	if (fd < 0) {
+		return 1;
+	}
+	shared *sh = mmap(
+	    NULL, sizeof(shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (sh == MAP_FAILED) {
+		return 1;
+	}
+	pinger pg = { .stop = &sh->ping.stop,
+		.published  = &sh->ping.n,
+		.us         = sh->ping.us,
+		.split      = sh->ping.split,
+		.sent_ns    = sh->ping.sent_ns,
+		.cap        = PING_CAP };
+	if (fftd_client_open(&pg.c, sh->url, 30000) != FFTD_OK) {
+		fprintf(stderr, "soak-ping: %s\n", fftd_last_error());
+		return 1;
+	}
+	atomic_store(&sh->ping.ready, 1);
+	soak_ping_main(&pg);
+	atomic_store(&sh->ping.failed, pg.failed);
+	fftd_client_close(pg.c);
+	munmap(sh, sizeof(shared));
+	return 0;
 }
 
 // soak_ping_split prints where the pings spent their time (soak.h).
