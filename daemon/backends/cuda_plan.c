@@ -584,8 +584,11 @@ fftd__cuda_plan_free(fftd__cuda_state *st, fftd__cuda_plan *p)
 // count for (s, algorithm) (backend.h: plan_estimate), known before
 // planning, so that the plan cache admits or refuses a plan before the
 // planner thread spends time on it. cuFFT: its own estimate of the
-// workspace (cufftEstimateMany64 is host arithmetic: no handle, no device
-// memory); f16 plans, which it does not cover, take the estimate of the f32
+// workspace (cufftEstimateMany: no handle, no device memory, but not cheap:
+// stack samples on the H100 show it making a plan, cufftMakePlanMany,
+// under cuFFT's process-wide lock, which a plan being compiled elsewhere
+// holds for 100 ms and more; it runs on NNG's task threads, so a burst of
+// clients planning at once can hold several of them); f16 plans, which it does not cover, take the estimate of the f32
 // plan of the same shape, whose elements are twice as large. tc16 and
 // split16: tc.h's workspace rule (one copy of the batch for 1D transforms
 // of more than 16384 points) and the tables' bound. 0 where the algorithm
