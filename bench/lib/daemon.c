@@ -39,6 +39,50 @@ fftd_test_daemon_bin(void)
 	return b != NULL && b[0] != '\0' ? b : "build/fftd";
 }
 
+// fftd_test_fftctl_bin is the fftctl beside the daemon binary (daemon.h).
+const char *
+fftd_test_fftctl_bin(void)
+{
+	static char path[1024];
+	const char *bin   = fftd_test_daemon_bin();
+	const char *slash = strrchr(bin, '/');
+	if (slash == NULL) {
+		snprintf(path, sizeof(path), "./fftctl");
+	} else {
+		snprintf(path, sizeof(path), "%.*s/fftctl", (int) (slash - bin),
+		    bin);
+	}
+	return path;
+}
+
+// fftd_test_run_capture runs cmd through the shell and keeps its output
+// (daemon.h).
+int
+fftd_test_run_capture(const char *cmd, char *out, size_t outlen)
+{
+	char full[2048];
+	snprintf(full, sizeof(full), "timeout -k 5 30 %s 2>&1", cmd);
+	fflush(stdout);
+	fflush(stderr);
+	FILE *p = popen(full, "r");
+	if (p == NULL) {
+		return -1;
+	}
+	size_t len = 0;
+	while (len + 1 < outlen) {
+		size_t r = fread(out + len, 1, outlen - 1 - len, p);
+		if (r == 0) {
+			break;
+		}
+		len += r;
+	}
+	out[len] = '\0';
+	char sink[4096];
+	while (fread(sink, 1, sizeof(sink), p) > 0) { }
+	int st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 // status_code is a wait status as an exit code (128 + signal; -1).
 static int
 status_code(int st)

@@ -39,6 +39,15 @@ typedef struct fftd_test_daemon {
 // fftd_test_daemon_bin returns the daemon binary to run.
 const char *fftd_test_daemon_bin(void);
 
+// fftd_test_fftctl_bin returns the fftctl of the build under test, the one
+// beside fftd_test_daemon_bin() (a static buffer).
+const char *fftd_test_fftctl_bin(void);
+
+// fftd_test_run_capture runs cmd through the shell (under a 30 s timeout,
+// stderr with stdout) and keeps its output, up to outlen - 1 bytes and
+// NUL-terminated, in out. Returns its exit status (-1: none).
+int fftd_test_run_capture(const char *cmd, char *out, size_t outlen);
+
 // fftd_test_daemon_start starts the daemon with --listen on a fresh ipc
 // socket, with --config FILE when config (the file's text) is not NULL, and
 // the NULL-terminated extra arguments args (may be NULL), and waits (at

@@ -96,31 +96,16 @@ static fftd_test_fixture FX = {
 
 // --- fftctl ----------------------------------------------------------------
 
-// fftctl_path writes the fftctl binary of the build under test: the one
-// next to $FFTD_BIN.
-static void
-fftctl_path(char *buf, size_t len)
-{
-	const char *bin   = fftd_test_daemon_bin();
-	const char *slash = strrchr(bin, '/');
-	if (slash == NULL) {
-		snprintf(buf, len, "./fftctl");
-	} else {
-		snprintf(buf, len, "%.*s/fftctl", (int) (slash - bin), bin);
-	}
-}
-
 // run_fftctl runs `fftctl --url URL --timeout MS ARGS...` (args
 // NULL-terminated) against the default daemon with stdout and stderr in
 // log, and returns its exit status (-1 if it could not run or hung).
 static int
 run_fftctl(const char *log, const char *const *args)
 {
-	char        bin[512];
+	const char *bin = fftd_test_fftctl_bin();
 	char        tmo[16];
 	const char *argv[24];
 	int         argc = 0;
-	fftctl_path(bin, sizeof(bin));
 	snprintf(tmo, sizeof(tmo), "%d", TIMEOUT_MS);
 	argv[argc++] = bin;
 	argv[argc++] = "--url";

@@ -368,47 +368,6 @@ test_old_and_new_abi(void **state)
 	assert_true(untouched(buf, (size_t) na * aold, sizeof(buf)));
 }
 
-// run_capture runs cmd (under a 30 s timeout) and keeps its output, up to
-// outlen - 1 bytes, in out; returns its exit status (-1: none).
-static int
-run_capture(const char *cmd, char *out, size_t outlen)
-{
-	char full[2048];
-	snprintf(full, sizeof(full), "timeout -k 5 30 %s 2>&1", cmd);
-	fflush(stdout);
-	fflush(stderr);
-	FILE *p = popen(full, "r");
-	if (p == NULL) {
-		return -1;
-	}
-	size_t len = 0, r;
-	while (len + 1 < outlen
-	    && (r = fread(out + len, 1, outlen - 1 - len, p)) > 0) {
-		len += r;
-	}
-	out[len] = '\0';
-	char sink[4096];
-	while (fread(sink, 1, sizeof(sink), p) > 0) { }
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-// fftctl_bin is the fftctl beside the daemon under test.
-static const char *
-fftctl_bin(void)
-{
-	static char path[1024];
-	const char *bin   = fftd_test_daemon_bin();
-	const char *slash = strrchr(bin, '/');
-	if (slash == NULL) {
-		snprintf(path, sizeof(path), "fftctl");
-	} else {
-		snprintf(path, sizeof(path), "%.*s/fftctl", (int) (slash - bin),
-		    bin);
-	}
-	return path;
-}
-
 static void
 test_fftctl_output(void **state)
 {
@@ -419,8 +378,9 @@ test_fftctl_output(void **state)
 	snprintf(line, sizeof(line), "%s ", fftd_plan_algorithm(p));
 	static char out[1 << 17];
 	char        cmd[1024];
-	snprintf(cmd, sizeof(cmd), "%s --url %s info", fftctl_bin(), D.url);
-	int rc = run_capture(cmd, out, sizeof(out));
+	snprintf(cmd, sizeof(cmd), "%s --url %s info", fftd_test_fftctl_bin(),
+	    D.url);
+	int rc = fftd_test_run_capture(cmd, out, sizeof(out));
 	if (rc != 0 || strstr(out, "error table") == NULL
 	    || strstr(out, "\nplans made       ") == NULL
 	    || strstr(out, "\nspeed table      ") == NULL
@@ -430,15 +390,16 @@ test_fftctl_output(void **state)
 	    || strstr(out, "error table") > strstr(out, "speed table")) {
 		fail_msg("%s: status %d:\n%s", cmd, rc, out);
 	}
-	snprintf(cmd, sizeof(cmd), "%s --url %s stats", fftctl_bin(), D.url);
-	rc            = run_capture(cmd, out, sizeof(out));
+	snprintf(cmd, sizeof(cmd), "%s --url %s stats", fftd_test_fftctl_bin(),
+	    D.url);
+	rc            = fftd_test_run_capture(cmd, out, sizeof(out));
 	const char *t = strstr(out, "\nplans by algorithm (");
 	if (rc != 0 || t == NULL || strstr(t, line) == NULL) {
 		fail_msg("%s: status %d:\n%s", cmd, rc, out);
 	}
-	snprintf(
-	    cmd, sizeof(cmd), "%s --url %s stats --json", fftctl_bin(), D.url);
-	rc = run_capture(cmd, out, sizeof(out));
+	snprintf(cmd, sizeof(cmd), "%s --url %s stats --json",
+	    fftd_test_fftctl_bin(), D.url);
+	rc = fftd_test_run_capture(cmd, out, sizeof(out));
 	snprintf(line, sizeof(line),
 	    "{\"algorithm\": \"%s\", \"plans\": ", fftd_plan_algorithm(p));
 	if (rc != 0 || strstr(out, "\"algorithms\": [{") == NULL

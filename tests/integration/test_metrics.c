@@ -191,50 +191,6 @@ metric(const char *text, const char *name, const char *match, double *v)
 	return -1;
 }
 
-// run_capture runs a shell command (under timeout(1): at most 30 s) and
-// returns its exit status, with stdout and stderr in out.
-static int
-run_capture(const char *cmd, char *out, size_t outlen)
-{
-	char full[2048];
-	snprintf(full, sizeof(full), "timeout -k 5 30 %s 2>&1", cmd);
-	fflush(stdout);
-	fflush(stderr);
-	FILE *p = popen(full, "r");
-	if (p == NULL) {
-		return -1;
-	}
-	size_t len = 0;
-	while (len + 1 < outlen) {
-		size_t r = fread(out + len, 1, outlen - 1 - len, p);
-		if (r == 0) {
-			break;
-		}
-		len += r;
-	}
-	out[len] = '\0';
-	char sink[4096];
-	while (fread(sink, 1, sizeof(sink), p) > 0) { }
-	int st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-// fftctl_bin is the fftctl beside the daemon under test.
-static const char *
-fftctl_bin(void)
-{
-	static char path[1024];
-	const char *bin   = fftd_test_daemon_bin();
-	const char *slash = strrchr(bin, '/');
-	if (slash == NULL) {
-		snprintf(path, sizeof(path), "fftctl");
-	} else {
-		snprintf(path, sizeof(path), "%.*s/fftctl", (int) (slash - bin),
-		    bin);
-	}
-	return path;
-}
-
 static void
 metrics_conf(char *buf, size_t len, const char *host, int port)
 {
@@ -415,8 +371,9 @@ test_fftctl_stats(void **state)
 	static char out[1 << 16];
 	char        cmd[1024], pid[32];
 	snprintf(pid, sizeof(pid), " %d ", (int) getpid());
-	snprintf(cmd, sizeof(cmd), "%s --url %s stats", fftctl_bin(), D.url);
-	int rc = run_capture(cmd, out, sizeof(out));
+	snprintf(cmd, sizeof(cmd), "%s --url %s stats", fftd_test_fftctl_bin(),
+	    D.url);
+	int rc = fftd_test_run_capture(cmd, out, sizeof(out));
 	if (rc != 0 || strstr(out, "executes") == NULL
 	    || strstr(out, "\nclients (") == NULL
 	    || strstr(out, "\ndevices (1)") == NULL
@@ -426,9 +383,9 @@ test_fftctl_stats(void **state)
 		fail();
 	}
 
-	snprintf(
-	    cmd, sizeof(cmd), "%s --url %s stats --json", fftctl_bin(), D.url);
-	rc = run_capture(cmd, out, sizeof(out));
+	snprintf(cmd, sizeof(cmd), "%s --url %s stats --json",
+	    fftd_test_fftctl_bin(), D.url);
+	rc = fftd_test_run_capture(cmd, out, sizeof(out));
 	snprintf(pid, sizeof(pid), "\"pid\": %d,", (int) getpid());
 	char execs[64];
 	snprintf(execs, sizeof(execs), "\"executes\": %d,", NEXEC);
@@ -510,7 +467,7 @@ test_refuses_bad_address(void **state)
 		snprintf(cmd, sizeof(cmd),
 		    "%s --config %s --backend fftw --listen ipc://%s/fftd.sock",
 		    fftd_test_daemon_bin(), confpath, dir);
-		int rc = run_capture(cmd, out, sizeof(out));
+		int rc = fftd_test_run_capture(cmd, out, sizeof(out));
 		if (rc != cases[i].code || strstr(out, cases[i].why) == NULL
 		    || strstr(out, "metrics") == NULL) {
 			print_error("metrics on '%s': status %d, want %d and "
