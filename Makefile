@@ -427,7 +427,7 @@ deps:
 # TSan in CI: the unit tests and the integration tests that fit its ~8
 # minutes on 2 cores and hold no timing assertions TSan's 5-15x slowdown
 # breaks (test_devices, test_multi, test_scheduler time their work; the
-# soak runs in the plain and ASan builds).
+# soak runs in the plain build: tests/run.sh says why not the ASan one).
 space := $(empty) $(empty)
 comma := ,
 TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
