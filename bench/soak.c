@@ -45,7 +45,7 @@
 // it is told to stop ends the run at once (it is not started again). A
 // progress line (requests, rate, kills) comes every 10 s; --verbose adds
 // the daemon's level every second. The client processes are in
-// soak_client.c.
+// soak_client.c, the level, the pings and their figures in soak_probe.c.
 //
 // Exit status 1 if a result was wrong or lost (answered with an error, a
 // refused submit, a client that failed on its own), a bound above was
@@ -228,14 +228,18 @@ report_clients(run *r, const char *why)
 	}
 }
 
-// wait_gone waits at most ms for child pid (SIGKILLed) to end and reaps
-// it. Returns 0, or -1 when it is still there.
+// wait_gone waits at most ms for child pid (SIGKILLed, or told to stop)
+// to end and reaps it, its wait status in *st when st is not NULL (-1 if
+// it was reaped elsewhere). Returns 0, or -1 when it is still there.
 static int
-wait_gone(pid_t pid, int ms)
+wait_gone(pid_t pid, int ms, int *st)
 {
 	long long until = fftd__mono_ms() + ms;
+	if (st != NULL) {
+		*st = -1;
+	}
 	for (;;) {
-		pid_t w = waitpid(pid, NULL, WNOHANG);
+		pid_t w = waitpid(pid, st, WNOHANG);
 		if (w == pid || (w < 0 && errno == ECHILD)) {
 			return 0;
 		}
@@ -395,7 +399,8 @@ stop_clients(run *r)
 					continue;
 				}
 				kill(r->pid[i], SIGKILL);
-				if (wait_gone(r->pid[i], KILL_WAIT_MS) != 0) {
+				if (wait_gone(r->pid[i], KILL_WAIT_MS, NULL)
+				    != 0) {
 					fprintf(stderr,
 					    "soak: client %d (pid %d) still "
 					    "there %d ms after SIGKILL\n",
@@ -499,7 +504,7 @@ phase(run *r, const char *name, uint64_t until, int kill_ms, double deadline)
 				kill(pid, SIGKILL);
 				r->pid[i] = 0;
 				r->kills++;
-				if (wait_gone(pid, KILL_WAIT_MS) != 0) {
+				if (wait_gone(pid, KILL_WAIT_MS, NULL) != 0) {
 					child_failed(r, i,
 					    "pid %d still there %d ms after "
 					    "SIGKILL",
@@ -561,145 +566,6 @@ within(double base, double end)
 		return 1; // unknown: not judged
 	}
 	return end <= base + fmax(1.0, LEVEL_TOL * base);
-}
-
-static void
-print_level(FILE *f, const char *name, const level *L)
-{
-	char dev[32];
-	if (L->dev_used < 0) {
-		snprintf(dev, sizeof(dev), "n/a");
-	} else {
-		snprintf(dev, sizeof(dev), "%" PRId64, L->dev_used);
-	}
-	fprintf(f,
-	    "%-10s %8.0f %10ld %6ld %6ld %6" PRId64 " %8" PRId64 " %8" PRId64
-	    " %12s\n",
-	    name, L->t, L->rss_kb, L->fds, L->maps, L->plans, L->sessions,
-	    L->channels, dev);
-}
-
-static void
-json_level(FILE *f, const char *key, const level *L)
-{
-	fprintf(f, ", \"%s\": {\"t\": %.1f", key, L->t);
-	bench_json_field(f, "rss_kb", (double) L->rss_kb);
-	bench_json_field(f, "fds", (double) L->fds);
-	bench_json_field(f, "maps", (double) L->maps);
-	bench_json_field(f, "plans", (double) L->plans);
-	bench_json_field(f, "sessions", (double) L->sessions);
-	bench_json_field(f, "stream_channels", (double) L->channels);
-	bench_json_field(f, "device_used_bytes",
-	    L->dev_used < 0 ? NAN : (double) L->dev_used);
-	fprintf(f, "}");
-}
-
-// wait_ping_ready waits (at most START_MS_DEFAULT) for the ping process
-// to connect. Returns 0, or -1 (it ended, or did not connect in time).
-static int
-wait_ping_ready(run *r, pid_t pid)
-{
-	long long until = fftd__mono_ms() + START_MS_DEFAULT;
-	while (!atomic_load(&r->sh->ping.ready)) {
-		if (waitpid(pid, NULL, WNOHANG) == pid
-		    || fftd__mono_ms() > until) {
-			fprintf(
-			    stderr, "soak: the ping process did not start\n");
-			return -1;
-		}
-		fftd_test_sleep_ms(5);
-	}
-	return 0;
-}
-
-// write_ping_log writes the ping process's round trips to path, one per
-// line in the order sent: when it was sent (CLOCK_MONOTONIC, ns), the
-// round trip, and its three stages (us). To line a slow ping up with what
-// the daemon's threads were doing then (tools/thread-sample.py). Returns
-// 0, or -1.
-static int
-write_ping_log(const char *path, const pinger *pg)
-{
-	FILE *f = fopen(path, "w");
-	if (f == NULL) {
-		return -1;
-	}
-	fprintf(f, "# sent_ns total_us to_daemon_us in_daemon_us back_us\n");
-	for (size_t i = 0; i < pg->n; i++) {
-		const float *sp = pg->split + 3 * i;
-		fprintf(f, "%" PRIu64 " %.1f %.1f %.1f %.1f\n", pg->sent_ns[i],
-		    pg->us[i], sp[0], sp[1], sp[2]);
-	}
-	return fclose(f) == 0 ? 0 : -1;
-}
-
-// ping_figs are a pinger's round-trip quantiles (us).
-typedef struct ping_figs {
-	double p50, p99, p99_post, worst, max;
-} ping_figs;
-
-// ping_figures takes pg's quantiles over the whole run, after its first
-// warm pings (the warm-up), and over the worst 10 s window. Sorts pg->us
-// in place (pg->split keeps the pings' order).
-static ping_figs
-ping_figures(pinger *pg, size_t warm)
-{
-	ping_figs f   = { .worst = 0 };
-	size_t    win = 10 * 1000 / PING_MS;
-	float    *tmp = malloc(win * sizeof(float));
-	for (size_t o = 0; tmp != NULL && o + win <= pg->n; o += win) {
-		memcpy(tmp, pg->us + o, win * sizeof(float));
-		f.worst = fmax(f.worst, soak_pct(tmp, win, 0.99));
-	}
-	free(tmp);
-	if (pg->n < win) { // no whole window: the run itself is the window
-		f.worst = NAN;
-	}
-	size_t npost = warm <= pg->n ? pg->n - warm : 0;
-	float *post  = malloc((npost + 1) * sizeof(float));
-	if (post != NULL) {
-		memcpy(post, pg->us + (pg->n - npost), npost * sizeof(float));
-	}
-	f.p99_post = post ? soak_pct(post, npost, 0.99) : NAN;
-	free(post);
-	f.p50 = soak_pct(pg->us, pg->n, 0.5);
-	f.p99 = soak_pct(pg->us, pg->n, 0.99);
-	f.max = pg->n ? pg->us[pg->n - 1] : NAN;
-	return f;
-}
-
-// print_ping prints a pinger's figures and where its pings spent their
-// time; judged: against the target.
-static void
-print_ping(const char *name, const pinger *pg, const ping_figs *f, int judged)
-{
-	printf("%s, every %d ms: n %zu, failed %" PRIu64
-	       ", p50 %.0f us, p99 %.0f us (after warm-up %.0f us), worst "
-	       "10 s p99 %.0f us, max %.0f us%s\n",
-	    name, PING_MS, pg->n, pg->failed, f->p50, f->p99, f->p99_post,
-	    f->worst, f->max,
-	    !judged ? ""
-	        : f->p99 < PING_TARGET_US
-	            && (isnan(f->worst) || f->worst < PING_TARGET_US)
-	        ? "  met (target p99 < 2000 us throughout)"
-	        : "  MISSED (target p99 < 2000 us throughout)");
-	soak_ping_split(pg, stdout, NULL);
-}
-
-// json_ping writes a pinger's figures as the object `key`.
-static void
-json_ping(FILE *f, const char *key, const pinger *pg, const ping_figs *x)
-{
-	fprintf(f, ", \"%s\": {\"n\": %zu", key, pg->n);
-	bench_json_field(f, "failed", (double) pg->failed);
-	bench_json_field(f, "p50", x->p50);
-	bench_json_field(f, "p99", x->p99);
-	bench_json_field(f, "p99_after_warmup", x->p99_post);
-	bench_json_field(f, "worst_10s_p99", x->worst);
-	bench_json_field(f, "max", x->max);
-	bench_json_field(f, "target_p99", PING_TARGET_US);
-	soak_ping_split(pg, NULL, f);
-	fprintf(f, "}");
 }
 
 static void
@@ -812,7 +678,7 @@ main(int argc, char **argv)
 	const char *ping_args[] = { r.path, NULL };
 	pid_t       ping_pid    = fftd_test_spawn("soak-ping", ping_args);
 	if (pg.us == NULL || pg.split == NULL || ping_pid <= 0
-	    || wait_ping_ready(&r, ping_pid) != 0
+	    || soak_wait_ping_ready(r.sh, ping_pid, START_MS_DEFAULT) != 0
 	    || fftd_client_open(&r.ctl, r.d.url, 30000) != FFTD_OK
 	    || fftd_client_open(&pg.c, r.d.url, 30000) != FFTD_OK
 	    || pthread_create(&pg.th, NULL, soak_ping_main, &pg) != 0) {
@@ -820,7 +686,7 @@ main(int argc, char **argv)
 		    stderr, "soak: control clients: %s\n", fftd_last_error());
 		if (ping_pid > 0) {
 			kill(ping_pid, SIGKILL);
-			wait_gone(ping_pid, KILL_WAIT_MS);
+			wait_gone(ping_pid, KILL_WAIT_MS, NULL);
 		}
 		fftd_test_daemon_stop(&r.d);
 		unlink(r.path);
@@ -870,16 +736,10 @@ main(int argc, char **argv)
 	atomic_store(&pg_stop, 1);
 	pthread_join(pg.th, NULL);
 	atomic_store(&r.sh->ping.stop, 1);
-	int       pst      = -1;
-	pid_t     pw       = 0;
-	long long ping_end = fftd__mono_ms() + STOP_MS;
-	while ((pw = waitpid(ping_pid, &pst, WNOHANG)) == 0
-	    && fftd__mono_ms() < ping_end) {
-		fftd_test_sleep_ms(5);
-	}
-	if (pw != ping_pid) {
+	int pst = -1;
+	if (wait_gone(ping_pid, STOP_MS, &pst) != 0) {
 		kill(ping_pid, SIGKILL);
-		wait_gone(ping_pid, KILL_WAIT_MS);
+		wait_gone(ping_pid, KILL_WAIT_MS, NULL);
 		FAILED("the ping process did not stop within %d s",
 		    STOP_MS / 1000);
 	} else if (!WIFEXITED(pst) || WEXITSTATUS(pst) != 0) {
@@ -931,12 +791,12 @@ main(int argc, char **argv)
 		       " at the end",
 		    base.sessions, end.sessions);
 	}
-	if (ping_log != NULL && write_ping_log(ping_log, &pp) != 0) {
+	if (ping_log != NULL && soak_write_ping_log(ping_log, &pp) != 0) {
 		FAILED("cannot write %s", ping_log);
 	}
-	ping_figs fp = ping_figures(&pp, pp_warm),
-	          ft = ping_figures(&pg, ping_warm);
-	int dst      = fftd_test_daemon_stop(&r.d);
+	soak_ping_figs fp = soak_ping_figures(&pp, pp_warm),
+	               ft = soak_ping_figures(&pg, ping_warm);
+	int dst           = fftd_test_daemon_stop(&r.d);
 	if (dst != 0) {
 		FAILED("the daemon exited with status %d", dst);
 	}
@@ -944,17 +804,18 @@ main(int argc, char **argv)
 	printf("\n%-10s %8s %10s %6s %6s %6s %8s %8s %12s\n", "level", "t_s",
 	    "rss_kB", "fds", "maps", "plans", "sessions", "channels",
 	    "device_used");
-	print_level(stdout, "warm-up", &base);
-	print_level(stdout, "end", &end);
+	soak_print_level(stdout, "warm-up", &base);
+	soak_print_level(stdout, "end", &end);
 	printf("\nduration %.0f s, requests answered %" PRIu64 " (ok %" PRIu64
 	       ", wrong %" PRIu64 ", failed %" PRIu64 ", refused %" PRIu64
 	       "), kills %" PRIu64 " (%" PRIu64 " after warm-up)\n",
 	    dur, ok + wrong + failed, ok, wrong, failed, refused, r.kills,
 	    r.kills - kills_warm);
-	print_ping(
+	soak_print_ping(
 	    "ping (well-behaved client: a process of its own)", &pp, &fp, 1);
-	print_ping("ping (a thread of the soak's own process, for comparison)",
-	    &pg, &ft, 0);
+	soak_print_ping(
+	    "ping (a thread of the soak's own process, for comparison)", &pg,
+	    &ft, 0);
 	printf("soak: %s%s\n", fails ? "FAILED: " : "passed", why);
 
 	if (json != NULL) {
@@ -979,10 +840,10 @@ main(int argc, char **argv)
 			bench_json_field(f, "kills", (double) r.kills);
 			bench_json_field(
 			    f, "client_failures", (double) r.child_failures);
-			json_level(f, "level_after_warmup", &base);
-			json_level(f, "level_end", &end);
-			json_ping(f, "ping_us", &pp, &fp);
-			json_ping(f, "ping_thread_us", &pg, &ft);
+			soak_json_level(f, "level_after_warmup", &base);
+			soak_json_level(f, "level_end", &end);
+			soak_json_ping(f, "ping_us", &pp, &fp);
+			soak_json_ping(f, "ping_thread_us", &pg, &ft);
 			fprintf(f, ", \"passed\": %s, \"failure\": ",
 			    fails ? "false" : "true");
 			bench_json_str(f, why);

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "fftd.h"
@@ -109,6 +110,44 @@ int soak_ping_process(int argc, char **argv);
 // may be NULL) where the pings spent their time: each stage's p99, and the
 // stages' mean over the pings slower than the target.
 void soak_ping_split(const pinger *pg, FILE *f, FILE *json);
+
+// soak_print_level prints one row of the level table (name, then L's
+// figures) to f; soak_json_level writes L as the JSON object `key`.
+void soak_print_level(FILE *f, const char *name, const level *L);
+void soak_json_level(FILE *f, const char *key, const level *L);
+
+// soak_wait_ping_ready waits (at most ms) for the ping process pid to
+// connect (sh->ping.ready). Returns 0, or -1 (it ended, or did not connect
+// in time) after saying so on stderr.
+int soak_wait_ping_ready(shared *sh, pid_t pid, int ms);
+
+// soak_write_ping_log writes pg's round trips to path, one per line in
+// the order sent: when it was sent (CLOCK_MONOTONIC, ns), the round trip,
+// and its three stages (us), to line a slow ping up with what the daemon's
+// threads were doing then (tools/thread-sample.py). pg->sent_ns must be
+// set. Returns 0, or -1.
+int soak_write_ping_log(const char *path, const pinger *pg);
+
+// soak_ping_figs are a pinger's round-trip quantiles (us).
+typedef struct soak_ping_figs {
+	double p50, p99, p99_post, worst, max;
+} soak_ping_figs;
+
+// soak_ping_figures takes pg's quantiles over the whole run, after its
+// first `warm` pings (the warm-up), and over the worst 10 s window (NAN
+// when the run is shorter). Sorts pg->us in place (pg->split keeps the
+// pings' order).
+soak_ping_figs soak_ping_figures(pinger *pg, size_t warm);
+
+// soak_print_ping prints a pinger's figures (named name) and where its
+// pings spent their time to stdout; judged: marked met or MISSED against
+// the target (p99 and the worst window both under it).
+void soak_print_ping(
+    const char *name, const pinger *pg, const soak_ping_figs *f, int judged);
+
+// soak_json_ping writes a pinger's figures as the JSON object `key`.
+void soak_json_ping(
+    FILE *f, const char *key, const pinger *pg, const soak_ping_figs *x);
 
 // soak_pct is the p-quantile of v[0..n) (sorted in place); NAN when empty.
 double soak_pct(float *v, size_t n, double p);

@@ -2,18 +2,21 @@
 //
 // soak_probe.c — what bench/soak measures besides its clients (soak.c says
 // what the soak is): the daemon's level (RSS, fds and mappings from /proc,
-// plans, sessions, channels and device memory from its statistics) and the
-// well-behaved client that pings it every PING_MS, with the quantiles of
-// its round trips.
+// plans, sessions, channels and device memory from its statistics), the
+// well-behaved clients that ping it every PING_MS (the ping process and
+// the soak's own thread), and the figures of both, printed and as JSON:
+// the levels, the pings' quantiles and where their time went.
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/daemon.h"
@@ -228,4 +231,136 @@ soak_pct(float *v, size_t n, double p)
 	qsort(v, n, sizeof(*v), cmp_float);
 	size_t i = (size_t) ceil(p * (double) n);
 	return v[i == 0 ? 0 : i - 1];
+}
+
+// --- the figures: levels and pings, printed and as JSON ----------------
+
+// soak_print_level: see soak.h.
+void
+soak_print_level(FILE *f, const char *name, const level *L)
+{
+	char dev[32];
+	if (L->dev_used < 0) {
+		snprintf(dev, sizeof(dev), "n/a");
+	} else {
+		snprintf(dev, sizeof(dev), "%" PRId64, L->dev_used);
+	}
+	fprintf(f,
+	    "%-10s %8.0f %10ld %6ld %6ld %6" PRId64 " %8" PRId64 " %8" PRId64
+	    " %12s\n",
+	    name, L->t, L->rss_kb, L->fds, L->maps, L->plans, L->sessions,
+	    L->channels, dev);
+}
+
+// soak_json_level: see soak.h.
+void
+soak_json_level(FILE *f, const char *key, const level *L)
+{
+	fprintf(f, ", \"%s\": {\"t\": %.1f", key, L->t);
+	bench_json_field(f, "rss_kb", (double) L->rss_kb);
+	bench_json_field(f, "fds", (double) L->fds);
+	bench_json_field(f, "maps", (double) L->maps);
+	bench_json_field(f, "plans", (double) L->plans);
+	bench_json_field(f, "sessions", (double) L->sessions);
+	bench_json_field(f, "stream_channels", (double) L->channels);
+	bench_json_field(f, "device_used_bytes",
+	    L->dev_used < 0 ? NAN : (double) L->dev_used);
+	fprintf(f, "}");
+}
+
+// soak_wait_ping_ready: see soak.h.
+int
+soak_wait_ping_ready(shared *sh, pid_t pid, int ms)
+{
+	long long until = fftd__mono_ms() + ms;
+	while (!atomic_load(&sh->ping.ready)) {
+		if (waitpid(pid, NULL, WNOHANG) == pid
+		    || fftd__mono_ms() > until) {
+			fprintf(
+			    stderr, "soak: the ping process did not start\n");
+			return -1;
+		}
+		fftd_test_sleep_ms(5);
+	}
+	return 0;
+}
+
+// soak_write_ping_log: see soak.h.
+int
+soak_write_ping_log(const char *path, const pinger *pg)
+{
+	FILE *f = fopen(path, "w");
+	if (f == NULL) {
+		return -1;
+	}
+	fprintf(f, "# sent_ns total_us to_daemon_us in_daemon_us back_us\n");
+	for (size_t i = 0; i < pg->n; i++) {
+		const float *sp = pg->split + 3 * i;
+		fprintf(f, "%" PRIu64 " %.1f %.1f %.1f %.1f\n", pg->sent_ns[i],
+		    pg->us[i], sp[0], sp[1], sp[2]);
+	}
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+// soak_ping_figures: see soak.h.
+soak_ping_figs
+soak_ping_figures(pinger *pg, size_t warm)
+{
+	soak_ping_figs f   = { .worst = 0 };
+	size_t         win = 10 * 1000 / PING_MS;
+	float         *tmp = malloc(win * sizeof(float));
+	for (size_t o = 0; tmp != NULL && o + win <= pg->n; o += win) {
+		memcpy(tmp, pg->us + o, win * sizeof(float));
+		f.worst = fmax(f.worst, soak_pct(tmp, win, 0.99));
+	}
+	free(tmp);
+	if (pg->n < win) { // no whole window: the run itself is the window
+		f.worst = NAN;
+	}
+	size_t npost = warm <= pg->n ? pg->n - warm : 0;
+	float *post  = malloc((npost + 1) * sizeof(float));
+	if (post != NULL) {
+		memcpy(post, pg->us + (pg->n - npost), npost * sizeof(float));
+	}
+	f.p99_post = post ? soak_pct(post, npost, 0.99) : NAN;
+	free(post);
+	f.p50 = soak_pct(pg->us, pg->n, 0.5);
+	f.p99 = soak_pct(pg->us, pg->n, 0.99);
+	f.max = pg->n ? pg->us[pg->n - 1] : NAN;
+	return f;
+}
+
+// soak_print_ping: see soak.h.
+void
+soak_print_ping(
+    const char *name, const pinger *pg, const soak_ping_figs *f, int judged)
+{
+	printf("%s, every %d ms: n %zu, failed %" PRIu64
+	       ", p50 %.0f us, p99 %.0f us (after warm-up %.0f us), worst "
+	       "10 s p99 %.0f us, max %.0f us%s\n",
+	    name, PING_MS, pg->n, pg->failed, f->p50, f->p99, f->p99_post,
+	    f->worst, f->max,
+	    !judged ? ""
+	        : f->p99 < PING_TARGET_US
+	            && (isnan(f->worst) || f->worst < PING_TARGET_US)
+	        ? "  met (target p99 < 2000 us throughout)"
+	        : "  MISSED (target p99 < 2000 us throughout)");
+	soak_ping_split(pg, stdout, NULL);
+}
+
+// soak_json_ping: see soak.h.
+void
+soak_json_ping(
+    FILE *f, const char *key, const pinger *pg, const soak_ping_figs *x)
+{
+	fprintf(f, ", \"%s\": {\"n\": %zu", key, pg->n);
+	bench_json_field(f, "failed", (double) pg->failed);
+	bench_json_field(f, "p50", x->p50);
+	bench_json_field(f, "p99", x->p99);
+	bench_json_field(f, "p99_after_warmup", x->p99_post);
+	bench_json_field(f, "worst_10s_p99", x->worst);
+	bench_json_field(f, "max", x->max);
+	bench_json_field(f, "target_p99", PING_TARGET_US);
+	soak_ping_split(pg, NULL, f);
+	fprintf(f, "}");
 }

@@ -21,7 +21,10 @@ to line up with bench/soak's slow pings (issue 14's ping tail).
 
 Threads in S state waiting in epoll or on their thread pool's condition
 variable are idle; the most common (wait channel, system call, address)
-of a thread name is taken as its idle wait.
+of a thread name is taken as its idle wait. That guess is rough: a
+condition variable's futex word alternates between two addresses, so
+idle waits on the other one are listed as busy. For what a waiting
+thread waits on, the stacks of tools/stacksample.c are the better tool.
 """
 import collections
 import os
