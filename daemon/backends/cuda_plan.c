@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 #include <cufftXt.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -580,6 +581,85 @@ fftd__cuda_plan_free(fftd__cuda_state *st, fftd__cuda_plan *p)
 
 // --- estimates (no GPU work, any thread) -------------------------------------
 
+// The memo of cuFFT's estimates. cufftEstimateMany makes a plan under
+// cuFFT's process-wide lock (below), so an estimate can wait 100 ms and
+// more for a plan being compiled on another thread; clients that come and go
+// ask for the same few shapes again and again, and the answer depends only
+// on the arguments, so each is asked once. Direct-mapped: a collision
+// replaces the older entry, which costs one more estimate later. Process-
+// wide, as the estimate takes no handle and no device.
+enum { EST_MEMO = 256, EST_KEY = 8 + 3 * FFTD_MAX_RANK };
+
+typedef struct est_entry {
+	bool     used;
+	int64_t  key[EST_KEY];
+	uint64_t bytes;
+} est_entry;
+
+static pthread_mutex_t est_mtx = PTHREAD_MUTEX_INITIALIZER;
+static est_entry       est_memo[EST_MEMO];
+
+// est_slot is the memo's slot for key: FNV-1a over its bytes.
+static size_t
+est_slot(const int64_t *key)
+{
+	const unsigned char *b = (const unsigned char *) key;
+	uint64_t             h = 14695981039346656037ULL;
+	for (size_t i = 0; i < sizeof(int64_t) * EST_KEY; i++) {
+		h = (h ^ b[i]) * 1099511628211ULL;
+	}
+	return (size_t) (h % EST_MEMO);
+}
+
+// cufft_estimate is cufftEstimateMany's workspace for these arguments,
+// from the memo when it was asked before; false where cuFFT refuses.
+static bool
+cufft_estimate(int rank, const int *n, const int *ie, int is, int id,
+    const int *oe, int os, int od, cufftType t, int batch, uint64_t *bytes)
+{
+	int64_t key[EST_KEY];
+	memset(key, 0, sizeof(key));
+	key[0] = rank;
+	key[1] = (int64_t) t;
+	key[2] = batch;
+	key[3] = is;
+	key[4] = id;
+	key[5] = os;
+	key[6] = od;
+	for (int k = 0; k < rank; k++) {
+		key[8 + k]                     = n[k];
+		key[8 + FFTD_MAX_RANK + k]     = ie[k];
+		key[8 + 2 * FFTD_MAX_RANK + k] = oe[k];
+	}
+	size_t slot = est_slot(key);
+	pthread_mutex_lock(&est_mtx);
+	est_entry *e   = &est_memo[slot];
+	bool       hit = e->used && memcmp(e->key, key, sizeof(key)) == 0;
+	if (hit) {
+		*bytes = e->bytes;
+	}
+	pthread_mutex_unlock(&est_mtx);
+	if (hit) {
+		return true;
+	}
+	// Outside the lock: two threads asking for one new shape both ask
+	// cuFFT, and both store the same answer.
+	size_t work = 0;
+	if (cufftEstimateMany(rank, (int *) n, (int *) ie, is, id, (int *) oe,
+	        os, od, t, batch, &work)
+	    != CUFFT_SUCCESS) {
+		return false;
+	}
+	pthread_mutex_lock(&est_mtx);
+	e        = &est_memo[slot];
+	e->used  = true;
+	e->bytes = work;
+	memcpy(e->key, key, sizeof(key));
+	pthread_mutex_unlock(&est_mtx);
+	*bytes = work;
+	return true;
+}
+
 // fftd__cuda_plan_estimate is the device bytes fftd__cuda_plan_make would
 // count for (s, algorithm) (backend.h: plan_estimate), known before
 // planning, so that the plan cache admits or refuses a plan before the
@@ -588,7 +668,8 @@ fftd__cuda_plan_free(fftd__cuda_state *st, fftd__cuda_plan *p)
 // stack samples on the H100 show it making a plan, cufftMakePlanMany,
 // under cuFFT's process-wide lock, which a plan being compiled elsewhere
 // holds for 100 ms and more; it runs on NNG's task threads, so a burst of
-// clients planning at once can hold several of them); f16 plans, which it does not cover, take the estimate of the f32
+// clients planning at once can hold several of them: hence the memo above);
+// f16 plans, which it does not cover, take the estimate of the f32
 // plan of the same shape, whose elements are twice as large. tc16 and
 // split16: tc.h's workspace rule (one copy of the batch for 1D transforms
 // of more than 16384 points) and the tables' bound. 0 where the algorithm
@@ -649,11 +730,10 @@ fftd__cuda_plan_estimate(
 	cufftType t    = s->kind == FFTD_C2C ? (d ? CUFFT_Z2Z : CUFFT_C2C)
 	       : s->kind == FFTD_R2C         ? (d ? CUFFT_D2Z : CUFFT_R2C)
 	                                     : (d ? CUFFT_Z2D : CUFFT_C2R);
-	size_t    work = 0;
-	if (cufftEstimateMany(s->rank, n, ie, (int) s->in.stride,
+	uint64_t  work = 0;
+	if (!cufft_estimate(s->rank, n, ie, (int) s->in.stride,
 	        (int) s->in.dist, oe, (int) s->out.stride, (int) s->out.dist, t,
-	        (int) s->batch, &work)
-	    != CUFFT_SUCCESS) {
+	        (int) s->batch, &work)) {
 		return bound;
 	}
 	return work;
