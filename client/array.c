@@ -48,15 +48,13 @@ fftd__array_alive(const fftd_array *a)
 	return FFTD_OK;
 }
 
-// fftd_array_create asks the first daemon for an array.
-int
-fftd_array_create(
-    fftd_client *client, int device, size_t bytes, fftd_array **arrp)
+// array_request sends wr (an ArrayCreate or ArrayOpenIpc request) to the
+// first daemon and makes *arrp of its reply, which must name an array of
+// bytes bytes; what names the request in the error.
+static int
+array_request(fftd_client *client, Fftd__Wire__Request *wr, size_t bytes,
+    const char *what, fftd_array **arrp)
 {
-	if (client == NULL || arrp == NULL || bytes == 0 || device < -1) {
-		return fftd__set_error(FFTD_EINVAL,
-		    "client or arrp missing, bytes 0 or device below -1");
-	}
 	if (atomic_load(&client->closed)) {
 		return fftd__set_error(FFTD_ECLOSED, "the client is closed");
 	}
@@ -64,22 +62,17 @@ fftd_array_create(
 	if (a == NULL) {
 		return fftd__set_error(FFTD_ENOMEM, "out of memory");
 	}
-	Fftd__Wire__Request     wr = FFTD__WIRE__REQUEST__INIT;
-	Fftd__Wire__ArrayCreate ac = FFTD__WIRE__ARRAY_CREATE__INIT;
-	ac.device                  = device;
-	ac.bytes                   = bytes;
-	wr.body_case               = FFTD__WIRE__REQUEST__BODY_ARRAY_CREATE;
-	wr.array_create            = &ac;
-	Fftd__Wire__Reply *r       = NULL;
+	Fftd__Wire__Reply *r = NULL;
 	// The session the array will belong to: taken before the request,
 	// so a reconnection meanwhile makes the array unusable, not wrong.
 	uint64_t epoch = atomic_load(&client->ep[0].link->epoch);
-	int      rv    = fftd__rpc_on(client, 0, &wr, &r);
+	int      rv    = fftd__rpc_on(client, 0, wr, &r);
 	if (rv == FFTD_OK
 	    && (r->body_case != FFTD__WIRE__REPLY__BODY_ARRAY_CREATE
-	        || r->array_create->array_id == 0)) {
+	        || r->array_create->array_id == 0
+	        || r->array_create->bytes != bytes)) {
 		rv = fftd__set_error(
-		    FFTD_EPROTO, "array create reply without an array");
+		    FFTD_EPROTO, "array %s reply without the array", what);
 	}
 	if (rv != FFTD_OK) {
 		if (r != NULL) {
@@ -97,6 +90,24 @@ fftd_array_create(
 	atomic_fetch_add(&client->refs, 1);
 	*arrp = a;
 	return FFTD_OK;
+}
+
+// fftd_array_create asks the first daemon for an array.
+int
+fftd_array_create(
+    fftd_client *client, int device, size_t bytes, fftd_array **arrp)
+{
+	if (client == NULL || arrp == NULL || bytes == 0 || device < -1) {
+		return fftd__set_error(FFTD_EINVAL,
+		    "client or arrp missing, bytes 0 or device below -1");
+	}
+	Fftd__Wire__Request     wr = FFTD__WIRE__REQUEST__INIT;
+	Fftd__Wire__ArrayCreate ac = FFTD__WIRE__ARRAY_CREATE__INIT;
+	ac.device                  = device;
+	ac.bytes                   = bytes;
+	wr.body_case               = FFTD__WIRE__REQUEST__BODY_ARRAY_CREATE;
+	wr.array_create            = &ac;
+	return array_request(client, &wr, bytes, "create", arrp);
 }
 
 // fftd_array_open_ipc asks the first daemon to map [offset, offset +
@@ -119,13 +130,6 @@ fftd_array_open_ipc(fftd_client *client, int device, const void *handle,
 		    "bytes must not overflow, device >= -1",
 		    handle_len, FFTD_IPC_HANDLE_SIZE, bytes, offset, device);
 	}
-	if (atomic_load(&client->closed)) {
-		return fftd__set_error(FFTD_ECLOSED, "the client is closed");
-	}
-	fftd_array *a = calloc(1, sizeof(*a));
-	if (a == NULL) {
-		return fftd__set_error(FFTD_ENOMEM, "out of memory");
-	}
 	Fftd__Wire__Request      wr = FFTD__WIRE__REQUEST__INIT;
 	Fftd__Wire__ArrayOpenIpc oi = FFTD__WIRE__ARRAY_OPEN_IPC__INIT;
 	oi.device                   = device;
@@ -135,32 +139,7 @@ fftd_array_open_ipc(fftd_client *client, int device, const void *handle,
 	oi.bytes                    = bytes;
 	wr.body_case                = FFTD__WIRE__REQUEST__BODY_ARRAY_OPEN_IPC;
 	wr.array_open_ipc           = &oi;
-	Fftd__Wire__Reply *r        = NULL;
-	uint64_t           epoch    = atomic_load(&client->ep[0].link->epoch);
-	int                rv       = fftd__rpc_on(client, 0, &wr, &r);
-	if (rv == FFTD_OK
-	    && (r->body_case != FFTD__WIRE__REPLY__BODY_ARRAY_CREATE
-	        || r->array_create->array_id == 0
-	        || r->array_create->bytes != bytes)) {
-		rv = fftd__set_error(
-		    FFTD_EPROTO, "array open reply without the array");
-	}
-	if (rv != FFTD_OK) {
-		if (r != NULL) {
-			fftd__wire__reply__free_unpacked(r, NULL);
-		}
-		free(a);
-		return fftd__url_error(client, 0, rv);
-	}
-	a->client = client;
-	a->id     = r->array_create->array_id;
-	a->device = (int) r->array_create->device;
-	a->bytes  = bytes;
-	a->epoch  = epoch;
-	fftd__wire__reply__free_unpacked(r, NULL);
-	atomic_fetch_add(&client->refs, 1);
-	*arrp = a;
-	return FFTD_OK;
+	return array_request(client, &wr, bytes, "open", arrp);
 }
 
 // fftd_array_size is the array's size in bytes.
