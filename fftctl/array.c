@@ -154,39 +154,31 @@ fftd__ctl_load_npy(const char *path, fftd_kind kind, array *a)
 		// int8: the plan's precision is --precision's (fft.c).
 		a->i8      = true;
 		a->complex = kind != FFTD_R2C;
-		if (a->complex) {
-			if (a->ndim < 2 || a->shape[a->ndim - 1] != 2) {
-				fprintf(stderr,
-				    "fftctl fft: %s: complex int8 input is "
-				    "int8 with a trailing axis of 2 (re, im); "
-				    "this array's shape does not end in 2\n",
-				    path);
-				fftd__npy_free(&arr);
-				return EXIT_ERROR;
-			}
-			a->ndim--;
-		}
 		break;
 	case FFTD__NPY_F2:
 		a->prec    = FFTD_F16;
 		a->complex = kind != FFTD_R2C;
-		if (a->complex) {
-			if (a->ndim < 2 || a->shape[a->ndim - 1] != 2) {
-				fprintf(stderr,
-				    "fftctl fft: %s: complex f16 input is "
-				    "<f2 with a trailing axis of 2 (re, im); "
-				    "this array's shape does not end in 2\n",
-				    path);
-				fftd__npy_free(&arr);
-				return EXIT_ERROR;
-			}
-			a->ndim--;
-		}
 		break;
 	}
-	a->nelems = arr.nelems
-	    / ((a->prec == FFTD_F16 || a->i8) && a->complex ? 2 : 1);
-	a->data = arr.data; // ownership moves to a
+	// Complex int8 and f16 have no numpy dtype: a trailing axis of 2
+	// holds (re, im).
+	bool pairs = (arr.dtype == FFTD__NPY_I1 || arr.dtype == FFTD__NPY_F2)
+	    && a->complex;
+	if (pairs) {
+		if (a->ndim < 2 || a->shape[a->ndim - 1] != 2) {
+			fprintf(stderr,
+			    "fftctl fft: %s: complex %s input is %s with a "
+			    "trailing axis of 2 (re, im); this array's shape "
+			    "does not end in 2\n",
+			    path, a->i8 ? "int8" : "f16",
+			    a->i8 ? "int8" : "<f2");
+			fftd__npy_free(&arr);
+			return EXIT_ERROR;
+		}
+		a->ndim--;
+	}
+	a->nelems = arr.nelems / (pairs ? 2 : 1);
+	a->data   = arr.data; // ownership moves to a
 	return EXIT_OK;
 }
 
