@@ -84,6 +84,24 @@ fftd__cuda_exec_unit(const fftd__cuda_plan *p, const fftd__cuda_unit *u,
 	return exec_fft(p, u->handle, din, dout, msg, msglen);
 }
 
+// scale_out enqueues the norm's scale pass over dout's whole extent (its
+// gaps are zero and stay zero), when the norm has one.
+static int
+scale_out(cudaStream_t stream, const fftd__shape *s, void *dout, char *msg,
+    size_t msglen)
+{
+	double f = fftd__norm_factor(s);
+	if (f == 1.0) {
+		return FFTD_OK;
+	}
+	cudaError_t e = (cudaError_t) fftd__kern_scale(
+	    dout, (int) s->precision, fftd__out_reals(s), f, stream);
+	if (e != cudaSuccess) {
+		return fftd__cuda_fail(e, "fftd__kern_scale", msg, msglen);
+	}
+	return FFTD_OK;
+}
+
 // fftd__cuda_conv_transform enqueues a converted plan's (cuda_convert.c)
 // transform of din (the data's precision) into dout: the scaled conversion into
 // the unit's input buffer, the algorithm's transform into its output buffer,
@@ -122,16 +140,7 @@ fftd__cuda_conv_transform(cudaStream_t stream, const fftd__cuda_plan *p,
 		return fftd__cuda_fail(
 		    (cudaError_t) rc, "fftd__conv_out", msg, msglen);
 	}
-	double f = fftd__norm_factor(s);
-	if (f != 1.0) {
-		cudaError_t e = (cudaError_t) fftd__kern_scale(
-		    dout, (int) s->precision, fftd__out_reals(s), f, stream);
-		if (e != cudaSuccess) {
-			return fftd__cuda_fail(
-			    e, "fftd__kern_scale", msg, msglen);
-		}
-	}
-	return FFTD_OK;
+	return scale_out(stream, s, dout, msg, msglen);
 }
 
 // fftd__cuda_dev_transform enqueues, on stream, everything between the input's
@@ -161,17 +170,7 @@ fftd__cuda_dev_transform(cudaStream_t stream, const fftd__cuda_plan *p,
 	if (rv != FFTD_OK) {
 		return rv;
 	}
-	double f = fftd__norm_factor(s);
-	if (f != 1.0) {
-		// The whole extent: gaps are zero and stay zero.
-		e = (cudaError_t) fftd__kern_scale(
-		    dout, (int) s->precision, fftd__out_reals(s), f, stream);
-		if (e != cudaSuccess) {
-			return fftd__cuda_fail(
-			    e, "fftd__kern_scale", msg, msglen);
-		}
-	}
-	return FFTD_OK;
+	return scale_out(stream, s, dout, msg, msglen);
 }
 
 // fftd__cuda_execute_single runs one request on the worker's request stream
