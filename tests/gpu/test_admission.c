@@ -38,23 +38,14 @@
 #include "layout.h"
 
 #define TIMEOUT_MS 120000
-#define BUDGET (256ull << 20)
 
 static const char      *skip_reason;
 static fftd_test_daemon D;
 static fftd_client     *C;
 
-// DAEMON_ARGS: the daemon runs the cuda backend.
-static const char *const DAEMON_ARGS[] = { "--backend", "cuda", NULL };
-
 // FX: the daemon D (a 256 MiB device memory budget) with the client C;
 // nothing starts without a GPU; the teardown fails unless D exits 0.
-static fftd_test_fixture FX = {
-	.daemon
-	= { { &D, &C, "[backend]\ndevice_memory = 256M\n", DAEMON_ARGS } },
-	.timeout_ms = TIMEOUT_MS,
-	.check_exit = 1,
-};
+static fftd_test_fixture FX = FFTD_TEST_GPU_BUDGET_FIXTURE(&D, &C, TIMEOUT_MS);
 
 static void
 test_too_big_refused(void **state)
@@ -132,9 +123,9 @@ test_big_batch_pipelined(void **state)
 	ASSERT_OK(fftd_get_device_stats(C, dv, 4, &nd));
 	printf("device memory in use %.1f MiB of a %.0f MiB budget\n",
 	    (double) dv[0].memory_used_bytes / 1048576.0,
-	    (double) BUDGET / 1048576.0);
+	    (double) FFTD_TEST_GPU_BUDGET / 1048576.0);
 	assert_true(dv[0].memory_used_bytes > 0);
-	assert_true(dv[0].memory_used_bytes <= BUDGET);
+	assert_true(dv[0].memory_used_bytes <= FFTD_TEST_GPU_BUDGET);
 	fftd_plan_destroy(p);
 	free(in);
 	free(out);
@@ -278,7 +269,7 @@ test_realtime_beside_batch(void **state)
 	assert_true(rt_queue < batch_dev / 4);
 	fftd_client_close(c2);
 	ASSERT_OK(fftd_get_device_stats(C, dv, 4, &nd));
-	assert_true(dv[0].memory_used_bytes <= BUDGET);
+	assert_true(dv[0].memory_used_bytes <= FFTD_TEST_GPU_BUDGET);
 	fftd_plan_destroy(big);
 	fftd_plan_destroy(rt);
 	fftd_buffer_destroy(buf);
@@ -289,11 +280,7 @@ test_realtime_beside_batch(void **state)
 int
 main(void)
 {
-	skip_reason = fftd_test_why_no_gpu(1);
-	if (skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", skip_reason);
-	}
-	FX.skip_reason                  = skip_reason;
+	skip_reason                     = fftd_test_gpu_skip(&FX, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_too_big_refused),
 		cmocka_unit_test(test_big_batch_pipelined),

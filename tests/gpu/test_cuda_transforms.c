@@ -15,11 +15,8 @@ main(void)
 	fftd_suite_config cfg = {
 		.name        = "transforms[cuda]",
 		.backend     = "cuda",
-		.skip_reason = fftd_test_why_no_gpu(1),
+		.skip_reason = fftd_test_gpu_skip(NULL, 1),
 		.f16         = 1,
 	};
-	if (cfg.skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", cfg.skip_reason);
-	}
 	return fftd_suite_main(&cfg);
 }

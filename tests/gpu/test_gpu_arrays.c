@@ -20,7 +20,6 @@
 
 #include <cmocka.h>
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,23 +34,14 @@
 #include "fftd.h"
 
 #define TIMEOUT_MS 120000
-#define BUDGET (256ull << 20)
 
 static const char      *skip_reason;
 static fftd_test_daemon D;
 static fftd_client     *C;
 
-// DAEMON_ARGS: the daemon runs the cuda backend.
-static const char *const DAEMON_ARGS[] = { "--backend", "cuda", NULL };
-
 // FX: the daemon D (a 256 MiB device memory budget) with the client C;
 // nothing starts without a GPU; the teardown fails unless D exits 0.
-static fftd_test_fixture FX = {
-	.daemon
-	= { { &D, &C, "[backend]\ndevice_memory = 256M\n", DAEMON_ARGS } },
-	.timeout_ms = TIMEOUT_MS,
-	.check_exit = 1,
-};
+static fftd_test_fixture FX = FFTD_TEST_GPU_BUDGET_FIXTURE(&D, &C, TIMEOUT_MS);
 
 static void
 test_round_trips(void **state)
@@ -127,7 +117,7 @@ test_freed(void **state)
 	fftd_array_destroy(a[0]);
 	fftd_array_destroy(a[1]);
 	arrays_killed_holder(C, D.url, 0);
-	assert_true(arrays_memory_used(C, 0) <= BUDGET);
+	assert_true(arrays_memory_used(C, 0) <= FFTD_TEST_GPU_BUDGET);
 }
 
 // --- the matched-filter bank (cuda_mf.c)
@@ -213,7 +203,7 @@ static uint64_t
 level_without_caches(void)
 {
 	fftd_array *x = NULL;
-	for (size_t big = BUDGET; big > (1u << 20) && x == NULL;
+	for (size_t big = FFTD_TEST_GPU_BUDGET; big > (1u << 20) && x == NULL;
 	     big -= 1u << 20) {
 		if (fftd_array_create(C, 0, big, &x) != FFTD_OK) {
 			x = NULL;
@@ -305,15 +295,7 @@ static const fftd_test_role roles[] = {
 int
 main(int argc, char **argv)
 {
-	fftd_test_child_dispatch(argc, argv, roles);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGPIPE, SIG_IGN);
-	skip_reason = fftd_test_why_no_gpu(1);
-	if (skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", skip_reason);
-	}
-	(void) fftd_test_seed();
-	FX.skip_reason                  = skip_reason;
+	skip_reason = fftd_test_gpu_start_roles(argc, argv, roles, &FX);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_executions),

@@ -58,8 +58,11 @@ case_at(size_t ci)
 	                                : &CASES[ci - FFTD_TEST_I8_NDENSE];
 }
 
+// run_all runs every case on data of precision p with the tolerance tol
+// (0: none), case ci on seed + 16 ci; a case's tag ends in what (its
+// precision and tolerance).
 static void
-run_all(fftd_precision p, uint64_t seed)
+run_all(fftd_precision p, double tol, uint64_t seed, const char *what)
 {
 	if (skip_reason != NULL) {
 		skip();
@@ -69,9 +72,11 @@ run_all(fftd_precision p, uint64_t seed)
 		fftd_plan_desc d;
 		char           tag[64];
 		fftd_test_i8_desc(&d, case_at(ci), p);
-		snprintf(tag, sizeof(tag), "cuda case %zu %s", ci,
-		    p == FFTD_F64 ? "f64" : "f32");
-		double e = fftd_test_i8_run(C, &d, seed + 16 * ci, 0, tag);
+		if (tol > 0) {
+			d.tolerance = tol;
+		}
+		snprintf(tag, sizeof(tag), "cuda case %zu %s", ci, what);
+		double e = fftd_test_i8_run(C, &d, seed + 16 * ci, tol, tag);
 		print_message("%s: worst error %.2e\n", tag, e);
 	}
 }
@@ -80,14 +85,14 @@ static void
 test_int8_f64(void **state)
 {
 	(void) state;
-	run_all(FFTD_F64, 0x6a80);
+	run_all(FFTD_F64, 0, 0x6a80, "f64");
 }
 
 static void
 test_int8_f32(void **state)
 {
 	(void) state;
-	run_all(FFTD_F32, 0x6b90);
+	run_all(FFTD_F32, 0, 0x6b90, "f32");
 }
 
 // test_int8_tolerance: f32 data with a tolerance of 1e-2, which tc16's
@@ -96,19 +101,7 @@ static void
 test_int8_tolerance(void **state)
 {
 	(void) state;
-	if (skip_reason != NULL) {
-		skip();
-	}
-	fftd_test_need_daemon();
-	for (size_t ci = 0; ci < NCASES; ci++) {
-		fftd_plan_desc d;
-		char           tag[64];
-		fftd_test_i8_desc(&d, case_at(ci), FFTD_F32);
-		d.tolerance = 1e-2;
-		snprintf(tag, sizeof(tag), "cuda case %zu f32 tol 1e-2", ci);
-		double e = fftd_test_i8_run(C, &d, 0x6ca0 + 16 * ci, 1e-2, tag);
-		print_message("%s: worst error %.2e\n", tag, e);
-	}
+	run_all(FFTD_F32, 1e-2, 0x6ca0, "f32 tol 1e-2");
 }
 
 static void
@@ -135,11 +128,7 @@ test_int8_strided_refused(void **state)
 int
 main(void)
 {
-	skip_reason = fftd_test_why_no_gpu(1);
-	if (skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", skip_reason);
-	}
-	FX.skip_reason                  = skip_reason;
+	skip_reason                     = fftd_test_gpu_skip(&FX, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_int8_f64),
 		cmocka_unit_test(test_int8_f32),

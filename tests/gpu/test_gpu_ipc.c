@@ -61,7 +61,6 @@
 #endif
 
 #define TIMEOUT_MS 120000
-#define BUDGET (256ull << 20)
 #define KID_ALLOCS 4
 #define KID_ALLOC_BYTES ((size_t) 4 << 20)
 #define KID_RESIDENT_BYTES ((size_t) 4 << 20)
@@ -70,16 +69,9 @@ static const char      *skip_reason;
 static fftd_test_daemon D;
 static fftd_client     *C;
 
-static const char *const DAEMON_ARGS[] = { "--backend", "cuda", NULL };
-
 // FX: the daemon D (a 256 MiB device memory budget) with the client C;
 // nothing starts without a GPU; the teardown fails unless D exits 0.
-static fftd_test_fixture FX = {
-	.daemon
-	= { { &D, &C, "[backend]\ndevice_memory = 256M\n", DAEMON_ARGS } },
-	.timeout_ms = TIMEOUT_MS,
-	.check_exit = 1,
-};
+static fftd_test_fixture FX = FFTD_TEST_GPU_BUDGET_FIXTURE(&D, &C, TIMEOUT_MS);
 
 #ifdef FFTD_WITH_CUDA
 
@@ -134,35 +126,6 @@ open_span(fftd_client *c, int dev, const void *p, size_t bytes, fftd_array **a)
 	}
 	return fftd_array_open_ipc(c, dev, &h, sizeof(h),
 	    (size_t) ((const char *) p - base), bytes, a);
-}
-
-// ipc_mappings is device dev's ipc_mappings as the daemon reports it.
-static uint64_t
-ipc_mappings(fftd_client *c, int dev)
-{
-	fftd_device_stats dv[FFTD_MAX_DEVICES];
-	int               n = 0;
-	ASSERT_OK(fftd_get_device_stats(c, dv, FFTD_MAX_DEVICES, &n));
-	assert_true(dev < n);
-	return dv[dev].ipc_mappings;
-}
-
-// wait_mappings waits (at most ms) until device dev has want mappings;
-// returns 0, or -1 printing what it saw last. The daemon counts after
-// each job, so a reply may come a moment before the count moves.
-static int
-wait_mappings(fftd_client *c, int dev, uint64_t want, int ms)
-{
-	uint64_t got = 0;
-	for (int waited = 0; waited <= ms; waited += 10) {
-		if ((got = ipc_mappings(c, dev)) == want) {
-			return 0;
-		}
-		fftd_test_sleep_ms(10);
-	}
-	printf("device %d: %llu IPC mappings, want %llu\n", dev,
-	    (unsigned long long) got, (unsigned long long) want);
-	return -1;
 }
 
 // exec_case runs d with its input in an IPC span of this process's
@@ -296,7 +259,7 @@ test_copies(void **state)
 	CUDA_OK(cudaMalloc((void **) &big, (size_t) 320 << 20));
 	ASSERT_OK(open_span(C, 0, big, (size_t) 320 << 20, &x));
 	assert_int_equal(arrays_memory_used(C, 0), m0);
-	assert_true(m0 <= BUDGET);
+	assert_true(m0 <= FFTD_TEST_GPU_BUDGET);
 	fftd_array_destroy(x);
 	CUDA_OK(cudaFree(big));
 	CUDA_OK(cudaFree(a));
@@ -342,7 +305,8 @@ test_refusals(void **state)
 	assert_true((rv & FFTD_ERR_RANGE_MASK) == FFTD_ECUDAERR
 	    || rv == FFTD_EINVAL || rv == FFTD_EBACKEND);
 	assert_null(x);
-	assert_int_equal(wait_mappings(C, 0, 0, 10000), 0);
+	assert_int_equal(
+	    arrays_wait_stat(C, 0, ARRAYS_IPC_MAPPINGS, 0, 10000), 0);
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 	CUDA_OK(cudaFree(a));
 }
@@ -356,14 +320,15 @@ test_refcount(void **state)
 	if (skip_reason != NULL) {
 		skip();
 	}
-	uint64_t i0 = ipc_mappings(C, 0);
+	uint64_t i0 = arrays_device_stat(C, 0, ARRAYS_IPC_MAPPINGS);
 	char    *a  = NULL;
 	CUDA_OK(cudaMalloc((void **) &a, (size_t) 1 << 20));
 	fftd_array *x[3];
 	ASSERT_OK(open_span(C, 0, a, 4096, &x[0]));
 	ASSERT_OK(open_span(C, 0, a, 4096, &x[1]));
 	ASSERT_OK(open_span(C, 0, a + 8192, 8192, &x[2]));
-	assert_int_equal(wait_mappings(C, 0, i0 + 1, 10000), 0);
+	assert_int_equal(
+	    arrays_wait_stat(C, 0, ARRAYS_IPC_MAPPINGS, i0 + 1, 10000), 0);
 	// The three see one memory.
 	uint8_t w[64], r[64];
 	arrays_fill_random(w, sizeof(w), fftd_test_case_seed(30));
@@ -373,10 +338,11 @@ test_refcount(void **state)
 	fftd_array_destroy(x[0]);
 	fftd_array_destroy(x[2]);
 	fftd_test_sleep_ms(100);
-	assert_int_equal(ipc_mappings(C, 0), i0 + 1);
+	assert_int_equal(arrays_device_stat(C, 0, ARRAYS_IPC_MAPPINGS), i0 + 1);
 	ASSERT_OK(fftd_array_read(x[1], 0, r, sizeof(r)));
 	fftd_array_destroy(x[1]);
-	assert_int_equal(wait_mappings(C, 0, i0, 10000), 0);
+	assert_int_equal(
+	    arrays_wait_stat(C, 0, ARRAYS_IPC_MAPPINGS, i0, 10000), 0);
 	CUDA_OK(cudaFree(a));
 }
 
@@ -429,22 +395,17 @@ test_killed(void **state)
 	if (skip_reason != NULL) {
 		skip();
 	}
-	uint64_t m0 = arrays_memory_used(C, 0), i0 = ipc_mappings(C, 0);
-	int      fds[2];
-	assert_int_equal(pipe(fds), 0);
-	char fdarg[16];
-	snprintf(fdarg, sizeof(fdarg), "%d", fds[1]);
-	const char *args[] = { D.url, fdarg, NULL };
-	pid_t       pid    = fftd_test_spawn("ipc_holder", args);
-	assert_true(pid > 0);
-	close(fds[1]);
-	struct pollfd pfd = { fds[0], POLLIN, 0 };
-	char          ch  = 0;
-	int ready = poll(&pfd, 1, 60000) == 1 && read(fds[0], &ch, 1) == 1
-	    && ch == 'R';
-	close(fds[0]);
-	int mapped  = ready ? wait_mappings(C, 0, i0 + KID_ALLOCS, 10000) : -1;
-	uint64_t m1 = ready ? arrays_memory_used(C, 0) : 0;
+	uint64_t m0     = arrays_memory_used(C, 0),
+	         i0     = arrays_device_stat(C, 0, ARRAYS_IPC_MAPPINGS);
+	int      ready  = 0;
+	pid_t    pid    = arrays_spawn_ready("ipc_holder", D.url, NULL, &ready);
+	int      mapped = -1;
+	uint64_t m1     = 0;
+	if (ready) {
+		mapped = arrays_wait_stat(
+		    C, 0, ARRAYS_IPC_MAPPINGS, i0 + KID_ALLOCS, 10000);
+		m1 = arrays_memory_used(C, 0);
+	}
 	kill(pid, SIGKILL);
 	int wst;
 	assert_int_equal(waitpid(pid, &wst, 0), pid);
@@ -455,7 +416,8 @@ test_killed(void **state)
 	    (unsigned long long) m0, (unsigned long long) i0,
 	    (unsigned long long) m1);
 	assert_true(m1 >= m0 + 2 * KID_RESIDENT_BYTES);
-	assert_int_equal(wait_mappings(C, 0, i0, 10000), 0);
+	assert_int_equal(
+	    arrays_wait_stat(C, 0, ARRAYS_IPC_MAPPINGS, i0, 10000), 0);
 	assert_int_equal(arrays_wait_memory(C, 0, m0, 10000), 0);
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 }
@@ -467,17 +429,11 @@ static const fftd_test_role roles[] = {
 
 #else // !FFTD_WITH_CUDA
 
-#define NO_CUDA_TEST(name)                                                     \
-	static void name(void **state)                                         \
-	{                                                                      \
-		(void) state;                                                  \
-		skip();                                                        \
-	}
-NO_CUDA_TEST(test_executions)
-NO_CUDA_TEST(test_copies)
-NO_CUDA_TEST(test_refusals)
-NO_CUDA_TEST(test_refcount)
-NO_CUDA_TEST(test_killed)
+FFTD_TEST_NO_CUDA(test_executions)
+FFTD_TEST_NO_CUDA(test_copies)
+FFTD_TEST_NO_CUDA(test_refusals)
+FFTD_TEST_NO_CUDA(test_refcount)
+FFTD_TEST_NO_CUDA(test_killed)
 static const fftd_test_role roles[] = { { NULL, NULL } };
 
 #endif // FFTD_WITH_CUDA
@@ -485,15 +441,7 @@ static const fftd_test_role roles[] = { { NULL, NULL } };
 int
 main(int argc, char **argv)
 {
-	fftd_test_child_dispatch(argc, argv, roles);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGPIPE, SIG_IGN);
-	skip_reason = fftd_test_why_no_gpu(1);
-	if (skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", skip_reason);
-	}
-	(void) fftd_test_seed();
-	FX.skip_reason                  = skip_reason;
+	skip_reason = fftd_test_gpu_start_roles(argc, argv, roles, &FX);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_executions),
 		cmocka_unit_test(test_copies),

@@ -191,10 +191,7 @@ test_large_prime_plan_computes(void **state)
 int
 main(void)
 {
-	skip_reason = fftd_test_why_no_gpu(1);
-	if (skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", skip_reason);
-	}
+	skip_reason                     = fftd_test_gpu_skip(NULL, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(
 		    test_slow_cufft_plan_holds_no_execution,

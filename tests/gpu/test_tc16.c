@@ -22,24 +22,13 @@
 
 #include <cmocka.h>
 
+#include "../util/gpu.h"
+
 #ifdef FFTD_WITH_CUDA
 #include <cuda_runtime_api.h>
 #include <fftw3.h>
 
 #include "tc.h"
-
-static int have_gpu;
-
-static int
-group_setup(void **state)
-{
-	(void) state;
-	int n    = 0;
-	have_gpu = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-	if (!have_gpu)
-		cudaGetLastError();
-	return 0;
-}
 
 // Tolerances on the relative L2 error of each transform. tc16 stores fp16
 // (about 2^-12 relative per rounding, a few roundings per transform);
@@ -47,15 +36,7 @@ group_setup(void **state)
 #define TOL_TC16 4e-3
 #define TOL_SPLIT16 2e-6
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double
-urand(void) // uniform in [-1, 1]
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (double) (rng >> 11) * 0x1p-52 - 1.0;
-}
+static uint64_t rng = 0x9e3779b97f4a7c15ull; // the inputs' xorshift state
 
 // run_case runs one plan on fresh random data and returns the largest
 // relative L2 error over the batch (or a huge value on any failure).
@@ -84,7 +65,7 @@ run_case(fftd__tc_algo algo, int rank, const int64_t *dims, int64_t batch,
 	assert_non_null(hin);
 	assert_non_null(hout);
 	for (int64_t i = 0; i < total; i++) {
-		double re = urand(), im = urand();
+		double re = fftd_test_urand(&rng), im = fftd_test_urand(&rng);
 		if (algo == FFTD__TC_TC16) {
 			uint16_t *h = (uint16_t *) hin + 2 * i;
 			h[0]        = fftd__tc_f16_from_f32((float) re);
@@ -210,8 +191,7 @@ batch_for(int64_t per)
 static void
 one_d(fftd__tc_algo algo, int lmin, int lmax, double tol)
 {
-	if (!have_gpu)
-		skip();
+	fftd_test_kernel_need_gpu();
 	int fails = 0; // every size runs, so one GPU run shows all of them
 	for (int l = lmin; l <= lmax; l++) {
 		int64_t n = (int64_t) 1 << l;
@@ -259,8 +239,7 @@ test_split16_1d_fourstep(void **s)
 static void
 long_1d(fftd__tc_algo algo, double tol)
 {
-	if (!have_gpu)
-		skip();
+	fftd_test_kernel_need_gpu();
 	const int64_t n25 = (int64_t) 1 << 25, n26 = (int64_t) 1 << 26,
 	              n27 = (int64_t) 1 << 27;
 	int fails         = 0;
@@ -286,8 +265,7 @@ test_split16_1d_long(void **s)
 static void
 inverse_and_in_place(fftd__tc_algo algo, double tol)
 {
-	if (!have_gpu)
-		skip();
+	fftd_test_kernel_need_gpu();
 	static const int64_t ns[] = { 256, 2048, 4096, 16384, (int64_t) 1 << 15,
 		(int64_t) 1 << 18, (int64_t) 1 << 22 };
 	int                  fails = 0;
@@ -319,8 +297,7 @@ test_split16_inverse_inplace(void **s)
 static void
 two_d(fftd__tc_algo algo, double tol)
 {
-	if (!have_gpu)
-		skip();
+	fftd_test_kernel_need_gpu();
 	static const int64_t ds[][2] = { { 256, 256 }, { 512, 512 },
 		{ 1024, 1024 }, { 2048, 2048 }, { 4096, 4096 }, { 256, 4096 },
 		{ 4096, 256 }, { 512, 2048 }, { 2048, 1024 } };
@@ -352,8 +329,7 @@ static void
 test_smoke(void **s)
 {
 	(void) s;
-	if (!have_gpu)
-		skip();
+	fftd_test_kernel_need_gpu();
 	static const int64_t ns[]  = { 256, 512, 4096, 8192, 16384,
 		 (int64_t) 1 << 15, (int64_t) 1 << 16, (int64_t) 1 << 20 };
 	int                  fails = 0;
@@ -375,8 +351,7 @@ static void
 test_errors(void **s)
 {
 	(void) s;
-	if (!have_gpu)
-		skip();
+	fftd_test_kernel_need_gpu();
 	fftd__tc_plan *p = (fftd__tc_plan *) 1;
 	int64_t        n = 1000;
 	assert_int_equal(fftd__tc_plan_create(&p, FFTD__TC_TC16, FFTD__TC_C2C,
@@ -422,41 +397,26 @@ test_errors(void **s)
 	fftd__tc_plan_destroy(NULL);
 }
 
-// usage: test_tc16 [test-name-pattern]
-#else // !FFTD_WITH_CUDA: built without CUDA, so every test is skipped.
-
-static int
-group_setup(void **state)
-{
-	(void) state;
-	return 0;
-}
-
-#define SKIPPED(name)                                                          \
-	static void name(void **state)                                         \
-	{                                                                      \
-		(void) state;                                                  \
-		skip();                                                        \
-	}
-SKIPPED(test_errors)
-SKIPPED(test_smoke)
-SKIPPED(test_tc16_1d_single)
-SKIPPED(test_tc16_1d_fourstep)
-SKIPPED(test_tc16_1d_long)
-SKIPPED(test_tc16_2d)
-SKIPPED(test_tc16_inverse_inplace)
-SKIPPED(test_split16_1d_single)
-SKIPPED(test_split16_1d_fourstep)
-SKIPPED(test_split16_1d_long)
-SKIPPED(test_split16_2d)
-SKIPPED(test_split16_inverse_inplace)
+#else
+// !FFTD_WITH_CUDA: built without CUDA, so every test is skipped.
+FFTD_TEST_NO_CUDA(test_errors)
+FFTD_TEST_NO_CUDA(test_smoke)
+FFTD_TEST_NO_CUDA(test_tc16_1d_single)
+FFTD_TEST_NO_CUDA(test_tc16_1d_fourstep)
+FFTD_TEST_NO_CUDA(test_tc16_1d_long)
+FFTD_TEST_NO_CUDA(test_tc16_2d)
+FFTD_TEST_NO_CUDA(test_tc16_inverse_inplace)
+FFTD_TEST_NO_CUDA(test_split16_1d_single)
+FFTD_TEST_NO_CUDA(test_split16_1d_fourstep)
+FFTD_TEST_NO_CUDA(test_split16_1d_long)
+FFTD_TEST_NO_CUDA(test_split16_2d)
+FFTD_TEST_NO_CUDA(test_split16_inverse_inplace)
 #endif // FFTD_WITH_CUDA
 
+// usage: test_tc16 [test-name-pattern]
 int
 main(int argc, char **argv)
 {
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_smoke),
@@ -471,6 +431,5 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_split16_2d),
 		cmocka_unit_test(test_split16_inverse_inplace),
 	};
-	return cmocka_run_group_tests_name(
-	    "tc16_gpu", tests, group_setup, NULL);
+	return fftd_test_kernel_group(argc, argv, "tc16_gpu", tests);
 }

@@ -29,6 +29,8 @@
 
 #include <cmocka.h>
 
+#include "../util/gpu.h"
+
 #ifdef FFTD_WITH_CUDA
 #include <cuda_runtime_api.h>
 #include <cufftXt.h>
@@ -36,28 +38,7 @@
 
 #include "tc.h"
 
-static int have_gpu;
-
-static int
-group_setup(void **state)
-{
-	(void) state;
-	int n    = 0;
-	have_gpu = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-	if (!have_gpu)
-		cudaGetLastError();
-	return 0;
-}
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-static double
-urand(void) // uniform in [-1, 1]
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (double) (rng >> 11) * 0x1p-52 - 1.0;
-}
+static uint64_t rng = 0x2545f4914f6cdd1dull; // the inputs' xorshift state
 
 // One case: kind, shape, batch, direction, in place.
 typedef struct nd_case {
@@ -133,7 +114,7 @@ make_input(const nd_case *c, int f16, double *x, double *ref)
 		    = fftw_malloc(sizeof(double) * (size_t) (c->batch * pts));
 		assert_non_null(r);
 		for (int64_t i = 0; i < c->batch * pts; i++)
-			r[i] = urand();
+			r[i] = fftd_test_urand(&rng);
 		p = fftw_plan_many_dft_r2c(c->rank, n, (int) c->batch, r, NULL,
 		    1, (int) pts, (fftw_complex *) x, NULL, 1,
 		    (int) (in_s / 2 / c->batch), FFTW_ESTIMATE);
@@ -144,7 +125,7 @@ make_input(const nd_case *c, int f16, double *x, double *ref)
 			x[i] = to_storage(f16, x[i] / sqrt((double) pts));
 	} else {
 		for (int64_t i = 0; i < in_s; i++)
-			x[i] = to_storage(f16, urand());
+			x[i] = to_storage(f16, fftd_test_urand(&rng));
 	}
 	double *tmp = fftw_malloc(sizeof(double) * (size_t) in_s);
 	assert_non_null(tmp);
@@ -385,8 +366,7 @@ static const nd_case cases_real[] = {
 static void
 run_all(fftd__tc_algo algo, const nd_case *c, size_t n)
 {
-	if (!have_gpu)
-		skip();
+	fftd_test_kernel_need_gpu();
 	int fails = 0; // every case runs, so one GPU run shows all of them
 	for (size_t i = 0; i < n; i++)
 		fails += run_nd(algo, &c[i]);
@@ -427,8 +407,7 @@ static void
 test_nd_errors(void **s)
 {
 	(void) s;
-	if (!have_gpu)
-		skip();
+	fftd_test_kernel_need_gpu();
 	fftd__tc_plan *p = (fftd__tc_plan *) 1;
 	int64_t n = 4096, d3[3] = { 64, 64, 64 }, bad[3] = { 64, 64, 1024 };
 	assert_int_equal(
@@ -466,34 +445,19 @@ test_nd_errors(void **s)
 	}
 }
 
-#else // !FFTD_WITH_CUDA: built without CUDA, so every test is skipped.
-
-static int
-group_setup(void **state)
-{
-	(void) state;
-	return 0;
-}
-
-#define SKIPPED(name)                                                          \
-	static void name(void **state)                                         \
-	{                                                                      \
-		(void) state;                                                  \
-		skip();                                                        \
-	}
-SKIPPED(test_nd_errors)
-SKIPPED(test_tc16_3d)
-SKIPPED(test_split16_3d)
-SKIPPED(test_tc16_real)
-SKIPPED(test_split16_real)
+#else
+// !FFTD_WITH_CUDA: built without CUDA, so every test is skipped.
+FFTD_TEST_NO_CUDA(test_nd_errors)
+FFTD_TEST_NO_CUDA(test_tc16_3d)
+FFTD_TEST_NO_CUDA(test_split16_3d)
+FFTD_TEST_NO_CUDA(test_tc16_real)
+FFTD_TEST_NO_CUDA(test_split16_real)
 #endif // FFTD_WITH_CUDA
 
 // usage: test_tc16_nd [test-name-pattern]
 int
 main(int argc, char **argv)
 {
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nd_errors),
 		cmocka_unit_test(test_tc16_3d),
@@ -501,6 +465,5 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_tc16_real),
 		cmocka_unit_test(test_split16_real),
 	};
-	return cmocka_run_group_tests_name(
-	    "tc16_nd_gpu", tests, group_setup, NULL);
+	return fftd_test_kernel_group(argc, argv, "tc16_nd_gpu", tests);
 }

@@ -119,16 +119,6 @@ static struct {
 	double           worst[2][ND][NM]; // [tc16, split16][daemon][mode]
 } g;
 
-static void
-skip_if_needed(void)
-{
-	if (g.skip_reason != NULL) {
-		print_message("skipped: %s\n", g.skip_reason);
-		skip();
-	}
-	assert_true(g.started);
-}
-
 // make_buffers creates each daemon's shared buffer once both daemons run
 // and their clients are open.
 static int
@@ -438,7 +428,8 @@ static void
 run_table(const char *algo, fftd_precision p, const tc_shape *t, size_t n,
     double bound, uint64_t seed_base)
 {
-	skip_if_needed();
+	fftd_test_gpu_skip_test(g.skip_reason);
+	assert_true(g.started);
 	int failed = 0;
 	for (size_t i = 0; i < n; i++) {
 		failed += run_shape(algo, p, &t[i], bound, seed_base + 10 * i);
@@ -544,7 +535,8 @@ static void
 test_info(void **state)
 {
 	(void) state;
-	skip_if_needed();
+	fftd_test_gpu_skip_test(g.skip_reason);
+	assert_true(g.started);
 	fftd_info info;
 	assert_int_equal(fftd_client_info(g.c[D_SINGLE], &info), FFTD_OK);
 	assert_string_equal(info.backend, "cuda");
@@ -656,7 +648,8 @@ static void
 test_refused(void **state)
 {
 	(void) state;
-	skip_if_needed();
+	fftd_test_gpu_skip_test(g.skip_reason);
+	assert_true(g.started);
 	const int64_t n100[1] = { 100 }, n128[1] = { 128 };
 	const int64_t n28[1] = { (int64_t) 1 << 28 };
 	const int64_t n4k[1] = { 4096 }, n256[1] = { 256 };
@@ -734,7 +727,8 @@ static void
 test_daemons_exit_cleanly(void **state)
 {
 	(void) state;
-	skip_if_needed();
+	fftd_test_gpu_skip_test(g.skip_reason);
+	assert_true(g.started);
 	static const char *const a[2] = { "tc16", "split16" };
 	for (int k = 0; k < 2; k++) {
 		for (int di = 0; di < ND; di++) {
@@ -761,14 +755,7 @@ test_daemons_exit_cleanly(void **state)
 int
 main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	g.skip_reason  = fftd_test_why_no_gpu(1);
-	FX.skip_reason = g.skip_reason;
-	if (g.skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", g.skip_reason);
-	} else {
-		(void) fftd_test_seed(); // print it first
-	}
+	g.skip_reason                   = fftd_test_gpu_start(&FX);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_info),
 		cmocka_unit_test(test_tc16_1d),

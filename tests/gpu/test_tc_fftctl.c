@@ -63,17 +63,6 @@ static struct {
 	int              started;
 } g;
 
-// skip_if_needed skips the test without a GPU; else the daemon must run.
-static void
-skip_if_needed(void)
-{
-	if (g.skip_reason != NULL) {
-		print_message("skipped: %s\n", g.skip_reason);
-		skip();
-	}
-	assert_true(g.started);
-}
-
 // mark_started notes that the daemon runs and its client is open.
 static int
 mark_started(void)
@@ -176,6 +165,40 @@ npy_ok(int rc, const char *msg)
 	return rc == FFTD__NPY_OK;
 }
 
+// fftctl_ok runs fftctl with args, which must exit 0 (its log printed
+// when not); with algo (args with -v), the log must name algo as the
+// daemon's choice.
+static void
+fftctl_ok(const char *log, const char *const *args, const char *algo)
+{
+	int rc = run_fftctl(log, args);
+	if (rc != 0) {
+		(void) log_has(log, NULL);
+	}
+	assert_int_equal(rc, 0);
+	if (algo != NULL) {
+		char by[32];
+		snprintf(by, sizeof(by), "by %s", algo);
+		assert_true(log_has(log, by));
+	}
+}
+
+// npy_load_checked loads path into y, which must hold dtype dt, the nd
+// axes of shape and bytes bytes.
+static void
+npy_load_checked(const char *path, fftd__npy *y, fftd__npy_dtype dt, int nd,
+    const int64_t *shape, size_t bytes)
+{
+	char msg[256];
+	assert_true(npy_ok(fftd__npy_load(path, y, msg, sizeof(msg)), msg));
+	assert_int_equal(y->dtype, dt);
+	assert_int_equal(y->ndim, nd);
+	for (int k = 0; k < nd; k++) {
+		assert_int_equal(y->shape[k], shape[k]);
+	}
+	assert_int_equal(y->nbytes, bytes);
+}
+
 // fftctl_round_trip writes a batch of 3 complex transforms of 4096 points
 // in the .npy dtype of algo's precision, runs `fftctl fft --algorithm
 // algo` on it, checks OUT against the reference, runs the inverse with
@@ -212,24 +235,10 @@ fftctl_round_trip(
 
 	const char *fwd[]
 	    = { "fft", "--algorithm", algo, "-v", in_path, out_path, NULL };
-	int rc = run_fftctl(log, fwd);
-	if (rc != 0) {
-		(void) log_has(log, NULL);
-	}
-	assert_int_equal(rc, 0);
-	char by[32];
-	snprintf(by, sizeof(by), "by %s", algo);
-	assert_true(log_has(log, by)); // -v names the daemon's choice
+	fftctl_ok(log, fwd, algo); // -v names the daemon's choice
 
 	fftd__npy y;
-	assert_true(
-	    npy_ok(fftd__npy_load(out_path, &y, msg, sizeof(msg)), msg));
-	assert_int_equal(y.dtype, dt);
-	assert_int_equal(y.ndim, nd);
-	for (int k = 0; k < nd; k++) {
-		assert_int_equal(y.shape[k], shape[k]);
-	}
-	assert_int_equal(y.nbytes, (size_t) s.out.bytes);
+	npy_load_checked(out_path, &y, dt, nd, shape, (size_t) s.out.bytes);
 	long double *ref = fftd_ref_transform(&s, x);
 	assert_non_null(ref);
 	double e_fwd = fftd_ref_rel_l2(&s, y.data, ref);
@@ -237,11 +246,7 @@ fftctl_round_trip(
 
 	const char *inv[] = { "fft", "--algorithm", algo, "--inverse", "--norm",
 		"by-n", out_path, back_path, NULL };
-	rc                = run_fftctl(log, inv);
-	if (rc != 0) {
-		(void) log_has(log, NULL);
-	}
-	assert_int_equal(rc, 0);
+	fftctl_ok(log, inv, NULL);
 	fftd__npy z;
 	assert_true(
 	    npy_ok(fftd__npy_load(back_path, &z, msg, sizeof(msg)), msg));
@@ -338,23 +343,10 @@ fftctl_once(const char *dir, const char *algo, fftd_precision p, fftd_kind kind,
 		args[9]  = out_path;
 		args[10] = NULL;
 	}
-	int rc = run_fftctl(log, args);
-	if (rc != 0) {
-		(void) log_has(log, NULL);
-	}
-	assert_int_equal(rc, 0);
-	char by[32];
-	snprintf(by, sizeof(by), "by %s", algo);
-	assert_true(log_has(log, by));
+	fftctl_ok(log, args, algo);
 	fftd__npy y;
-	assert_true(
-	    npy_ok(fftd__npy_load(out_path, &y, msg, sizeof(msg)), msg));
-	assert_int_equal(y.dtype, out_dt);
-	assert_int_equal(y.ndim, out_nd);
-	for (int k = 0; k < out_nd; k++) {
-		assert_int_equal(y.shape[k], out_shape[k]);
-	}
-	assert_int_equal(y.nbytes, (size_t) s.out.bytes);
+	npy_load_checked(
+	    out_path, &y, out_dt, out_nd, out_shape, (size_t) s.out.bytes);
 	long double *ref = fftd_ref_transform(&s, x);
 	assert_non_null(ref);
 	double e = fftd_ref_rel_l2(&s, y.data, ref);
@@ -374,7 +366,8 @@ static void
 test_fftctl(void **state)
 {
 	(void) state;
-	skip_if_needed();
+	fftd_test_gpu_skip_test(g.skip_reason);
+	assert_true(g.started);
 	const char *tmp = getenv("TMPDIR");
 	char        dir[256];
 	snprintf(dir, sizeof(dir), "%s/fftd-tc-XXXXXX",
@@ -420,7 +413,8 @@ static void
 test_daemon_exits_cleanly(void **state)
 {
 	(void) state;
-	skip_if_needed();
+	fftd_test_gpu_skip_test(g.skip_reason);
+	assert_true(g.started);
 	fftd_stats st;
 	assert_int_equal(fftd_get_stats(g.c[D_SINGLE], &st), FFTD_OK);
 	assert_int_equal(st.plans, 0);
@@ -432,14 +426,7 @@ test_daemon_exits_cleanly(void **state)
 int
 main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	g.skip_reason  = fftd_test_why_no_gpu(1);
-	FX.skip_reason = g.skip_reason;
-	if (g.skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", g.skip_reason);
-	} else {
-		(void) fftd_test_seed(); // print it first
-	}
+	g.skip_reason                   = fftd_test_gpu_start(&FX);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fftctl),
 		cmocka_unit_test(test_daemon_exits_cleanly),

@@ -127,10 +127,7 @@ worst_transform(const fftd__shape *s, fftd_precision p, const void *out,
 static void
 run_table(fftd_precision p)
 {
-	if (g.skip_reason != NULL) {
-		print_message("skipped: %s\n", g.skip_reason);
-		skip();
-	}
+	fftd_test_gpu_skip_test(g.skip_reason);
 	int      failed = 0;
 	uint64_t seed   = fftd_test_seed() + (uint64_t) p * 1000;
 	for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
@@ -223,14 +220,7 @@ test_f64_data(void **state)
 int
 main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	g.skip_reason  = fftd_test_why_no_gpu(1);
-	FX.skip_reason = g.skip_reason;
-	if (g.skip_reason != NULL) {
-		printf("GPU tests skipped: %s\n", g.skip_reason);
-	} else {
-		(void) fftd_test_seed(); // print it first
-	}
+	g.skip_reason                   = fftd_test_gpu_start(&FX);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_f32_data),
 		cmocka_unit_test(test_f64_data),

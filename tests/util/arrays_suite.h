@@ -60,16 +60,32 @@ arrays_fill_random(uint8_t *p, size_t n, uint64_t seed)
 	}
 }
 
-// arrays_memory_used is device dev's memory in use as the daemon reports
-// it (fftd_device_stats.memory_used_bytes).
+// arrays_stat picks one of a device's statistics for arrays_device_stat
+// and arrays_wait_stat.
+typedef enum arrays_stat {
+	ARRAYS_MEMORY_USED,  // memory_used_bytes
+	ARRAYS_IPC_MAPPINGS, // ipc_mappings
+} arrays_stat;
+
+// arrays_device_stat is device dev's statistic st as the daemon reports it
+// (fftd_device_stats).
 static uint64_t
-arrays_memory_used(fftd_client *c, int dev)
+arrays_device_stat(fftd_client *c, int dev, arrays_stat st)
 {
 	fftd_device_stats dv[FFTD_MAX_DEVICES];
 	int               n = 0;
 	ASSERT_OK(fftd_get_device_stats(c, dv, FFTD_MAX_DEVICES, &n));
 	assert_true(dev < n);
-	return dv[dev].memory_used_bytes;
+	return st == ARRAYS_IPC_MAPPINGS ? dv[dev].ipc_mappings
+	                                 : dv[dev].memory_used_bytes;
+}
+
+// arrays_memory_used is device dev's memory in use as the daemon reports
+// it (fftd_device_stats.memory_used_bytes).
+static uint64_t
+arrays_memory_used(fftd_client *c, int dev)
+{
+	return arrays_device_stat(c, dev, ARRAYS_MEMORY_USED);
 }
 
 // arrays_settled_memory is device dev's memory in use once it holds
@@ -90,21 +106,31 @@ arrays_settled_memory(fftd_client *c, int dev)
 	return m0;
 }
 
+// arrays_wait_stat waits (at most ms) until device dev's statistic st is
+// want; returns 0, or -1 printing what it saw last. The daemon counts
+// after each job, so a reply may come a moment before the count moves.
+static int
+arrays_wait_stat(fftd_client *c, int dev, arrays_stat st, uint64_t want, int ms)
+{
+	uint64_t got = 0;
+	for (int waited = 0; waited <= ms; waited += 10) {
+		if ((got = arrays_device_stat(c, dev, st)) == want) {
+			return 0;
+		}
+		fftd_test_sleep_ms(10);
+	}
+	printf("device %d: %llu %s, want %llu\n", dev, (unsigned long long) got,
+	    st == ARRAYS_IPC_MAPPINGS ? "IPC mappings" : "bytes in use",
+	    (unsigned long long) want);
+	return -1;
+}
+
 // arrays_wait_memory waits (at most ms) until device dev's memory in use
 // is want; returns 0, or -1 printing what it saw last.
 static int
 arrays_wait_memory(fftd_client *c, int dev, uint64_t want, int ms)
 {
-	uint64_t got = 0;
-	for (int waited = 0; waited <= ms; waited += 10) {
-		if ((got = arrays_memory_used(c, dev)) == want) {
-			return 0;
-		}
-		fftd_test_sleep_ms(10);
-	}
-	printf("device %d: %llu bytes in use, want %llu\n", dev,
-	    (unsigned long long) got, (unsigned long long) want);
-	return -1;
+	return arrays_wait_stat(c, dev, ARRAYS_MEMORY_USED, want, ms);
 }
 
 // arrays_check_span reads [off, off + len) of a into a scratch array and
@@ -377,6 +403,30 @@ arrays_role_holder(int argc, char **argv)
 	}
 }
 
+// arrays_spawn_ready spawns the child role (fftd_test_spawn) with the
+// arguments url, the write end of a pipe and extra (NULL: none), and waits
+// at most 60 s for the child to say 'R' on the pipe; *ready says whether
+// it did. Returns the child's pid.
+static pid_t
+arrays_spawn_ready(
+    const char *role, const char *url, const char *extra, int *ready)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	char fdarg[16];
+	snprintf(fdarg, sizeof(fdarg), "%d", fds[1]);
+	const char *args[] = { url, fdarg, extra, NULL };
+	pid_t       pid    = fftd_test_spawn(role, args);
+	assert_true(pid > 0);
+	close(fds[1]);
+	struct pollfd pfd = { fds[0], POLLIN, 0 };
+	char          ch  = 0;
+	*ready = poll(&pfd, 1, 60000) == 1 && read(fds[0], &ch, 1) == 1
+	    && ch == 'R';
+	close(fds[0]);
+	return pid;
+}
+
 // arrays_killed_holder starts a holder on url (device dev), checks that
 // the daemon counts its arrays (at least their bytes more in use), kills
 // it and waits until device dev's memory in use is back to its level
@@ -385,21 +435,11 @@ static void
 arrays_killed_holder(fftd_client *c, const char *url, int dev)
 {
 	uint64_t m0 = arrays_memory_used(c, dev);
-	int      fds[2];
-	assert_int_equal(pipe(fds), 0);
-	char fdarg[16], devarg[16];
-	snprintf(fdarg, sizeof(fdarg), "%d", fds[1]);
+	char     devarg[16];
 	snprintf(devarg, sizeof(devarg), "%d", dev);
-	const char *args[] = { url, fdarg, devarg, NULL };
-	pid_t       pid    = fftd_test_spawn("holder", args);
-	assert_true(pid > 0);
-	close(fds[1]);
-	struct pollfd pfd = { fds[0], POLLIN, 0 };
-	char          ch  = 0;
-	int ready = poll(&pfd, 1, 60000) == 1 && read(fds[0], &ch, 1) == 1
-	    && ch == 'R';
-	close(fds[0]);
-	uint64_t m1 = ready ? arrays_memory_used(c, dev) : 0;
+	int      ready = 0;
+	pid_t    pid   = arrays_spawn_ready("holder", url, devarg, &ready);
+	uint64_t m1    = ready ? arrays_memory_used(c, dev) : 0;
 	kill(pid, SIGKILL);
 	int wst;
 	assert_int_equal(waitpid(pid, &wst, 0), pid);
