@@ -191,13 +191,13 @@ include bench/pipelines.mk
 .PHONY: all deps test check python-test pycbc-driver test-unit test-san test-gpu bench bench-e2e bench-python demo install install-files clean format gpu-bundle gpu-run-copy fuzz fuzz-smoke
 .DEFAULT_GOAL := all
 
-all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/membw $(BUILD)/bench/python_c \
+all: $(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN) $(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/auto $(BUILD)/bench/soak $(BUILD)/bench/membw $(BUILD)/bench/python_c \
 	$(if $(filter 1 thread,$(SAN)),,$(BENCH_KERNELS) $(BENCH_CUFFT_LTO) $(BENCH_PIPELINES))
 
 # Whatever links fftd's NNG relinks when it changes (a new patch in
 # deps/nng/patches): their own rules name only objects and libfftd.
 $(filter-out %.py %.sh,$(BINS) $(UNIT_BIN) $(INTEG_BIN) $(GPU_BIN) $(CXX_TEST_BIN)) $(BUILD)/libfftd.so \
-	$(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/soak $(BUILD)/bench/python_c: $(NNG_LIB)
+	$(BUILD)/bench/e2e $(BUILD)/bench/load $(BUILD)/bench/auto $(BUILD)/bench/soak $(BUILD)/bench/python_c: $(NNG_LIB)
 
 # --- fftd's NNG (deps/nng) ----------------------------------------------------
 $(NNG_LIB): deps/nng/build.sh deps/nng/patches/series $(wildcard deps/nng/patches/*.patch)
@@ -341,6 +341,13 @@ BENCH_LOAD_OBJ := $(BUILD)/bench/load.o $(BUILD)/bench/json.o
 
 $(BUILD)/bench/load: $(BENCH_LOAD_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_LOAD_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) -lfftw3 -lm
+
+# bench/auto: accuracy-aware auto against the default algorithm at the
+# data's precision (issue 18), through a daemon, on resident arrays.
+BENCH_AUTO_OBJ := $(BUILD)/bench/auto.o $(BUILD)/bench/json.o $(TC_HOST_OBJ)
+
+$(BUILD)/bench/auto: $(BENCH_AUTO_OBJ) $(BENCH_LIB) $(CLIENT_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(BENCH_AUTO_OBJ) $(BENCH_LIB) $(CLIENT_OBJ) $(DEP_LIBS) -lm
 
 # bench/soak: the soak test (issue 14; bench/README.md), on the load engine's
 # request generator.
@@ -501,7 +508,7 @@ format:
 # gpu-run/ holds only what runs there (the device tool carries at most
 # 64 MiB): daemon, fftctl, example, GPU tests, benchmarks, debug info
 # stripped; scripts run with B=gpu-run.
-GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/e2e bench/kernels bench/cufft_lto bench/load bench/membw bench/pipelines bench/soak bench/python_c libfftd.so lib/libcmocka.so.0 \
+GPU_RUN_FILES := fftd fftctl gw150914 gw150914-search bench/auto bench/e2e bench/kernels bench/cufft_lto bench/load bench/membw bench/pipelines bench/soak bench/python_c libfftd.so lib/libcmocka.so.0 \
 	$(patsubst build-gpu/%,%,$(filter-out %.o %.d,$(wildcard build-gpu/tests/gpu/test_*)))
 gpu-bundle:
 	$(MAKE) BUILD=build-gpu STATIC_DEPS=1 all
