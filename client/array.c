@@ -97,6 +97,9 @@ int
 fftd_array_create(
     fftd_client *client, int device, size_t bytes, fftd_array **arrp)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (client == NULL || arrp == NULL || bytes == 0 || device < -1) {
 		return fftd__set_error(FFTD_EINVAL,
 		    "client or arrp missing, bytes 0 or device below -1");
@@ -118,6 +121,9 @@ int
 fftd_array_open_ipc(fftd_client *client, int device, const void *handle,
     size_t handle_len, size_t offset, size_t bytes, fftd_array **arrp)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (client == NULL || arrp == NULL || handle == NULL) {
 		return fftd__set_error(
 		    FFTD_EINVAL, "client, handle or arrp missing");
@@ -161,6 +167,9 @@ fftd_array_device(const fftd_array *arr)
 void
 fftd_array_destroy(fftd_array *arr)
 {
+	if (fftd__forked()) {
+		return; // the parent's: see fork.c
+	}
 	if (arr == NULL) {
 		return;
 	}
@@ -287,6 +296,9 @@ copy_chunks(
 int
 fftd_array_write(fftd_array *arr, size_t offset, const void *src, size_t len)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	int rv = copy_check(arr, offset, src, len);
 	if (rv != FFTD_OK || len == 0) {
 		return rv;
@@ -302,6 +314,9 @@ fftd_array_write(fftd_array *arr, size_t offset, const void *src, size_t len)
 int
 fftd_array_read(fftd_array *arr, size_t offset, void *dst, size_t len)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	int rv = copy_check(arr, offset, dst, len);
 	if (rv != FFTD_OK || len == 0) {
 		return rv;
@@ -319,6 +334,9 @@ int
 fftd_execute_arrays(const fftd_plan *plan, fftd_array *in, size_t in_offset,
     fftd_array *out, size_t out_offset)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (plan == NULL || in == NULL || out == NULL) {
 		return fftd__set_error(FFTD_EINVAL, "plan, in or out is NULL");
 	}

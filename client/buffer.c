@@ -115,6 +115,9 @@ static int buffer_make(
 int
 fftd_buffer_create(fftd_client *client, size_t bytes, fftd_buffer **bufp)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (client == NULL || bufp == NULL || bytes == 0) {
 		return fftd__set_error(
 		    FFTD_EINVAL, "client, bytes or bufp missing");
@@ -425,6 +428,9 @@ fftd__buffer_release(fftd_client *c, fftd_buffer *buf)
 void
 fftd_buffer_destroy(fftd_buffer *buf)
 {
+	if (fftd__forked()) {
+		return; // the parent's: see fork.c
+	}
 	if (buf == NULL) {
 		return;
 	}

@@ -80,6 +80,10 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 	if (clientp == NULL) {
 		return fftd__set_error(FFTD_EINVAL, "clientp is NULL");
 	}
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
+	fftd__fork_watch(); // before this process's first NNG call
 	if (url == NULL) {
 		if ((rv = fftd_default_url(defurl, sizeof(defurl)))
 		    != FFTD_OK) {
@@ -280,6 +284,9 @@ closer_wait(socket_closer *sc, const struct timespec *until)
 void
 fftd_client_close(fftd_client *client)
 {
+	if (fftd__forked()) {
+		return; // the parent's: see fork.c
+	}
 	if (client == NULL) {
 		return;
 	}

@@ -18,6 +18,7 @@
 //   stream.c    streams and their stream channel
 //   array.c     resident arrays: create, copies, executions on them
 //   mf.c        the matched-filter bank request
+//   fork.c      refusing calls in a forked child (NNG is not fork-safe)
 //
 // One NNG REQ socket per daemon the client talks to (one, or a list: see
 // fftd_client_open); every call opens its own NNG context, so any number of
@@ -172,6 +173,14 @@ struct fftd_request {
 
 // fftd__last_error is the calling thread's last error (fftd_last_error).
 extern _Thread_local char fftd__last_error[FFTD__LAST_ERROR_LEN];
+
+// fftd__fork_watch starts noting forks (fork.c); called before libfftd's
+// first NNG call. fftd__forked says whether this process was forked after
+// that; fftd__fork_refuse sets the last error for a call refused there and
+// returns FFTD_EUNSUPPORTED.
+void fftd__fork_watch(void);
+bool fftd__forked(void);
+int  fftd__fork_refuse(void);
 
 // fftd__set_error formats the calling thread's last error and returns code.
 int fftd__set_error(int code, const char *fmt, ...)

@@ -292,6 +292,9 @@ fftd_execute_async_opts_sized(const fftd_plan *plan, const void *in, void *out,
     const fftd_exec_options *copts, size_t size, fftd_callback cb, void *data,
     fftd_request **reqp)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	fftd_exec_options        full = { 0 };
 	const fftd_exec_options *opts = NULL;
 	if (copts != NULL) {
@@ -412,6 +415,9 @@ fftd_execute_async_opts_sized(const fftd_plan *plan, const void *in, void *out,
 int
 fftd_request_cancel(fftd_request *req)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (req == NULL || req->cb != NULL) {
 		return fftd__set_error(
 		    FFTD_EINVAL, "req is NULL or completes through a callback");
@@ -440,6 +446,9 @@ fftd_request_done(fftd_request *req)
 	if (req == NULL) {
 		return 1;
 	}
+	if (fftd__forked()) {
+		return 1; // it never completes here: fftd_request_wait says why
+	}
 	pthread_mutex_lock(&req->mtx);
 	int done = req->state == REQ_DONE;
 	pthread_mutex_unlock(&req->mtx);
@@ -450,6 +459,9 @@ fftd_request_done(fftd_request *req)
 int
 fftd_request_wait(fftd_request *req)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (req == NULL) {
 		return fftd__set_error(FFTD_EINVAL, "req is NULL");
 	}

@@ -159,6 +159,9 @@ fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *cdesc,
     size_t *ntriggers, size_t *ntotal, const int64_t *series_index, int nseries,
     void *series)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	fftd_mf_desc d;
 	if (cdesc == NULL || !fftd__abi_size_ok(desc_size)) {
 		return fftd__set_error(FFTD_EINVAL,

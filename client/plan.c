@@ -223,6 +223,9 @@ fftd_plan_create_sized(fftd_client *client, const fftd_plan_desc *cdesc,
 void
 fftd_plan_destroy(fftd_plan *plan)
 {
+	if (fftd__forked()) {
+		return; // the parent's: see fork.c
+	}
 	if (plan == NULL) {
 		return;
 	}

@@ -42,7 +42,13 @@ fftd__rpc_start(
 {
 	nng_msg *m;
 	call->aio = NULL;
-	call->rv  = fftd__msg_build(&m, &req->base, 0, NULL);
+	if (fftd__forked()) {
+		call->rv = FFTD_EUNSUPPORTED;
+		(void) fftd__fork_refuse();
+		snprintf(call->msg, sizeof(call->msg), "%s", fftd_last_error());
+		return;
+	}
+	call->rv = fftd__msg_build(&m, &req->base, 0, NULL);
 	if (call->rv != FFTD_OK) {
 		snprintf(
 		    call->msg, sizeof(call->msg), "cannot build the request");
@@ -128,6 +134,9 @@ fftd__rpc_payload(fftd_client *c, int i, const Fftd__Wire__Request *req,
     const void *payload, uint64_t len, Fftd__Wire__Reply **rp, nng_msg **mp,
     fftd__frame *f)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	nng_msg *m;
 	void    *pl;
 	nng_aio *aio = NULL;

@@ -122,6 +122,9 @@ align64(size_t n)
 int
 fftd_stream_open(const fftd_plan *plan, int depth, fftd_stream **streamp)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (plan == NULL || streamp == NULL || depth < 1 || depth > MAX_DEPTH) {
 		return fftd__set_error(FFTD_EINVAL,
 		    "plan, streamp or depth (1..%d) bad", MAX_DEPTH);
@@ -186,6 +189,9 @@ fftd_stream_input(fftd_stream *st)
 int
 fftd_stream_submit(fftd_stream *st, const void *in)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (st == NULL) {
 		return fftd__set_error(FFTD_EINVAL, "stream is NULL");
 	}
@@ -329,6 +335,9 @@ fftd_stream_last_times_sized(
 int
 fftd_stream_wait(fftd_stream *st, void *out, const void **outp)
 {
+	if (fftd__forked()) {
+		return fftd__fork_refuse();
+	}
 	if (st == NULL || st->pending == 0) {
 		return fftd__set_error(FFTD_EINVAL, "nothing in flight");
 	}
@@ -360,6 +369,9 @@ fftd_stream_pending(const fftd_stream *st)
 void
 fftd_stream_close(fftd_stream *st)
 {
+	if (fftd__forked()) {
+		return; // the parent's: see fork.c
+	}
 	if (st == NULL) {
 		return;
 	}

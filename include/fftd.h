@@ -31,6 +31,13 @@
 // must not be destroyed while another thread executes it, a client must
 // not be closed while its plans are in use, and an fftd_stream is driven
 // by one thread at a time (its slot ring has no lock).
+//
+// Fork: in a process forked after its first fftd_client_open, libfftd
+// cannot reach a daemon (NNG, which carries its connections, is not
+// fork-safe): there every call that would fails with FFTD_EUNSUPPORTED
+// (fftd_last_error says why), fftd_request_done returns 1, and the close
+// and destroy calls return at once, leaving the parent's connections and
+// objects to the parent. A process forked before that is not affected.
 
 #ifndef FFTD_H
 #define FFTD_H

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+//
+// fork.c — libfftd in a process forked from one that used it. NNG 1.5.2
+// panics ("nng is not fork-reentrant safe") on any call in a child forked
+// after NNG started, and libfftd's I/O threads (NNG's) do not survive fork,
+// so a request made there could only abort or hang. Instead: libfftd
+// notes the fork (pthread_atfork, registered before its first NNG call),
+// refuses in the child every call that would need NNG or the parent's
+// connection with FFTD_EUNSUPPORTED, and leaves the child's copies of the
+// parent's objects alone on close and destroy (neither closed nor freed:
+// the connections, sessions and shared memory are the parent's, which
+// goes on using them). A process that forks before its first
+// fftd_client_open is not affected: its children may use libfftd.
+//
+// Threads: any; the flag is atomic and the handler runs once per fork.
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "client_impl.h"
+
+static atomic_bool    g_forked;
+static pthread_once_t g_watch = PTHREAD_ONCE_INIT;
+
+// on_fork_child runs in the child of every fork after fftd__fork_watch.
+static void
+on_fork_child(void)
+{
+	atomic_store(&g_forked, true);
+}
+
+static void
+watch_once(void)
+{
+	(void) pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+// fftd__fork_watch: see client_impl.h.
+void
+fftd__fork_watch(void)
+{
+	pthread_once(&g_watch, watch_once);
+}
+
+// fftd__forked: see client_impl.h.
+bool
+fftd__forked(void)
+{
+	return atomic_load(&g_forked);
+}
+
+// fftd__fork_refuse: see client_impl.h.
+int
+fftd__fork_refuse(void)
+{
+	return fftd__set_error(FFTD_EUNSUPPORTED,
+	    "libfftd cannot run in a process forked from one that had used it "
+	    "(NNG is not fork-safe, and the connections are the parent's): "
+	    "use fftd in the parent, or in a process that execs or is started "
+	    "fresh (Python multiprocessing's 'spawn' or 'forkserver')");
+}
