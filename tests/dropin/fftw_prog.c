@@ -21,9 +21,11 @@
 // The last line is "fftw_prog: P passed, F failed"; the exit status is 1
 // when a case failed.
 //
-//   fftw_prog [--seed S] [--out FILE] [--compare FILE] [--kill PID]
+//   fftw_prog [--seed S] [--out FILE] [--compare FILE] [--kill PID] [--fork]
 //   (--kill: SIGKILL process PID, the daemon, after the first plan is
-//   made and before it executes: the drop-in must fall back to FFTW)
+//   made and before it executes: the drop-in must fall back to FFTW;
+//   --fork: fork then, and run the rest in the child, where libfftd
+//   refuses every call: the drop-in must fall back to FFTW there too)
 //   fftw_prog --bench     (median time per fftw_execute, c2c f64, n=2^k)
 
 #include <fftw3.h>
@@ -35,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define POISON 12345.0
@@ -105,7 +108,8 @@ static const tcase cases[] = {
 #undef E
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
-static pid_t kill_pid; // --kill
+static pid_t kill_pid;        // --kill
+static int   fork_after_plan; // --fork
 
 // layout is a case's arrays: the advanced layout with defaults resolved,
 // the array sizes, and where each logical real of each side lives.
@@ -534,6 +538,8 @@ main(int argc, char **argv)
 			seed = strtoull(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "--kill") == 0 && i + 1 < argc) {
 			kill_pid = (pid_t) atol(argv[++i]);
+		} else if (strcmp(argv[i], "--fork") == 0) {
+			fork_after_plan = 1;
 		} else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
 			outp = argv[++i];
 		} else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc) {
@@ -541,7 +547,8 @@ main(int argc, char **argv)
 		} else {
 			fprintf(stderr,
 			    "usage: fftw_prog [--seed S] [--out FILE] "
-			    "[--compare FILE] [--kill PID] | --bench\n");
+			    "[--compare FILE] [--kill PID] [--fork] | "
+			    "--bench\n");
 			return 2;
 		}
 	}

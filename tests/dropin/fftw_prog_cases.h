@@ -201,6 +201,24 @@ X(run_case)(const tcase *tc, const layout *L, uint64_t seed, long double **res)
 		kill(kill_pid, SIGKILL);
 		kill_pid = 0;
 	}
+	if (fork_after_plan) {
+		// --fork: the rest runs in a child forked between this plan
+		// and its execution; this process ends with the child's
+		// status, flushing nothing of its own (the child has the
+		// same buffered output).
+		fork_after_plan = 0;
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fftw_prog: fork");
+			_exit(2);
+		}
+		if (pid > 0) {
+			int st = 0;
+			while (waitpid(pid, &st, 0) < 0) { }
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 3);
+		}
+	}
 	R *in = a_in, *out = a_out;
 	if (tc->api == API_NEWARRAY) {
 		b_in  = X(fill)(isz);

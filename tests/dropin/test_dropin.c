@@ -14,7 +14,8 @@
 // the 132 executions), that FFTD_FFTW3_MIN keeps small
 // transforms in FFTW, that without a daemon everything runs in FFTW, and
 // that a daemon killed between a plan and its execution costs nothing but
-// the fallback to FFTW.
+// the fallback to FFTW, and that a child forked between a plan and its
+// execution runs its transforms in FFTW instead of aborting.
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -301,6 +302,35 @@ test_daemon_killed(void **state)
 	assert_true(count_lines("killed.err", "the daemon was lost") > 0);
 }
 
+// test_forked_child: the program forks between its first plan (made by
+// the daemon) and that plan's execution, and runs the rest in the child,
+// where libfftd refuses every call (NNG is not fork-safe): the child's
+// first execution falls back to FFTW, every later plan runs in FFTW, the
+// results equal the plain run's, and nothing aborts.
+static void
+test_forked_child(void **state)
+{
+	(void) state;
+	plain();
+	char url[400];
+	snprintf(url, sizeof(url), "FFTD_URL=%s", D.url);
+	const char *const env[]
+	    = { url, "FFTD_FFTW3_MIN=0", "FFTD_FFTW3_LOG=debug", NULL };
+	uint64_t before = executes();
+	assert_int_equal(preloaded("forked", env, "--fork", NULL), 0);
+	assert_int_equal(count_lines("forked.out", "fftw_prog: 57 passed"), 1);
+	// The parent's plan, and its execution in the child refused.
+	assert_int_equal(count_lines("forked.err", "-> daemon"), 1);
+	assert_int_equal(count_lines("forked.err", "the daemon failed ("), 1);
+	// Every later plan the daemon could have served, refused saying why.
+	assert_int_equal(count_lines("forked.err",
+	                     "-> fftw (the daemon refused the plan: transform "
+	                     "not supported by the chosen backend: libfftd "
+	                     "cannot run in a process forked"),
+	    DAEMON_PLANS - 1);
+	assert_int_equal(executes() - before, 0);
+}
+
 int
 main(void)
 {
@@ -321,6 +351,7 @@ main(void)
 		cmocka_unit_test(test_through_daemon),
 		cmocka_unit_test(test_threshold),
 		cmocka_unit_test(test_no_daemon),
+		cmocka_unit_test(test_forked_child),
 		cmocka_unit_test_teardown(
 		    test_daemon_killed, fftd_test_local_teardown),
 	};
