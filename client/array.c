@@ -168,7 +168,8 @@ void
 fftd_array_destroy(fftd_array *arr)
 {
 	if (fftd__forked()) {
-		return; // the parent's: see fork.c
+		free(arr); // this process's copy; no daemon call (fork.c)
+		return;
 	}
 	if (arr == NULL) {
 		return;

@@ -6,11 +6,13 @@
 // so a request made there could only abort or hang. Instead: libfftd
 // notes the fork (pthread_atfork, registered before its first NNG call),
 // refuses in the child every call that would need NNG or the parent's
-// connection with FFTD_EUNSUPPORTED, and leaves the child's copies of the
-// parent's objects alone on close and destroy (neither closed nor freed:
-// the connections, sessions and shared memory are the parent's, which
-// goes on using them). A process that forks before its first
-// fftd_client_open is not affected: its children may use libfftd.
+// connection with FFTD_EUNSUPPORTED, and on destroy and close makes no
+// daemon call: a plan's or an array's handle (plain memory, the child's
+// own copy) is freed; clients, buffers and streams are left as they are
+// (their NNG sockets cannot be closed here, and their locks may have been
+// held by a thread that did not survive the fork), a bounded leak of the
+// child. A process that forks before its first fftd_client_open is not
+// affected: its children may use libfftd.
 //
 // Threads: any; the flag is atomic and the handler runs once per fork.
 

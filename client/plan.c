@@ -224,7 +224,8 @@ void
 fftd_plan_destroy(fftd_plan *plan)
 {
 	if (fftd__forked()) {
-		return; // the parent's: see fork.c
+		free(plan); // this process's copy; no daemon call (fork.c)
+		return;
 	}
 	if (plan == NULL) {
 		return;

@@ -36,8 +36,9 @@
 // cannot reach a daemon (NNG, which carries its connections, is not
 // fork-safe): there every call that would fails with FFTD_EUNSUPPORTED
 // (fftd_last_error says why), fftd_request_done returns 1, and the close
-// and destroy calls return at once, leaving the parent's connections and
-// objects to the parent. A process forked before that is not affected.
+// and destroy calls make no daemon call (plans and arrays free the child's
+// copy of their handle; clients, buffers and streams are left as they
+// are). A process forked before that is not affected.
 
 #ifndef FFTD_H
 #define FFTD_H
