@@ -178,7 +178,9 @@ slot_at(const fftd_stream *st, int i)
 void *
 fftd_stream_input(fftd_stream *st)
 {
-	if (st == NULL || st->pending == st->depth) {
+	// A forked child gets no slot: the ring is shared with the parent's
+	// daemon session (fork.c).
+	if (st == NULL || st->pending == st->depth || fftd__forked()) {
 		return NULL;
 	}
 	return slot_at(st, st->head);

@@ -35,10 +35,11 @@
 // Fork: in a process forked after its first fftd_client_open, libfftd
 // cannot reach a daemon (NNG, which carries its connections, is not
 // fork-safe): there every call that would fails with FFTD_EUNSUPPORTED
-// (fftd_last_error says why), fftd_request_done returns 1, and the close
-// and destroy calls make no daemon call (plans and arrays free the child's
-// copy of their handle; clients, buffers and streams are left as they
-// are). A process forked before that is not affected.
+// (fftd_last_error says why), fftd_stream_input returns NULL (a stream's
+// slots are shared with the parent), fftd_request_done returns 1, and the
+// close and destroy calls make no daemon call (plans and arrays free the
+// child's copy of their handle; clients, buffers and streams are left as
+// they are). A process forked before that is not affected.
 
 #ifndef FFTD_H
 #define FFTD_H

@@ -7,12 +7,15 @@
 //   - a child forked before this process first used fftd opens its own
 //     client and executes as any process does (the test runs first, before
 //     anything here has touched NNG);
-//   - a child forked after the parent opened a client, made a plan and a
-//     buffer gets FFTD_EUNSUPPORTED, saying why, from fftd_client_open,
-//     fftd_ping, fftd_execute, fftd_execute_async and fftd_plan_create;
-//     its destroy and close calls return without touching the parent's
-//     connection; it exits normally (no abort, no hang: at most 20 s);
-//   - the parent's client works on after the child exits: a fresh random
+//   - a child forked after the parent opened a client, made a plan, a
+//     buffer and a stream gets FFTD_EUNSUPPORTED, saying why, from
+//     fftd_client_open, fftd_ping, fftd_execute, fftd_execute_async,
+//     fftd_plan_create and fftd_stream_submit, and no slot from
+//     fftd_stream_input; its destroy and close calls return without
+//     touching the parent's connection; it exits normally (no abort, no
+//     hang: at most 20 s);
+//   - the parent's client and stream work on after the child exits: a
+//     stream execution, and a fresh random
 //     f64 C2C transform against FFTW in long double within fftd_ref_bound,
 //     output poisoned.
 // Each child reports through its exit status (the number of the failed
@@ -165,6 +168,8 @@ test_fork_after_use(void **state)
 	assert_int_equal(fftd_plan_create(c, &desc, &p), FFTD_OK);
 	fftd_buffer *buf = NULL;
 	assert_int_equal(fftd_buffer_create(c, 4096, &buf), FFTD_OK);
+	fftd_stream *st = NULL;
+	assert_int_equal(fftd_stream_open(p, 2, &st), FFTD_OK);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -188,7 +193,15 @@ test_fork_after_use(void **state)
 		if (!refused(fftd_plan_create(c, &desc, &p2)) || p2 != NULL) {
 			_exit(24);
 		}
+		// The stream's slots are shared with the parent's session.
+		if (fftd_stream_input(st) != NULL) {
+			_exit(25);
+		}
+		if (!refused(fftd_stream_submit(st, in))) {
+			_exit(26);
+		}
 		// The parent's objects: left alone, no NNG call, no hang.
+		fftd_stream_close(st);
 		fftd_buffer_destroy(buf);
 		fftd_plan_destroy(p);
 		fftd_client_close(c);
@@ -198,6 +211,24 @@ test_fork_after_use(void **state)
 	// The parent's client, plan and buffer are still its own.
 	assert_int_equal(fftd_ping(c, NULL), FFTD_OK);
 	assert_non_null(fftd_buffer_data(buf));
+	// The stream too: one execution of fresh input through it, against
+	// FFTW in long double.
+	fftd__shape sh;
+	char        msg[256];
+	assert_int_equal(
+	    fftd__shape_resolve(&desc, NULL, &sh, msg, sizeof(msg)), FFTD_OK);
+	static double sin_[2 * N], sout[2 * N];
+	fftd_ref_fill_input(sin_, &sh, sd + 1);
+	fftd_ref_poison(sout, sizeof(sout));
+	assert_non_null(fftd_stream_input(st));
+	assert_int_equal(fftd_stream_submit(st, sin_), FFTD_OK);
+	assert_int_equal(fftd_stream_wait(st, sout, NULL), FFTD_OK);
+	long double *ref = fftd_ref_transform(&sh, sin_);
+	assert_non_null(ref);
+	double err = fftd_ref_rel_l2(&sh, sout, ref);
+	free(ref);
+	assert_true(err <= fftd_ref_bound(&sh));
+	fftd_stream_close(st);
 	fftd_buffer_destroy(buf);
 	fftd_plan_destroy(p);
 	check_transform(c, sd);
