@@ -34,11 +34,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "fftd.h"
 #include "json.h"
-#include "lib/daemon.h"
+#include "lib/connect.h"
 #include "tc.h" // the host's IEEE binary16 conversions
 
 #define NOISE 0.05
@@ -120,12 +120,11 @@ urand(void)
 	return (double) (g_rng >> 11) * 0x1p-52 - 1.0;
 }
 
+// now_ms is CLOCK_MONOTONIC in milliseconds.
 static double
 now_ms(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec * 1e3 + (double) t.tv_nsec * 1e-6;
+	return (double) fftd__mono_ns() * 1e-6;
 }
 
 static int
@@ -449,24 +448,10 @@ main(int argc, char **argv)
 		    "[--reps R (1..256)] [--quick]\n");
 		return 2;
 	}
-	fftd_test_daemon daemon = { 0 };
-	if (o.url == NULL) {
-		if (o.spawn != NULL) {
-			setenv("FFTD_BIN", o.spawn, 1);
-		}
-		if (fftd_test_daemon_start(&daemon, NULL, NULL) != 0) {
-			return 1;
-		}
-		o.url = daemon.url;
-	}
-	fftd_client *cl = NULL;
-	int          rv = fftd_client_open(&cl, o.url, 600000);
-	if (rv != FFTD_OK) {
-		fprintf(stderr, "auto: fftd_client_open %s: %s: %s\n", o.url,
-		    fftd_err_name(rv), fftd_last_error());
-		if (daemon.pid) {
-			fftd_test_daemon_stop(&daemon);
-		}
+	fftd_test_daemon daemon;
+	fftd_client     *cl = NULL;
+	if (fftd_bench_connect("auto", o.url, o.spawn, 600000, &daemon, &cl)
+	    != 0) {
 		return 1;
 	}
 	fftd_info info;

@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "json.h"
-#include "lib/daemon.h"
+#include "lib/connect.h"
 
 #define NCASES 4
 #define MAX_SIZES 4
@@ -536,24 +536,11 @@ main(int argc, char **argv)
 		}
 	}
 #endif
-	fftd_test_daemon daemon = { 0 };
-	if (o.url == NULL) {
-		if (o.spawn != NULL) {
-			setenv("FFTD_BIN", o.spawn, 1);
-		}
-		if (fftd_test_daemon_start(&daemon, NULL, NULL) != 0) {
-			return 1;
-		}
-		o.url = daemon.url;
-	}
-	fftd_client *cl = NULL;
-	int          rv = fftd_client_open(&cl, o.url, 600000);
-	if (rv != FFTD_OK) {
-		fprintf(stderr, "pipelines: fftd_client_open %s: %s: %s\n",
-		    o.url, fftd_err_name(rv), fftd_last_error());
-		if (daemon.pid) {
-			fftd_test_daemon_stop(&daemon);
-		}
+	fftd_test_daemon daemon;
+	fftd_client     *cl = NULL;
+	if (fftd_bench_connect(
+	        "pipelines", o.url, o.spawn, 600000, &daemon, &cl)
+	    != 0) {
 		return 1;
 	}
 	fftd_info info;
