@@ -68,6 +68,27 @@ wait_child(pid_t pid)
 	return code;
 }
 
+// shape_of resolves d as the daemon does, for the reference.
+static void
+shape_of(const fftd_plan_desc *d, fftd__shape *sh)
+{
+	char msg[256];
+	assert_int_equal(
+	    fftd__shape_resolve(d, NULL, sh, msg, sizeof(msg)), FFTD_OK);
+}
+
+// assert_like_fftw asserts that out is the transform sh of in within
+// fftd_ref_bound of FFTW in long double.
+static void
+assert_like_fftw(const fftd__shape *sh, const double *in, const double *out)
+{
+	long double *ref = fftd_ref_transform(sh, in);
+	assert_non_null(ref);
+	double err = fftd_ref_rel_l2(sh, out, ref);
+	free(ref);
+	assert_true(err <= fftd_ref_bound(sh));
+}
+
 // check_transform runs a fresh f64 C2C transform of N points on c and
 // compares it with FFTW in long double.
 static void
@@ -76,21 +97,15 @@ check_transform(fftd_client *c, uint64_t sd)
 	int64_t        n[1] = { N };
 	fftd_plan_desc d;
 	fftd__shape    sh;
-	char           msg[256];
 	fftd_plan_desc_init(&d, 1, n, FFTD_C2C, FFTD_F64);
-	assert_int_equal(
-	    fftd__shape_resolve(&d, NULL, &sh, msg, sizeof(msg)), FFTD_OK);
+	shape_of(&d, &sh);
 	fftd_plan *p = NULL;
 	assert_int_equal(fftd_plan_create(c, &d, &p), FFTD_OK);
 	double in[2 * N], out[2 * N];
 	fftd_ref_fill_input(in, &sh, sd);
 	fftd_ref_poison(out, sizeof(out));
 	assert_int_equal(fftd_execute(p, in, out), FFTD_OK);
-	long double *ref = fftd_ref_transform(&sh, in);
-	assert_non_null(ref);
-	double err = fftd_ref_rel_l2(&sh, out, ref);
-	free(ref);
-	assert_true(err <= fftd_ref_bound(&sh));
+	assert_like_fftw(&sh, in, out);
 	fftd_plan_destroy(p);
 }
 
@@ -214,20 +229,14 @@ test_fork_after_use(void **state)
 	// The stream too: one execution of fresh input through it, against
 	// FFTW in long double.
 	fftd__shape sh;
-	char        msg[256];
-	assert_int_equal(
-	    fftd__shape_resolve(&desc, NULL, &sh, msg, sizeof(msg)), FFTD_OK);
+	shape_of(&desc, &sh);
 	static double sin_[2 * N], sout[2 * N];
 	fftd_ref_fill_input(sin_, &sh, sd + 1);
 	fftd_ref_poison(sout, sizeof(sout));
 	assert_non_null(fftd_stream_input(st));
 	assert_int_equal(fftd_stream_submit(st, sin_), FFTD_OK);
 	assert_int_equal(fftd_stream_wait(st, sout, NULL), FFTD_OK);
-	long double *ref = fftd_ref_transform(&sh, sin_);
-	assert_non_null(ref);
-	double err = fftd_ref_rel_l2(&sh, sout, ref);
-	free(ref);
-	assert_true(err <= fftd_ref_bound(&sh));
+	assert_like_fftw(&sh, sin_, sout);
 	fftd_stream_close(st);
 	fftd_buffer_destroy(buf);
 	fftd_plan_destroy(p);
