@@ -30,7 +30,12 @@
 // way. The stages' twiddles come from tables made once per call in double
 // and rounded once, laid out so that neighbouring threads read
 // neighbouring entries (stage_off); the four-step twiddle W_N^(k1 t2) is
-// sincospif of an exact fraction (tables for it are a measured variant).
+// sincospif of an exact fraction for every fourth output and products by
+// a step between (pass1_k). Pass 1 reads and transforms only the lower
+// half of each column, the upper half being past N/2 (half_dft16), and
+// every run of shared-memory points a thread touches is one address and
+// constant offsets (Geo::run): on the H200 the integer arithmetic of
+// generic indexing was ~40% of pass 2's instructions.
 //
 // The scan computes each searched sample's key as mf_fused.cu's scan does
 // (|z|^2 rounded toward zero to f32 — here computed in f32 — above the
@@ -104,28 +109,96 @@ stage_off(int m, int ns)
 // n NF + f. Rows (pass 2): butterfly first, point n of FFT f at f PITCH +
 // n + n / 16 (the pad after every 16 points spreads the span-1 stage's
 // stores, stride 16 points, over the banks; PITCH = 2 mod 16 points does
-// the same for the scan's reads, 8 rows by 2 runs of 16 points).
+// the same for the scan's reads, 8 rows by 2 runs of 16 points). With 8
+// columns, a pad of 8 points after every 16 rows puts the 4 rows that a
+// warp's first-stage stores touch (16 points apart) in alternate halves
+// of the banks (2 wavefronts a store instead of 4); 16 columns need none.
 template <int M_, int NF, bool COLS> struct Geo {
-	static constexpr int M      = M_;
-	static constexpr int T      = NF * M / kPts;
-	static constexpr int PITCH  = M + M / 16 + 2;
-	static constexpr int POINTS = COLS ? NF * M : NF * PITCH;
+	static_assert(!COLS || NF == 8 || NF == 16, "8 or 16 columns");
+	static constexpr int M     = M_;
+	static constexpr int T     = NF * M / kPts;
+	static constexpr int PITCH = M + M / 16 + 2;
+	static constexpr int CPAD  = NF == 8 ? 8 : 0;
+	static constexpr int POINTS
+	    = COLS ? NF * M + M / 16 * CPAD : NF * PITCH;
 	static __device__ __forceinline__ int at(int f, int n)
 	{
-		return COLS ? n * NF + f : f * PITCH + n + (n >> 4);
+		return COLS ? n * NF + f + (n >> 4) * CPAD
+		            : f * PITCH + n + (n >> 4);
 	}
+	// run<STEP>() is at(f, n + STEP) - at(f, n) for the runs the passes
+	// make: STEP a multiple of 16 (every run's points then have the same
+	// pads between them), or STEP 1 from an n that is a multiple of 16,
+	// at most 16 points (no pad inside), so that a run's addresses are
+	// one sum and constant offsets.
+	template <int STEP> static __host__ __device__ constexpr int run()
+	{
+		static_assert(STEP == 1 || STEP % 16 == 0, "run step");
+		return STEP == 1 ? (COLS ? NF : 1)
+		    : COLS       ? STEP * NF + STEP / 16 * CPAD
+		                 : STEP + STEP / 16;
+	}
+	// split numbers butterfly bi of a stage with b butterflies an FFT
+	// (unsigned: b and NF are powers of two).
 	static __device__ __forceinline__ void split(
 	    int bi, int b, int &f, int &j)
 	{
+		const unsigned u = (unsigned) bi;
 		if (COLS) {
-			f = bi % NF;
-			j = bi / NF;
+			f = (int) (u % NF);
+			j = (int) (u / NF);
 		} else {
-			j = bi % b;
-			f = bi / b;
+			j = (int) (u % (unsigned) b);
+			f = (int) (u / (unsigned) b);
 		}
 	}
 };
+
+// load_run reads points n0 + r STEP (r < R) of FFT f into v, store_run
+// writes them: by Geo::run's constant offsets where STEP allows.
+template <class G, int R, int STEP>
+__device__ __forceinline__ void
+load_run(const float2 *s, int f, int n0, float2 *v)
+{
+	if constexpr (STEP % 16 == 0) {
+		const float2 *p = s + G::at(f, n0);
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			v[r] = p[r * G::template run<STEP>()];
+	} else {
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			v[r] = s[G::at(f, n0 + r * STEP)];
+	}
+}
+
+template <class G, int R, int STEP>
+__device__ __forceinline__ void
+store_run(float2 *s, int f, int n0, const float2 *v)
+{
+	if constexpr (STEP % 16 == 0) {
+		float2 *p = s + G::at(f, n0);
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			p[r * G::template run<STEP>()] = v[r];
+	} else {
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			s[G::at(f, n0 + r * STEP)] = v[r];
+	}
+}
+
+// store_run16 writes v[0..15] to points n0 .. n0 + 15 of FFT f, n0 a
+// multiple of 16 (the first stage's outputs).
+template <class G>
+__device__ __forceinline__ void
+store_run16(float2 *s, int f, int n0, const float2 *v)
+{
+	float2 *p = s + G::at(f, n0);
+#pragma unroll
+	for (int r = 0; r < 16; r++)
+		p[r * G::template run<1>()] = v[r];
+}
 
 // twiddle multiplies butterfly v's point r by W_M^(jm r M / (NS R)), from
 // the stage twiddle table tab (stage_off). (Read from a table of W_M^m by
@@ -155,22 +228,18 @@ stage_mid(float2 *s, const float2 *tab)
 	for (int u = 0; u < U; u++) {
 		int f, j;
 		G::split(threadIdx.x + u * G::T, B, f, j);
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			v[u * R + r] = s[G::at(f, j + r * B)];
+		load_run<G, R, B>(s, f, j, v + u * R);
 	}
 	__syncthreads();
 #pragma unroll
 	for (int u = 0; u < U; u++) {
 		int f, j;
 		G::split(threadIdx.x + u * G::T, B, f, j);
-		const int jm = j % NS;
+		const int jm = (int) ((unsigned) j % NS);
 		twiddle<G::M, R, NS>(v + u * R, jm, tab);
 		SmallDft<R, true>::run(v + u * R);
-		const int d = (j / NS) * NS * R + jm;
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			s[G::at(f, d + r * NS)] = v[u * R + r];
+		const int d = (int) ((unsigned) j / NS) * NS * R + jm;
+		store_run<G, R, NS>(s, f, d, v + u * R);
 	}
 	__syncthreads();
 }
@@ -194,14 +263,13 @@ __device__ __forceinline__ void
 first_store(float2 *v, float2 *s)
 {
 	constexpr int R = radix_at(G::M, 1), B = G::M / R, U = kPts / R;
+	static_assert(R == 16, "the first stage is radix 16");
 #pragma unroll
 	for (int u = 0; u < U; u++) {
 		int f, j;
 		G::split(threadIdx.x + u * G::T, B, f, j);
 		SmallDft<R, true>::run(v + u * R);
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			s[G::at(f, j * R + r)] = v[u * R + r];
+		store_run16<G>(s, f, j * R, v + u * R);
 	}
 	__syncthreads();
 }
@@ -218,15 +286,13 @@ last_dft(const float2 *s, float2 *v, const float2 *tab)
 	for (int u = 0; u < U; u++) {
 		int f, j;
 		G::split(threadIdx.x + u * G::T, B, f, j);
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			v[u * R + r] = s[G::at(f, j + r * B)];
+		load_run<G, R, B>(s, f, j, v + u * R);
 	}
 #pragma unroll
 	for (int u = 0; u < U; u++) {
 		int f, j;
 		G::split(threadIdx.x + u * G::T, B, f, j);
-		twiddle<G::M, R, NS>(v + u * R, j % NS, tab);
+		twiddle<G::M, R, NS>(v + u * R, (int) ((unsigned) j % NS), tab);
 		SmallDft<R, true>::run(v + u * R);
 	}
 }
@@ -239,7 +305,8 @@ last_out(int u, int r, int &f, int &n)
 	constexpr int NS = last_span(G::M), R = G::M / NS, B = G::M / R;
 	int           j;
 	G::split(threadIdx.x + u * G::T, B, f, j);
-	n = (j / NS) * NS * R + j % NS + r * NS;
+	n = (int) ((unsigned) j / NS) * NS * R + (int) ((unsigned) j % NS)
+	    + r * NS;
 }
 
 __device__ __forceinline__ u64
@@ -260,15 +327,64 @@ warp_sum(double v)
 	return v;
 }
 
+// half_dft16 is SmallDft<16, true> of x[0..7] and eight zeros (the upper
+// half of a pass-1 column is past N/2, where q is zero): the 4 x 4 split of
+// SmallDft<16> whose first 4-point DFTs have two zero inputs each.
+__device__ __forceinline__ void
+half_dft16(float2 *x)
+{
+	const float c1 = 0.92387953251128675613f, s1 = 0.38268343236508977173f,
+	            r = 0.70710678118654752440f;
+	float2 y[4][4];
+#pragma unroll
+	for (int n2 = 0; n2 < 4; n2++) {
+		const float2 a = x[n2], b = x[4 + n2];
+		const float2 ib = make_float2(-b.y, b.x); // +i b (inverse)
+		y[n2][0]        = make_float2(a.x + b.x, a.y + b.y);
+		y[n2][1]        = make_float2(a.x + ib.x, a.y + ib.y);
+		y[n2][2]        = make_float2(a.x - b.x, a.y - b.y);
+		y[n2][3]        = make_float2(a.x - ib.x, a.y - ib.y);
+	}
+	y[1][1] = cmul(y[1][1], make_float2(c1, s1));
+	y[1][2] = cmul(y[1][2], make_float2(r, r));
+	y[1][3] = cmul(y[1][3], make_float2(s1, c1));
+	y[2][1] = cmul(y[2][1], make_float2(r, r));
+	y[2][2] = make_float2(-y[2][2].y, y[2][2].x);
+	y[2][3] = cmul(y[2][3], make_float2(-r, r));
+	y[3][1] = cmul(y[3][1], make_float2(s1, c1));
+	y[3][2] = cmul(y[3][2], make_float2(-r, r));
+	y[3][3] = cmul(y[3][3], make_float2(-c1, -s1));
+#pragma unroll
+	for (int k1 = 0; k1 < 4; k1++) {
+		float2 v[4] = { y[0][k1], y[1][k1], y[2][k1], y[3][k1] };
+		SmallDft<4, true>::run(v);
+#pragma unroll
+		for (int k2 = 0; k2 < 4; k2++)
+			x[k1 + 4 * k2] = v[k2];
+	}
+}
+
 // Pass 1: block (g, b) transforms columns k1 in [g C, g C + C) of template
 // b's product (M2 = N2 points each) and writes them, twiddled, to A (rows
 // of M1); its sum of |h|^2 / S goes to partial[b][g] (a fixed order).
-template <int M2, int M1, int C, bool SIN, int MINB>
+//
+// Point r of a first-stage butterfly is k2 = j + r M2 / 16, so r >= 8 is
+// k >= N/2, where q is zero but for k = N/2 itself (k1 = 0, j = 0, r = 8:
+// thread 0 of block 0): only the lower half is read and transformed
+// (half_dft16), and that one point is added to thread 0's outputs, times
+// W_16^(8 m) = (-1)^m. This halves the loads and the registers they hold,
+// which bound the pass's occupancy.
+//
+// The four-step twiddle W_N^(k1 t2) of a thread's outputs t2 = base_u + r
+// NS is W_N^(k1 base_u) W_N^(k1 NS r): sincospif of exact fractions for
+// every fourth r, and products by the step W_N^(k1 NS) in between (at most
+// three deep, so within a few ulp of the exact value), instead of a
+// sincospif per output (about a third of the pass's instructions).
+template <int M2, int M1, int C, int MINB>
 __global__ void
 __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
     int64_t nbins, const float2 *w, const double *is, int64_t kmin,
-    int64_t kmax, const float2 *st2, const float2 *tab2, const float2 *tabl,
-    const float2 *tabf, double *partial)
+    int64_t kmax, const float2 *st2, double *partial)
 {
 	using G = Geo<M2, C, true>;
 	extern __shared__ float2 smem[];
@@ -276,14 +392,15 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 	const int                b = blockIdx.y, k10 = blockIdx.x * C;
 	const float2            *h = tpl + nbins * b;
 	constexpr int R0 = radix_at(M2, 1), B0 = M2 / R0, U0 = kPts / R0;
-	float2        v[kPts];
-	double        acc = 0;
+	static_assert(R0 == 16, "the first stage is radix 16");
+	float2 v[kPts];
+	double acc = 0;
 #pragma unroll
 	for (int u = 0; u < U0; u++) {
 		int f, j;
 		G::split(threadIdx.x + u * G::T, B0, f, j);
 #pragma unroll
-		for (int r = 0; r < R0; r++) {
+		for (int r = 0; r < R0 / 2; r++) {
 			const int64_t k = k10 + f + (int64_t) M1 * (j + r * B0);
 			float2        q = make_float2(0.0f, 0.0f);
 			if (k >= kmin && k < kmax) {
@@ -291,39 +408,67 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 				// as mf_fused.cu's product_sigma_k, op for op
 				q = make_float2(hv.x * wv.x + hv.y * wv.y,
 				    hv.x * wv.y - hv.y * wv.x);
-				const double hr = hv.x, hi = hv.y;
-				acc += (hr * hr + hi * hi) * is[k];
+				// |h|^2 rounded once to f32, summed in double
+				acc += (double) fmaf(hv.x, hv.x, hv.y * hv.y)
+				    * is[k];
 			}
 			v[u * R0 + r] = q;
 		}
 	}
-	first_store<G>(v, smem);
+	// the bin N/2, when it is in the band
+	const int64_t kn = (int64_t) M1 * M2 / 2;
+	float2        qn = make_float2(0.0f, 0.0f);
+	const bool    nyq
+	    = blockIdx.x == 0 && threadIdx.x == 0 && kn >= kmin && kn < kmax;
+	if (nyq) {
+		const float2 hv = h[kn], wv = w[kn];
+		qn = make_float2(
+		    hv.x * wv.x + hv.y * wv.y, hv.x * wv.y - hv.y * wv.x);
+		acc += (double) fmaf(hv.x, hv.x, hv.y * hv.y) * is[kn];
+	}
+#pragma unroll
+	for (int u = 0; u < U0; u++)
+		half_dft16(v + u * R0);
+	if (nyq) {
+#pragma unroll
+		for (int m = 0; m < R0; m++) {
+			v[m].x += m % 2 == 0 ? qn.x : -qn.x;
+			v[m].y += m % 2 == 0 ? qn.y : -qn.y;
+		}
+	}
+	{
+		constexpr int B = M2 / R0;
+#pragma unroll
+		for (int u = 0; u < U0; u++) {
+			int f, j;
+			G::split(threadIdx.x + u * G::T, B, f, j);
+			store_run16<G>(smem, f, j * R0, v + u * R0);
+		}
+		__syncthreads();
+	}
 	mid_stages<G, R0>(smem, st2);
 	last_dft<G>(smem, v, st2);
 	constexpr int NS = last_span(M2), R = M2 / NS, U = kPts / R;
 	float2       *a = A + (int64_t) b * M1 * M2;
+	// k1 is the same for all of a thread's butterflies (T is a multiple
+	// of C); 2 k1 t2 / N is exact in f32 (k1 t2 < N <= 2^24).
+	int f0, t0;
+	last_out<G>(0, 0, f0, t0);
+	const int   k1 = k10 + f0;
+	const float sc = 2.0f / (M1 * M2);
+	float2      step;
+	sincospif((float) (k1 * NS) * sc, &step.y, &step.x);
 #pragma unroll
 	for (int u = 0; u < U; u++) {
+		float2 tw = make_float2(1.0f, 0.0f);
 #pragma unroll
 		for (int r = 0; r < R; r++) {
 			int f, t2;
 			last_out<G>(u, r, f, t2);
-			// W_N^(k1 t2) = W_N^(k10 t2) W_N^(f t2): the first
-			// the same for a half-warp (one t2), the second from
-			// tabf[t2][f], neighbouring f neighbouring entries.
-			const int k1 = k10 + f;
-			float2    tw;
-			if (SIN) {
-				// k1 t2 < N <= 2^24: 2 k1 t2 / N is exact
-				sincospif(
-				    (float) (k1 * t2) * (2.0f / (M1 * M2)),
-				    &tw.y, &tw.x);
-			} else {
-				const int m = k10 * t2; // m < N
-				tw          = cmul(cmul(__ldg(tab2 + m / M1),
-				                       __ldg(tabl + m % M1)),
-				             __ldg(tabf + t2 * C + f));
-			}
+			if (r % 4 == 0)
+				sincospif((float) (k1 * t2) * sc, &tw.y, &tw.x);
+			else
+				tw = cmul(tw, step);
 			a[(int64_t) t2 * M1 + k1] = cmul(v[u * R + r], tw);
 		}
 	}
@@ -388,82 +533,116 @@ __launch_bounds__(RR *M1 / kPts)
 	constexpr int NS = last_span(M1), R = M1 / NS, U = kPts / R;
 #pragma unroll
 	for (int u = 0; u < U; u++) {
-#pragma unroll
-		for (int r = 0; r < R; r++) {
-			int f, n;
-			last_out<G>(u, r, f, n);
-			smem[G::at(f, n)] = v[u * R + r];
-		}
+		int f, n0;
+		last_out<G>(u, 0, f, n0);
+		store_run<G, R, NS>(smem, f, n0, v + u * R);
 	}
 	__syncthreads();
 	// The scan. Thread (f, g) takes row t20 + f's outputs t1 in [g P, g P
 	// + P), P = 16: its samples, M2 apart, run in order through the
-	// clustering windows, so it keeps the loudest key of the window it is
-	// in and merges it only when it leaves (cluster >= M2: at most every
-	// cluster / M2 samples); a warp writes runs of RR samples.
+	// clustering windows, so it keeps the loudest |z|^2 of the window it
+	// is in (f32 compares, the first on ties) and packs and merges it
+	// only when it leaves (cluster >= M2: at most every cluster / M2
+	// samples); the peak is the loudest of those windows. A warp writes
+	// runs of RR samples.
 	constexpr int P = RR * M1 / G::T;
 	static_assert(P == kPts, "samples per thread");
-	const int  f = threadIdx.x % RR, g = threadIdx.x / RR;
+	const int  f = (int) (threadIdx.x % RR), g = (int) (threadIdx.x / RR);
 	u64       *slot = sa.fkey + (u64) b * (u64) (1 + sa.nwin);
 	const bool wz   = sa.zout != NULL;
-	float2    *zrow = wz ? sa.zout + (int64_t) b * sa.ld - sa.q0 : NULL;
 	const int  tb = (int) sa.t_begin, width = (int) sa.width;
-	u64        peak = 0, kcur = 0;
-	bool       bad  = false;
-	int        wcur = -1, wend = 0; // window, its first sample past
-	auto       merge = [&]() {
-                if (kcur != 0) {
-                        if (shw)
-                                atomicMax(&wkey[wcur], kcur);
-                        else
-                                atomicMax(&slot[1 + wcur], kcur);
-                }
+	const int  s0  = t20 + f + M2 * g * P - tb; // sample k at s0 + k M2
+	float2 *zrow   = wz ? sa.zout + (int64_t) b * sa.ld - sa.q0 + tb : NULL;
+	const bool win = sa.nwin > 0;
+	// no windows: one window that holds every sample
+	const unsigned clus  = win ? sa.cluster : (unsigned) INT32_MAX;
+	const float2  *zs    = smem + G::at(f, g * P);
+	float          wbest = -1.0f, pbest = -1.0f; // no sample yet
+	int            wbs = 0, pbs = 0, wcur = 0;
+	int            wend = -1; // the window's last sample
+	bool           ovf = false, bad = false;
+	// flush ends the current window: its loudest goes to the window's
+	// key (when there are windows) and, if louder, becomes the peak.
+	auto flush = [&]() {
+		if (wbest >= 0.0f) {
+			if (win) {
+				const u64 key
+				    = ((u64) __float_as_uint(wbest) << 32)
+				    | (u64) (0xffffffffu - (unsigned) wbs);
+				if (shw)
+					atomicMax(&wkey[wcur], key);
+				else
+					atomicMax(&slot[1 + wcur], key);
+			}
+			if (wbest > pbest) {
+				pbest = wbest;
+				pbs   = wbs;
+			}
+		}
 	};
-#pragma unroll 4
-	for (int k = 0; k < P; k++) {
-		const int t1 = g * P + k;
-		const int t  = t20 + f + M2 * t1;
-		const int s  = t - tb; // in the searched span
-		if (s < 0 || s >= width)
-			continue;
-		const float2 z = smem[G::at(f, t1)];
-		if (wz)
-			zrow[t] = z;
+	// sample runs the window logic on the sample s whose |z|^2 is fz.
+	auto sample = [&](int s, float fz) {
+		if (s > wend) {
+			flush();
+			wcur              = (int) ((unsigned) s / clus);
+			const long long e = ((long long) wcur + 1) * clus - 1;
+			wend              = e < INT32_MAX ? (int) e : INT32_MAX;
+			wbest             = -1.0f;
+		}
+		if (fz > wbest) {
+			wbest = fz;
+			wbs   = s;
+		}
+	};
+	if (s0 < width && s0 + (P - 1) * M2 >= 0) {
 		// |z|^2 in f32 rounded toward zero (mf_fused.cu's scan rounds
 		// the double sum once: the two agree to an ulp, below the
-		// transform's own error); in double only where f32 overflows,
-		// as there (conversions to and from double run at 1/8 the FMA
-		// rate, and were 3 of pass 2's ~25 instructions a sample).
-		float fz  = __fmaf_rz(z.x, z.x, __fmul_rz(z.y, z.y));
-		u64   key = 0;
-		if (!(fz <= FLT_MAX)) {
-			const double m
-			    = (double) z.x * z.x + (double) z.y * z.y;
-			fz  = m <= DBL_MAX ? __double2float_rz(m) : fz;
-			bad = bad || !(m <= DBL_MAX);
+		// transform's own error). A sample where f32 overflows (or z
+		// is not finite) makes the thread scan again below, in double
+		// as mf_fused.cu does, so that this loop has no branch for it.
+#pragma unroll
+		for (int k = 0; k < P; k++) {
+			const int s = s0 + k * M2; // in the searched span
+			if ((unsigned) s >= (unsigned) width)
+				continue;
+			const float2 z = zs[k * G::template run<1>()];
+			if (wz)
+				zrow[s] = z;
+			const float fz
+			    = __fmaf_rz(z.x, z.x, __fmul_rz(z.y, z.y));
+			ovf = ovf || !(fz <= FLT_MAX);
+			sample(s, fz <= FLT_MAX ? fz : -1.0f);
 		}
-		if (fz <= FLT_MAX)
-			key = ((u64) __float_as_uint(fz) << 32)
-			    | (u64) (0xffffffffu - (unsigned) s);
-		peak = key > peak ? key : peak;
-		if (sa.nwin > 0) {
-			if (s >= wend) {
-				merge();
-				wcur = (int) ((unsigned) s / sa.cluster);
-				wend = (wcur + 1) * (int) sa.cluster;
-				wend = wend < 0 ? INT32_MAX : wend;
-				kcur = 0;
+		if (ovf) {
+			// The windows the first loop merged stay merged: the
+			// samples it dropped only made their keys smaller,
+			// and atomicMax keeps the larger.
+			wbest = pbest = -1.0f;
+			wend          = -1;
+			for (int k = 0; k < P; k++) {
+				const int s = s0 + k * M2;
+				if ((unsigned) s >= (unsigned) width)
+					continue;
+				const float2 z = zs[k * G::template run<1>()];
+				const double m
+				    = (double) z.x * z.x + (double) z.y * z.y;
+				if (!(m <= DBL_MAX)) {
+					bad = true;
+					continue;
+				}
+				sample(s, __double2float_rz(m));
 			}
-			kcur = key > kcur ? key : kcur;
 		}
+		flush();
 	}
-	if (sa.nwin > 0 && wcur >= 0)
-		merge();
 	if (bad)
 		atomicMin(sa.nonfinite, (u64) (sa.b0 + b));
-	peak = warp_max(peak);
+	const u64 peak = pbest >= 0.0f ? ((u64) __float_as_uint(pbest) << 32)
+	        | (u64) (0xffffffffu - (unsigned) pbs)
+	                               : 0;
+	u64       wp   = warp_max(peak);
 	if (lane == 0)
-		wpeak[threadIdx.x / 32] = peak;
+		wpeak[threadIdx.x / 32] = wp;
 	__syncthreads();
 	if (threadIdx.x == 0) {
 		u64 m = 0;
@@ -545,24 +724,19 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 
 // Tables is where each twiddle table of a shape sits in the one buffer:
 // st2 and st1, the stage tables of the M2- and M1-point FFTs (stage_off);
-// tab2, W_M2^m (m < M2); tabl, W_N^m (m < M1) (their product W_N^m for any
-// m < N); tab1, W_M1^m (m < M1, the gather); tabf, W_N^(f t2) at t2 C + f
-// (f < C, t2 < M2).
+// tab1, W_M1^m (m < M1, the gather).
 struct Tables {
-	int st2, st1, tab2, tabl, tab1, tabf, total;
+	int st2, st1, tab1, total;
 };
 
 __host__ __device__ inline Tables
-tables_of(int m2, int m1, int c)
+tables_of(int m2, int m1)
 {
 	Tables t;
 	t.st2   = 0;
 	t.st1   = t.st2 + stage_off(m2, m2);
-	t.tab2  = t.st1 + stage_off(m1, m1);
-	t.tabl  = t.tab2 + m2;
-	t.tab1  = t.tabl + m1;
-	t.tabf  = t.tab1 + m1;
-	t.total = t.tabf + c * m2;
+	t.tab1  = t.st1 + stage_off(m1, m1);
+	t.total = t.tab1 + m1;
 	return t;
 }
 
@@ -583,27 +757,18 @@ stage_entry(int m, int i)
 // tables_k writes the tables (Tables), each entry computed in double and
 // rounded once.
 __global__ void
-tables_k(float2 *tab, int m2, int m1, int c)
+tables_k(float2 *tab, int m2, int m1)
 {
-	const Tables t = tables_of(m2, m1, c);
-	const double n = (double) m1 * m2;
+	const Tables t = tables_of(m2, m1);
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < t.total;
 	     i += gridDim.x * blockDim.x) {
 		double x; // the angle / pi
 		if (i < t.st1)
 			x = stage_entry(m2, i - t.st2);
-		else if (i < t.tab2)
-			x = stage_entry(m1, i - t.st1);
-		else if (i < t.tabl)
-			x = 2.0 * (i - t.tab2) / m2;
 		else if (i < t.tab1)
-			x = 2.0 * (i - t.tabl) / n;
-		else if (i < t.tabf)
-			x = 2.0 * (i - t.tab1) / m1;
+			x = stage_entry(m1, i - t.st1);
 		else
-			x = 2.0
-			    * (double) (((i - t.tabf) % c) * ((i - t.tabf) / c))
-			    / n;
+			x = 2.0 * (i - t.tab1) / m1;
 		double sn, cs;
 		sincospi(x, &sn, &cs);
 		tab[i] = make_float2((float) cs, (float) sn);
@@ -619,7 +784,9 @@ struct Shape {
 	size_t s1, s2;
 };
 
-template <int M2, int M1, int C, int RR, bool SIN = false, int MINB = 1>
+// MINB, pass 1's blocks an SM must hold (launch bounds): by default half
+// the SM's threads, which caps the registers at 64 a thread.
+template <int M2, int M1, int C, int RR, int MINB = 1024 / Geo<M2, C, true>::T>
 Shape
 shape()
 {
@@ -629,7 +796,7 @@ shape()
 	s.m1    = M1;
 	s.c     = C;
 	s.rr    = RR;
-	s.p1    = (void *) pass1_k<M2, M1, C, SIN, MINB>;
+	s.p1    = (void *) pass1_k<M2, M1, C, MINB>;
 	s.p2    = (void *) pass2_k<M1, M2, RR>;
 	s.t1    = Geo<M2, C, true>::T;
 	s.t2    = Geo<M1, RR, false>::T;
@@ -646,24 +813,20 @@ static const Shape *
 shapes(int *count)
 {
 	static const Shape s[] = {
-		shape<64, 64, 16, 16, true>(),
-		shape<64, 128, 16, 16, true>(),
-		shape<128, 128, 16, 16, true>(),
-		shape<128, 256, 16, 16, true>(),
-		shape<256, 256, 16, 8, true>(),
-		shape<256, 512, 16, 4, true>(),
-		shape<512, 512, 16, 4, true>(),
-		shape<512, 1024, 16, 4, true>(),
-		shape<1024, 1024, 8, 4, true>(),
-		// variants, measured against the defaults on the H100
-		// (bench/pipelines, 1,024 templates): four-step twiddles from
-		// tables instead of sincospif, 0.95x at 2^17 and 0.97x at 2^20;
-		// 2^20 as 512 x 2048, 0.96x
+		shape<64, 64, 16, 16>(),
+		shape<64, 128, 16, 16>(),
+		shape<128, 128, 16, 16>(),
+		shape<128, 256, 16, 16>(),
+		shape<256, 256, 16, 8>(),
 		shape<256, 512, 16, 4>(),
+		shape<512, 512, 16, 4>(),
+		shape<512, 1024, 16, 4>(),
 		shape<1024, 1024, 8, 4>(),
-		shape<512, 2048, 16, 4, true>(),
-		shape<256, 512, 16, 4, true, 5>(),
-		shape<1024, 1024, 8, 4, true, 3>(),
+		// variants, measured against the defaults on the H200
+		// (bench/pipelines, 1,024 templates)
+		shape<256, 512, 16, 4, 3>(),
+		shape<1024, 1024, 8, 4, 1>(),
+		shape<1024, 1024, 16, 4, 1>(),
 	};
 	*count = (int) (sizeof(s) / sizeof(s[0]));
 	return s;
@@ -720,7 +883,7 @@ fftd__mf_fourstep_table_bytes(int64_t n)
 {
 	Shape s;
 	return find_shape(n, &s)
-	    ? sizeof(float2) * (size_t) tables_of(s.m2, s.m1, s.c).total
+	    ? sizeof(float2) * (size_t) tables_of(s.m2, s.m1).total
 	    : 0;
 }
 
@@ -730,10 +893,9 @@ fftd__mf_fourstep_tables(void *tab, int64_t n, void *stream)
 	Shape s;
 	if (!find_shape(n, &s))
 		return (int) cudaErrorInvalidValue;
-	const int total = tables_of(s.m2, s.m1, s.c).total;
+	const int total = tables_of(s.m2, s.m1).total;
 	tables_k<<<(total + 255) / 256, 256, 0,
-	    static_cast<cudaStream_t>(stream)>>>(
-	    (float2 *) tab, s.m2, s.m1, s.c);
+	    static_cast<cudaStream_t>(stream)>>>((float2 *) tab, s.m2, s.m1);
 	return (int) cudaGetLastError();
 }
 
@@ -752,12 +914,19 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 	    || ((uintptr_t) a->q % 8) != 0)
 		return (int) cudaErrorInvalidValue;
 	const float2 *tab  = (const float2 *) f->tab;
-	const Tables  tt   = tables_of(s.m2, s.m1, s.c);
+	const Tables  tt   = tables_of(s.m2, s.m1);
 	const float2 *st2t = tab + tt.st2, *st1 = tab + tt.st1,
-	             *tab2 = tab + tt.tab2, *tabl = tab + tt.tabl,
-	             *tab1 = tab + tt.tab1, *tabf = tab + tt.tabf;
+	             *tab1 = tab + tt.tab1;
+	// The largest shared-memory carveout: the passes' blocks an SM holds
+	// are bounded by their shared memory and registers, not by L1.
 	cudaError_t e = cudaFuncSetAttribute(
 	    s.p1, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) s.s1);
+	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(
+		    s.p1, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(
+		    s.p2, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(s.p2,
 		    cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -799,7 +968,6 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		void         *args1[] = { (void *) &Ap, (void *) &tpl,
 			        (void *) &f->nbins, (void *) &f->w, (void *) &f->is,
 			        (void *) &f->kmin, (void *) &f->kmax, (void *) &st2t,
-			        (void *) &tab2, (void *) &tabl, (void *) &tabf,
 			        (void *) &partial };
 		e                     = cudaLaunchKernel(s.p1,
 		                        dim3((unsigned) blocks1, (unsigned) nb),
