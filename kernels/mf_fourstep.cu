@@ -109,16 +109,17 @@ stage_off(int m, int ns)
 // n NF + f. Rows (pass 2): butterfly first, point n of FFT f at f PITCH +
 // n + n / 16 (the pad after every 16 points spreads the span-1 stage's
 // stores, stride 16 points, over the banks; PITCH = 2 mod 16 points does
-// the same for the scan's reads, 8 rows by 2 runs of 16 points). With 8
-// columns, a pad of 8 points after every 16 rows puts the 4 rows that a
-// warp's first-stage stores touch (16 points apart) in alternate halves
-// of the banks (2 wavefronts a store instead of 4); 16 columns need none.
+// the same for the scan's reads, 8 rows by 2 runs of 16 points). With NF
+// < 16 columns, a pad of NF points after every 16 rows spreads the 32 / NF
+// rows that a warp's first-stage stores touch (16 points apart) over the
+// banks: 2 wavefronts a store, the least for 32 points, instead of up to
+// 8; 16 columns need none.
 template <int M_, int NF, bool COLS> struct Geo {
-	static_assert(!COLS || NF == 8 || NF == 16, "8 or 16 columns");
+	static_assert(!COLS || NF == 4 || NF == 8 || NF == 16, "columns");
 	static constexpr int M     = M_;
 	static constexpr int T     = NF * M / kPts;
 	static constexpr int PITCH = M + M / 16 + 2;
-	static constexpr int CPAD  = NF == 8 ? 8 : 0;
+	static constexpr int CPAD  = NF < 16 ? NF : 0;
 	static constexpr int POINTS
 	    = COLS ? NF * M + M / 16 * CPAD : NF * PITCH;
 	static __device__ __forceinline__ int at(int f, int n)
@@ -775,8 +776,12 @@ tables_k(float2 *tab, int m2, int m1)
 	}
 }
 
-// The shapes: N = M1 M2, M1 = M2 or 2 M2; C columns per pass-1 block (16:
-// 128-byte runs of the template), RR rows per pass-2 block.
+// The shapes: N = M1 M2; C columns per pass-1 block (16: 128-byte runs of
+// the template), RR rows per pass-2 block. From 2^16 on, columns of 256
+// (pass 1 in two radix-16 stages, the 1,024-thread-per-SM blocks that
+// hide its loads best) and rows as long as N needs: on the H200, 2^20 as
+// 256 x 4096 ran 1.11x faster than as 1024 x 1024, whose columns took a
+// third stage and 8-column blocks (64-byte runs, 1.5 sectors each).
 struct Shape {
 	int    log2n, m2, m1, c, rr;
 	void  *p1, *p2;
@@ -819,14 +824,15 @@ shapes(int *count)
 		shape<128, 256, 16, 16>(),
 		shape<256, 256, 16, 8>(),
 		shape<256, 512, 16, 4>(),
+		shape<256, 1024, 16, 4>(),
+		shape<256, 2048, 16, 2>(),
+		shape<256, 4096, 16, 1>(),
+		// variants, measured against the defaults on the H200
+		// (bench/pipelines, 1,024 templates; see the shapes' comment)
 		shape<512, 512, 16, 4>(),
 		shape<512, 1024, 16, 4>(),
 		shape<1024, 1024, 8, 4>(),
-		// variants, measured against the defaults on the H200
-		// (bench/pipelines, 1,024 templates)
-		shape<256, 512, 16, 4, 3>(),
-		shape<1024, 1024, 8, 4, 1>(),
-		shape<1024, 1024, 16, 4, 1>(),
+		shape<256, 4096, 16, 2>(),
 	};
 	*count = (int) (sizeof(s) / sizeof(s[0]));
 	return s;
