@@ -34,6 +34,12 @@ fftd__log_set_level(fftd__log_level level)
 	atomic_store(&log_level, (int) level);
 }
 
+bool
+fftd__log_enabled(fftd__log_level level)
+{
+	return (int) level <= atomic_load(&log_level);
+}
+
 int
 fftd__log_parse_level(const char *s)
 {

@@ -20,6 +20,10 @@ typedef enum fftd__log_level {
 // fftd__log_set_level sets the most verbose level printed.
 void fftd__log_set_level(fftd__log_level level);
 
+// fftd__log_enabled says whether entries at level are printed (to skip
+// work done only for them).
+bool fftd__log_enabled(fftd__log_level level);
+
 // fftd__log_parse_level parses "error", "warn", "info" or "debug"; returns
 // -1 for anything else.
 int fftd__log_parse_level(const char *s);

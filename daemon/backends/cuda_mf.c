@@ -494,6 +494,23 @@ fftd__cuda_mf_bank(
 		rv = rc == 0 ? FFTD_OK
 		             : kern_fail(rc, "fftd__mf_weight", msg, msglen);
 	}
+	// The GPU's span from the first batch's start to the last one's end,
+	// for the debug line only (what of the batches' time the GPU is busy).
+	cudaEvent_t span[2] = { NULL, NULL };
+	if (rv == FFTD_OK && fftd__log_enabled(FFTD_LOG_DEBUG)) {
+		for (int i = 0; i < 2; i++) {
+			if (cudaEventCreate(&span[i]) != cudaSuccess) {
+				span[i] = NULL;
+			}
+		}
+		if (span[1] != NULL
+		    && (span[0] == NULL
+		        || cudaEventRecord(span[0], st->stream)
+		            != cudaSuccess)) {
+			(void) cudaEventDestroy(span[1]); // no figure
+			span[1] = NULL;
+		}
+	}
 	// Batch k + 1 is queued before the host reads batch k's slots.
 	int64_t pj0 = -1;
 	int     pnb = 0, buf = 0;
@@ -501,6 +518,9 @@ fftd__cuda_mf_bank(
 		int nb
 		    = a->count - j0 < g.batch ? (int) (a->count - j0) : g.batch;
 		rv = enqueue_batch(&g, j0, nb, buf, msg, msglen);
+		if (rv == FFTD_OK && span[1] != NULL) {
+			(void) cudaEventRecord(span[1], st->stream);
+		}
 		if (rv == FFTD_OK && pj0 >= 0) {
 			rv = finish_batch(&g, pj0, pnb, buf ^ 1, msg, msglen);
 		}
@@ -514,18 +534,30 @@ fftd__cuda_mf_bank(
 	if (rv == FFTD_OK) {
 		fftd__mf_triggers_finish(a, g.nheap);
 	}
-	double t3 = fftd__mono_s();
+	double t3    = fftd__mono_s();
+	float  gspan = -1;
+	if (span[1] != NULL && rv == FFTD_OK
+	    && cudaEventSynchronize(span[1]) == cudaSuccess
+	    && cudaEventElapsedTime(&gspan, span[0], span[1]) != cudaSuccess) {
+		gspan = -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (span[i] != NULL) {
+			(void) cudaEventDestroy(span[i]);
+		}
+	}
 	fftd__cuda_mf_teardown(&g);
 	pthread_mutex_unlock(&st->mtx);
 	fftd__log(FFTD_LOG_DEBUG,
 	    "device %d: matched filter (%s engine): %lld templates of %lld "
 	    "samples in batches of %d: setup %.3f ms, checks and sigma %.3f "
-	    "ms, batches %.3f ms, teardown %.3f ms",
+	    "ms, batches %.3f ms (the GPU's span %.3f ms), teardown %.3f ms",
 	    st->ordinal,
 	    g.own         ? "fourstep"
 	        : g.fused ? "cufft"
 	                  : "plain",
 	    (long long) a->count, (long long) a->n, g.batch, (t1 - t0) * 1e3,
-	    (t2 - t1) * 1e3, (t3 - t2) * 1e3, (fftd__mono_s() - t3) * 1e3);
+	    (t2 - t1) * 1e3, (t3 - t2) * 1e3, (double) gspan,
+	    (fftd__mono_s() - t3) * 1e3);
 	return rv;
 }
