@@ -875,6 +875,18 @@ parts_knob()
 	return parts;
 }
 
+// carve_knob is pass 2's shared-memory carveout, percent
+// (FFTD_MF_FOURSTEP_CARVEOUT, a measurement knob read once; default 100).
+int
+carve_knob()
+{
+	static const int c = [] {
+		const char *v = getenv("FFTD_MF_FOURSTEP_CARVEOUT");
+		return v != NULL ? atoi(v) : 100;
+	}();
+	return c;
+}
+
 } // namespace
 
 extern "C" int64_t
@@ -931,8 +943,9 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		e = cudaFuncSetAttribute(
 		    s.p1, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
 	if (e == cudaSuccess)
-		e = cudaFuncSetAttribute(
-		    s.p2, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+		e = cudaFuncSetAttribute(s.p2,
+		    cudaFuncAttributePreferredSharedMemoryCarveout,
+		    carve_knob());
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(s.p2,
 		    cudaFuncAttributeMaxDynamicSharedMemorySize,
