@@ -8,8 +8,13 @@
 # achieved occupancy, registers and shared-memory bank conflicts.
 #
 #   B=gpu-run sh tools/gpu-mf-profile.sh [LOG2N]   (default 17)
+#   B=gpu-run MODE=sections KERNELS=REGEX sh tools/gpu-mf-profile.sh [LOG2N]
 #
 # FFTD_MF_ENGINE picks the bank's engine as for the daemon. CSV under $OUT.
+# MODE=sections prints Nsight Compute's own sections (speed of light,
+# warp states, scheduler, compute and memory workload) for the first
+# kernels whose names match KERNELS (default: the bank's own, pass|mf_),
+# as text, to see where their time goes rather than only how much.
 set -u
 B=${B:-gpu-run}
 OUT=${OUT:-/tmp/fftd-gpu-out}
@@ -18,6 +23,23 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FFTD_BIN="$PWD/$B/fftd"
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+if [ "${MODE:-}" = sections ]; then
+	"$NCU" --target-processes all --clock-control none \
+		--kernel-name "regex:${KERNELS:-pass|mf_}" --launch-skip 4 \
+		--launch-count "${COUNT:-4}" \
+		--section SpeedOfLight --section WarpStateStats \
+		--section SchedulerStats --section ComputeWorkloadAnalysis \
+		--section MemoryWorkloadAnalysis --section Occupancy \
+		--section LaunchStats \
+		"$B/bench/pipelines" --sizes "$N" --templates 256 --reps 1 \
+		--plain 16 --no-pycbc --slice 256 >"$OUT/ncu-sections-$N.txt" \
+		2>"$OUT/ncu-sections-$N.err"
+	rc=$?
+	grep -vE '^==PROF==|^ +-{5,}' "$OUT/ncu-sections-$N.txt" |
+		grep -E '^  [a-zA-Z_]|Duration|Throughput|Issue|Stall|Warp Cycles|Eligible|Active Warps|Registers|Shared Memory|Occupancy|Executed Ipc|Bank|Block Size|Grid Size|L1|L2|DRAM|Pipe' |
+		cut -c1-110 | head -${LINES_MAX:-400}
+	exit $rc
+fi
 m=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 m=$m,dram__bytes_read.sum,dram__bytes_write.sum
 m=$m,sm__throughput.avg.pct_of_peak_sustained_elapsed
