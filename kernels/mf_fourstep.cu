@@ -58,312 +58,14 @@
 #include "fftd_kernels.h"
 #include "mf_kernels.h"
 #include "mf_rho.cuh"
-#include "tc16_dft.cuh"
+#include "mf_stockham.cuh"
 
 namespace
 {
 
-using fftd_tc::cmul;
-using fftd_tc::SmallDft;
-typedef unsigned long long u64;
+using namespace fftd_mf;
 
-constexpr int      kPts           = 16;   // points per thread in every stage
-constexpr int      kWinShared     = 1024; // windows a block keeps in shared
-constexpr unsigned kFull          = 0xffffffffu;
-constexpr int      kGatherThreads = 128;
-
-// radix_at is the radix of the stage of span NS of an M-point FFT.
-__host__ __device__ constexpr int
-radix_at(int m, int ns)
-{
-	return m / ns >= 16 ? 16 : m / ns;
-}
-
-// last_span is the span of an M-point FFT's last stage.
-__host__ __device__ constexpr int
-last_span(int m)
-{
-	int ns = 1;
-	while (ns * radix_at(m, ns) < m)
-		ns *= radix_at(m, ns);
-	return ns;
-}
-
-// stage_off is where the stage of span NS starts in an M-point FFT's stage
-// twiddle table: the stages of span > 1 in turn, each (R - 1) x NS entries,
-// entry (r - 1) NS + jm holding W_M^(jm r M / (NS R)), so that the
-// butterflies of neighbouring threads (neighbouring jm) read neighbouring
-// entries. stage_off(m, m) is the table's length.
-__host__ __device__ constexpr int
-stage_off(int m, int ns)
-{
-	int off = 0;
-	for (int s = radix_at(m, 1); s < ns && s < m; s *= radix_at(m, s))
-		off += (radix_at(m, s) - 1) * s;
-	return off;
-}
-
-// Geo is a pass's block: NF FFTs of M points in shared memory, NF M / 16
-// threads. Columns (pass 1): butterflies numbered column first, so
-// neighbouring threads touch neighbouring columns, and point n of FFT f at
-// n NF + f. Rows (pass 2): butterfly first, point n of FFT f at f PITCH +
-// n + n / 16 (the pad after every 16 points spreads the span-1 stage's
-// stores, stride 16 points, over the banks; PITCH = 2 mod 16 points does
-// the same for the scan's reads, 8 rows by 2 runs of 16 points). With NF
-// < 16 columns, a pad of NF points after every 16 rows spreads the 32 / NF
-// rows that a warp's first-stage stores touch (16 points apart) over the
-// banks: 2 wavefronts a store, the least for 32 points, instead of up to
-// 8; 16 columns need none.
-template <int M_, int NF, bool COLS> struct Geo {
-	static_assert(!COLS || NF == 4 || NF == 8 || NF == 16, "columns");
-	static constexpr int M     = M_;
-	static constexpr int T     = NF * M / kPts;
-	static constexpr int PITCH = M + M / 16 + 2;
-	static constexpr int CPAD  = NF < 16 ? NF : 0;
-	static constexpr int POINTS
-	    = COLS ? NF * M + M / 16 * CPAD : NF * PITCH;
-	static __device__ __forceinline__ int at(int f, int n)
-	{
-		return COLS ? n * NF + f + (n >> 4) * CPAD
-		            : f * PITCH + n + (n >> 4);
-	}
-	// run<STEP>() is at(f, n + STEP) - at(f, n) for the runs the passes
-	// make: STEP a multiple of 16 (every run's points then have the same
-	// pads between them), or STEP 1 from an n that is a multiple of 16,
-	// at most 16 points (no pad inside), so that a run's addresses are
-	// one sum and constant offsets.
-	template <int STEP> static __host__ __device__ constexpr int run()
-	{
-		static_assert(STEP == 1 || STEP % 16 == 0, "run step");
-		return STEP == 1 ? (COLS ? NF : 1)
-		    : COLS       ? STEP * NF + STEP / 16 * CPAD
-		                 : STEP + STEP / 16;
-	}
-	// split numbers butterfly bi of a stage with b butterflies an FFT
-	// (unsigned: b and NF are powers of two).
-	static __device__ __forceinline__ void split(
-	    int bi, int b, int &f, int &j)
-	{
-		const unsigned u = (unsigned) bi;
-		if (COLS) {
-			f = (int) (u % NF);
-			j = (int) (u / NF);
-		} else {
-			j = (int) (u % (unsigned) b);
-			f = (int) (u / (unsigned) b);
-		}
-	}
-};
-
-// load_run reads points n0 + r STEP (r < R) of FFT f into v, store_run
-// writes them: by Geo::run's constant offsets where STEP allows.
-template <class G, int R, int STEP>
-__device__ __forceinline__ void
-load_run(const float2 *s, int f, int n0, float2 *v)
-{
-	if constexpr (STEP % 16 == 0) {
-		const float2 *p = s + G::at(f, n0);
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			v[r] = p[r * G::template run<STEP>()];
-	} else {
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			v[r] = s[G::at(f, n0 + r * STEP)];
-	}
-}
-
-template <class G, int R, int STEP>
-__device__ __forceinline__ void
-store_run(float2 *s, int f, int n0, const float2 *v)
-{
-	if constexpr (STEP % 16 == 0) {
-		float2 *p = s + G::at(f, n0);
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			p[r * G::template run<STEP>()] = v[r];
-	} else {
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			s[G::at(f, n0 + r * STEP)] = v[r];
-	}
-}
-
-// store_run16 writes v[0..15] to points n0 .. n0 + 15 of FFT f, n0 a
-// multiple of 16 (the first stage's outputs).
-template <class G>
-__device__ __forceinline__ void
-store_run16(float2 *s, int f, int n0, const float2 *v)
-{
-	float2 *p = s + G::at(f, n0);
-#pragma unroll
-	for (int r = 0; r < 16; r++)
-		p[r * G::template run<1>()] = v[r];
-}
-
-// twiddle multiplies butterfly v's point r by W_M^(jm r M / (NS R)), from
-// the stage twiddle table tab (stage_off). (Read from a table of W_M^m by
-// index jm r M / (NS R), a warp's reads scattered over many cache lines
-// and made L1 the passes' bottleneck on the H100, 70-80% busy with DRAM at
-// 46%; a shared-memory copy of that table had as many bank conflicts.)
-template <int M, int R, int NS>
-__device__ __forceinline__ void
-twiddle(float2 *v, int jm, const float2 *tab)
-{
-	if (NS > 1) {
-		constexpr int off = stage_off(M, NS);
-#pragma unroll
-		for (int r = 1; r < R; r++)
-			v[r] = cmul(v[r], __ldg(tab + off + (r - 1) * NS + jm));
-	}
-}
-
-// stage_mid runs the stage of radix R and span NS in place in s.
-template <class G, int R, int NS>
-__device__ __forceinline__ void
-stage_mid(float2 *s, const float2 *tab)
-{
-	constexpr int B = G::M / R, U = kPts / R;
-	float2        v[kPts];
-#pragma unroll
-	for (int u = 0; u < U; u++) {
-		int f, j;
-		G::split(threadIdx.x + u * G::T, B, f, j);
-		load_run<G, R, B>(s, f, j, v + u * R);
-	}
-	__syncthreads();
-#pragma unroll
-	for (int u = 0; u < U; u++) {
-		int f, j;
-		G::split(threadIdx.x + u * G::T, B, f, j);
-		const int jm = (int) ((unsigned) j % NS);
-		twiddle<G::M, R, NS>(v + u * R, jm, tab);
-		SmallDft<R, true>::run(v + u * R);
-		const int d = (int) ((unsigned) j / NS) * NS * R + jm;
-		store_run<G, R, NS>(s, f, d, v + u * R);
-	}
-	__syncthreads();
-}
-
-// mid_stages runs the stages from span NS up to, not including, the last.
-template <class G, int NS>
-__device__ __forceinline__ void
-mid_stages(float2 *s, const float2 *tab)
-{
-	constexpr int R = radix_at(G::M, NS);
-	if constexpr (NS * R < G::M) {
-		stage_mid<G, R, NS>(s, tab);
-		mid_stages<G, NS * R>(s, tab);
-	}
-}
-
-// first_store does the first stage's DFTs (span 1: no twiddle) on the
-// points v holds and stores them in s.
-template <class G>
-__device__ __forceinline__ void
-first_store(float2 *v, float2 *s)
-{
-	constexpr int R = radix_at(G::M, 1), B = G::M / R, U = kPts / R;
-	static_assert(R == 16, "the first stage is radix 16");
-#pragma unroll
-	for (int u = 0; u < U; u++) {
-		int f, j;
-		G::split(threadIdx.x + u * G::T, B, f, j);
-		SmallDft<R, true>::run(v + u * R);
-		store_run16<G>(s, f, j * R, v + u * R);
-	}
-	__syncthreads();
-}
-
-// last_load reads the last stage's points from s into v and runs its
-// twiddles and DFTs; where point u R + r goes is out_index(u, r).
-template <class G>
-__device__ __forceinline__ void
-last_dft(const float2 *s, float2 *v, const float2 *tab)
-{
-	constexpr int NS = last_span(G::M), R = G::M / NS, B = G::M / R;
-	constexpr int U = kPts / R;
-#pragma unroll
-	for (int u = 0; u < U; u++) {
-		int f, j;
-		G::split(threadIdx.x + u * G::T, B, f, j);
-		load_run<G, R, B>(s, f, j, v + u * R);
-	}
-#pragma unroll
-	for (int u = 0; u < U; u++) {
-		int f, j;
-		G::split(threadIdx.x + u * G::T, B, f, j);
-		twiddle<G::M, R, NS>(v + u * R, (int) ((unsigned) j % NS), tab);
-		SmallDft<R, true>::run(v + u * R);
-	}
-}
-
-// The FFT index (f, output point) of last_dft's point u R + r.
-template <class G>
-__device__ __forceinline__ void
-last_out(int u, int r, int &f, int &n)
-{
-	constexpr int NS = last_span(G::M), R = G::M / NS, B = G::M / R;
-	int           j;
-	G::split(threadIdx.x + u * G::T, B, f, j);
-	n = (int) ((unsigned) j / NS) * NS * R + (int) ((unsigned) j % NS)
-	    + r * NS;
-}
-
-__device__ __forceinline__ u64
-warp_max(u64 v)
-{
-	for (int o = 16; o > 0; o >>= 1) {
-		u64 u = __shfl_down_sync(kFull, v, o);
-		v     = u > v ? u : v;
-	}
-	return v;
-}
-
-__device__ __forceinline__ double
-warp_sum(double v)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_down_sync(kFull, v, o);
-	return v;
-}
-
-// half_dft16 is SmallDft<16, true> of x[0..7] and eight zeros (the upper
-// half of a pass-1 column is past N/2, where q is zero): the 4 x 4 split of
-// SmallDft<16> whose first 4-point DFTs have two zero inputs each.
-__device__ __forceinline__ void
-half_dft16(float2 *x)
-{
-	const float c1 = 0.92387953251128675613f, s1 = 0.38268343236508977173f,
-	            r = 0.70710678118654752440f;
-	float2 y[4][4];
-#pragma unroll
-	for (int n2 = 0; n2 < 4; n2++) {
-		const float2 a = x[n2], b = x[4 + n2];
-		const float2 ib = make_float2(-b.y, b.x); // +i b (inverse)
-		y[n2][0]        = make_float2(a.x + b.x, a.y + b.y);
-		y[n2][1]        = make_float2(a.x + ib.x, a.y + ib.y);
-		y[n2][2]        = make_float2(a.x - b.x, a.y - b.y);
-		y[n2][3]        = make_float2(a.x - ib.x, a.y - ib.y);
-	}
-	y[1][1] = cmul(y[1][1], make_float2(c1, s1));
-	y[1][2] = cmul(y[1][2], make_float2(r, r));
-	y[1][3] = cmul(y[1][3], make_float2(s1, c1));
-	y[2][1] = cmul(y[2][1], make_float2(r, r));
-	y[2][2] = make_float2(-y[2][2].y, y[2][2].x);
-	y[2][3] = cmul(y[2][3], make_float2(-r, r));
-	y[3][1] = cmul(y[3][1], make_float2(s1, c1));
-	y[3][2] = cmul(y[3][2], make_float2(-r, r));
-	y[3][3] = cmul(y[3][3], make_float2(-c1, -s1));
-#pragma unroll
-	for (int k1 = 0; k1 < 4; k1++) {
-		float2 v[4] = { y[0][k1], y[1][k1], y[2][k1], y[3][k1] };
-		SmallDft<4, true>::run(v);
-#pragma unroll
-		for (int k2 = 0; k2 < 4; k2++)
-			x[k1 + 4 * k2] = v[k2];
-	}
-}
+constexpr int kGatherThreads = 128;
 
 // Pass 1: block (g, b) transforms columns k1 in [g C, g C + C) of template
 // b's product (M2 = N2 points each) and writes them, twiddled, to A (rows
@@ -449,30 +151,14 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 	}
 	mid_stages<G, R0>(smem, st2);
 	last_dft<G>(smem, v, st2);
-	constexpr int NS = last_span(M2), R = M2 / NS, U = kPts / R;
 	float2       *a = A + (int64_t) b * M1 * M2;
 	// k1 is the same for all of a thread's butterflies (T is a multiple
-	// of C); 2 k1 t2 / N is exact in f32 (k1 t2 < N <= 2^24).
+	// of C).
 	int f0, t0;
 	last_out<G>(0, 0, f0, t0);
-	const int   k1 = k10 + f0;
-	const float sc = 2.0f / (M1 * M2);
-	float2      step;
-	sincospif((float) (k1 * NS) * sc, &step.y, &step.x);
-#pragma unroll
-	for (int u = 0; u < U; u++) {
-		float2 tw = make_float2(1.0f, 0.0f);
-#pragma unroll
-		for (int r = 0; r < R; r++) {
-			int f, t2;
-			last_out<G>(u, r, f, t2);
-			if (r % 4 == 0)
-				sincospif((float) (k1 * t2) * sc, &tw.y, &tw.x);
-			else
-				tw = cmul(tw, step);
-			a[(int64_t) t2 * M1 + k1] = cmul(v[u * R + r], tw);
-		}
-	}
+	const int k1 = k10 + f0;
+	fourstep_twiddle<G>(v, k1, M1 * M2,
+	    [&](int, int t2, float2 x) { a[(int64_t) t2 * M1 + k1] = x; });
 	acc = warp_sum(acc);
 	if ((threadIdx.x & 31) == 0)
 		red[threadIdx.x / 32] = acc;
@@ -484,17 +170,6 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 		partial[(int64_t) b * gridDim.x + blockIdx.x] = s;
 	}
 }
-
-// scan_args2 is what pass 2's scan needs.
-struct ScanArgs {
-	float2  *zout;
-	int64_t  ld, q0; // zout row b at b ld, sample t at t - q0
-	int64_t  t_begin, width;
-	unsigned cluster; // min(cluster, width)
-	int64_t  nwin;
-	u64     *fkey, *nonfinite;
-	int      b0; // the part's first template in the batch
-};
 
 // Pass 2: block (g, b) transforms rows t2 in [g RR, g RR + RR) of A (M1
 // points each), giving z at t = t2 + M2 t1; writes the searched samples to
@@ -511,10 +186,9 @@ __launch_bounds__(RR *M1 / kPts)
 	u64           *wkey = (u64 *) (smem + G::POINTS);
 	__shared__ u64 wpeak[G::T / 32];
 	const int      b = blockIdx.y, t20 = blockIdx.x * RR;
-	const int      lane = threadIdx.x & 31;
-	const float2  *a    = A + (int64_t) b * M1 * M2;
-	const bool     shw  = sa.nwin <= kWinShared;
-	for (int i = threadIdx.x; shw && i < sa.nwin; i += G::T)
+	const float2  *a = A + (int64_t) b * M1 * M2;
+	for (int i = threadIdx.x; sa.nwin <= kWinShared && i < sa.nwin;
+	     i += G::T)
 		wkey[i] = 0;
 	constexpr int R0 = radix_at(M1, 1), B0 = M1 / R0, U0 = kPts / R0;
 	float2        v[kPts];
@@ -539,122 +213,28 @@ __launch_bounds__(RR *M1 / kPts)
 		store_run<G, R, NS>(smem, f, n0, v + u * R);
 	}
 	__syncthreads();
-	// The scan. Thread (f, g) takes row t20 + f's outputs t1 in [g P, g P
-	// + P), P = 16: its samples, M2 apart, run in order through the
-	// clustering windows, so it keeps the loudest |z|^2 of the window it
-	// is in (f32 compares, the first on ties) and packs and merges it
-	// only when it leaves (cluster >= M2: at most every cluster / M2
-	// samples); the peak is the loudest of those windows. A warp writes
-	// runs of RR samples.
+	// The scan (mf_stockham.cuh, Scan). Thread (f, g) takes row t20 + f's
+	// outputs t1 in [g P, g P + P), P = 16: its samples, M2 apart, run in
+	// order through the clustering windows (cluster >= M2: a merge at
+	// most every cluster / M2 samples). A warp writes runs of RR samples.
 	constexpr int P = RR * M1 / G::T;
 	static_assert(P == kPts, "samples per thread");
-	const int  f = (int) (threadIdx.x % RR), g = (int) (threadIdx.x / RR);
-	u64       *slot = sa.fkey + (u64) b * (u64) (1 + sa.nwin);
-	const bool wz   = sa.zout != NULL;
-	const int  tb = (int) sa.t_begin, width = (int) sa.width;
-	const int  s0  = t20 + f + M2 * g * P - tb; // sample k at s0 + k M2
-	float2 *zrow   = wz ? sa.zout + (int64_t) b * sa.ld - sa.q0 + tb : NULL;
-	const bool win = sa.nwin > 0;
-	// no windows: one window that holds every sample
-	const unsigned clus  = win ? sa.cluster : (unsigned) INT32_MAX;
-	const float2  *zs    = smem + G::at(f, g * P);
-	float          wbest = -1.0f, pbest = -1.0f; // no sample yet
-	int            wbs = 0, pbs = 0, wcur = 0;
-	int            wend = -1; // the window's last sample
-	bool           ovf = false, bad = false;
-	// flush ends the current window: its loudest goes to the window's
-	// key (when there are windows) and, if louder, becomes the peak.
-	auto flush = [&]() {
-		if (wbest >= 0.0f) {
-			if (win) {
-				const u64 key
-				    = ((u64) __float_as_uint(wbest) << 32)
-				    | (u64) (0xffffffffu - (unsigned) wbs);
-				if (shw)
-					atomicMax(&wkey[wcur], key);
-				else
-					atomicMax(&slot[1 + wcur], key);
-			}
-			if (wbest > pbest) {
-				pbest = wbest;
-				pbs   = wbs;
-			}
-		}
-	};
-	// sample runs the window logic on the sample s whose |z|^2 is fz.
-	auto sample = [&](int s, float fz) {
-		if (s > wend) {
-			flush();
-			wcur              = (int) ((unsigned) s / clus);
-			const long long e = ((long long) wcur + 1) * clus - 1;
-			wend              = e < INT32_MAX ? (int) e : INT32_MAX;
-			wbest             = -1.0f;
-		}
-		if (fz > wbest) {
-			wbest = fz;
-			wbs   = s;
-		}
-	};
-	if (s0 < width && s0 + (P - 1) * M2 >= 0) {
-		// |z|^2 in f32 rounded toward zero (mf_fused.cu's scan rounds
-		// the double sum once: the two agree to an ulp, below the
-		// transform's own error). A sample where f32 overflows (or z
-		// is not finite) makes the thread scan again below, in double
-		// as mf_fused.cu does, so that this loop has no branch for it.
-#pragma unroll
-		for (int k = 0; k < P; k++) {
-			const int s = s0 + k * M2; // in the searched span
-			if ((unsigned) s >= (unsigned) width)
-				continue;
-			const float2 z = zs[k * G::template run<1>()];
-			if (wz)
-				zrow[s] = z;
-			const float fz
-			    = __fmaf_rz(z.x, z.x, __fmul_rz(z.y, z.y));
-			ovf = ovf || !(fz <= FLT_MAX);
-			sample(s, fz <= FLT_MAX ? fz : -1.0f);
-		}
-		if (ovf) {
-			// The windows the first loop merged stay merged: the
-			// samples it dropped only made their keys smaller,
-			// and atomicMax keeps the larger.
-			wbest = pbest = -1.0f;
-			wend          = -1;
-			for (int k = 0; k < P; k++) {
-				const int s = s0 + k * M2;
-				if ((unsigned) s >= (unsigned) width)
-					continue;
-				const float2 z = zs[k * G::template run<1>()];
-				const double m
-				    = (double) z.x * z.x + (double) z.y * z.y;
-				if (!(m <= DBL_MAX)) {
-					bad = true;
-					continue;
-				}
-				sample(s, __double2float_rz(m));
-			}
-		}
-		flush();
-	}
+	const int f = (int) (threadIdx.x % RR), g = (int) (threadIdx.x / RR);
+	const int tb = (int) sa.t_begin, width = (int) sa.width;
+	const int s0     = t20 + f + M2 * g * P - tb; // sample k at s0 + k M2
+	float2   *zrow   = sa.zout != NULL
+	        ? sa.zout + (int64_t) b * sa.ld - sa.q0 + tb
+	        : NULL;
+	const float2 *zs = smem + G::at(f, g * P);
+	Scan          sc(sa, wkey, b);
+	bool          bad = false;
+	if (s0 < width && s0 + (P - 1) * M2 >= 0)
+		bad = scan_samples<P>(
+		    sc, width, zrow, [&](int k) { return s0 + k * M2; },
+		    [&](int k) { return zs[k * G::template run<1>()]; });
 	if (bad)
 		atomicMin(sa.nonfinite, (u64) (sa.b0 + b));
-	const u64 peak = pbest >= 0.0f ? ((u64) __float_as_uint(pbest) << 32)
-	        | (u64) (0xffffffffu - (unsigned) pbs)
-	                               : 0;
-	u64       wp   = warp_max(peak);
-	if (lane == 0)
-		wpeak[threadIdx.x / 32] = wp;
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		u64 m = 0;
-		for (int k = 0; k < G::T / 32; k++)
-			m = wpeak[k] > m ? wpeak[k] : m;
-		if (m != 0)
-			atomicMax(&slot[0], m);
-	}
-	for (int k = threadIdx.x; shw && k < sa.nwin; k += G::T)
-		if (wkey[k] != 0)
-			atomicMax(&slot[1 + k], wkey[k]);
+	merge_block<G::T>(sc, wpeak, sa.nwin);
 }
 
 // gather_rows_k turns each slot's packed key into a's key, t and z, as
@@ -739,20 +319,6 @@ tables_of(int m2, int m1)
 	t.tab1  = t.st1 + stage_off(m1, m1);
 	t.total = t.tab1 + m1;
 	return t;
-}
-
-// stage_entry is entry i of an M-point FFT's stage table.
-__device__ inline double
-stage_entry(int m, int i)
-{
-	for (int ns = radix_at(m, 1); ns < m; ns *= radix_at(m, ns)) {
-		const int r = radix_at(m, ns), cnt = (r - 1) * ns;
-		if (i < cnt)
-			return 2.0 * (double) ((i % ns) * (i / ns + 1))
-			    / (double) (ns * r);
-		i -= cnt;
-	}
-	return 0;
 }
 
 // tables_k writes the tables (Tables), each entry computed in double and
@@ -864,7 +430,9 @@ find_shape(int64_t n, Shape *out)
 
 // parts_knob is how many parts a batch goes in over the two streams
 // (FFTD_MF_FOURSTEP_PARTS, a measurement knob read once; default 8:
-// on the H100 2^20 ran 1.03x faster than with 2, 2^17 the same).
+// on the H100 2^20 ran 1.03x faster than with 2, 2^17 the same; on the
+// H200, stop 19, 1, 2, 4 and 8 parts stayed within the runs' noise at
+// 2^20, +-1.5%, and at 2^17, +-10%).
 int
 parts_knob()
 {
@@ -887,21 +455,40 @@ carve_knob()
 	return c;
 }
 
+// cluster_knob says whether the one-pass kernel (mf_cluster.cu) runs
+// where it has a shape (FFTD_MF_CLUSTER=1, read once; default off: on the
+// H200 it ran at 0.41-0.68x the two passes' templates per second, see
+// mf_cluster.cu).
+bool
+cluster_knob()
+{
+	static const bool on = [] {
+		const char *v = getenv("FFTD_MF_CLUSTER");
+		return v != NULL && atoi(v) != 0;
+	}();
+	return on;
+}
+
 } // namespace
 
 extern "C" int64_t
 fftd__mf_fourstep_blocks(int64_t n)
 {
-	Shape s;
-	return find_shape(n, &s) ? s.m1 / s.c : 0;
+	Shape         s;
+	const int64_t c = fftd__mf_cluster_blocks(n);
+	if (!find_shape(n, &s))
+		return 0;
+	return s.m1 / s.c > c ? s.m1 / s.c : c;
 }
 
+// The one-pass kernel's table follows the two passes' (Tables).
 extern "C" size_t
 fftd__mf_fourstep_table_bytes(int64_t n)
 {
 	Shape s;
 	return find_shape(n, &s)
 	    ? sizeof(float2) * (size_t) tables_of(s.m2, s.m1).total
+	        + fftd__mf_cluster_table_bytes(n)
 	    : 0;
 }
 
@@ -914,7 +501,10 @@ fftd__mf_fourstep_tables(void *tab, int64_t n, void *stream)
 	const int total = tables_of(s.m2, s.m1).total;
 	tables_k<<<(total + 255) / 256, 256, 0,
 	    static_cast<cudaStream_t>(stream)>>>((float2 *) tab, s.m2, s.m1);
-	return (int) cudaGetLastError();
+	int rc = (int) cudaGetLastError();
+	if (rc == 0 && fftd__mf_cluster_blocks(n) > 0)
+		rc = fftd__mf_cluster_tables((float2 *) tab + total, n, stream);
+	return rc;
 }
 
 extern "C" int
@@ -931,8 +521,10 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 	    || f->kmax > a->n / 2 + 1 || ((uintptr_t) f->tpl % 8) != 0
 	    || ((uintptr_t) a->q % 8) != 0)
 		return (int) cudaErrorInvalidValue;
-	const float2 *tab  = (const float2 *) f->tab;
-	const Tables  tt   = tables_of(s.m2, s.m1);
+	const float2 *tab = (const float2 *) f->tab;
+	const Tables  tt  = tables_of(s.m2, s.m1);
+	if (cluster_knob() && fftd__mf_cluster_blocks(a->n) > 0)
+		return fftd__mf_cluster(f, tab + tt.total, stream);
 	const float2 *st2t = tab + tt.st2, *st1 = tab + tt.st1,
 	             *tab1 = tab + tt.tab1;
 	// The largest shared-memory carveout: the passes' blocks an SM holds

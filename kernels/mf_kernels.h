@@ -144,7 +144,8 @@ int fftd__mf_gather(
 // into the second, for n = 2^12 .. 2^20.
 
 // fftd__mf_fourstep_blocks is the number of sigma partials per template
-// (first-pass blocks) for n, or 0 when the engine has no shape for n.
+// (first-pass blocks, or the one-pass kernel's cluster blocks, whichever
+// is more) for n, or 0 when the engine has no shape for n.
 int64_t fftd__mf_fourstep_blocks(int64_t n);
 
 // fftd__mf_fourstep_table_bytes is the size of n's twiddle tables (0: no
@@ -181,8 +182,36 @@ typedef struct fftd__mf_fourstep_args {
 
 // fftd__mf_fourstep runs the batch: the first pass (product, sigma
 // partials, column FFTs, four-step twiddle), the partials' sum, the second
-// pass (row FFTs, searched samples, keys), the gather.
+// pass (row FFTs, searched samples, keys), the gather; or, where n has a
+// one-pass shape and FFTD_MF_CLUSTER=1 (read once; off by default, being
+// slower on the H200: mf_cluster.cu), fftd__mf_cluster.
 int fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream);
+
+// --- The fourstep engine's one-pass kernel (kernels/mf_cluster.cu) ------
+// For the sizes where one thread-block cluster's shared memory holds a
+// template's whole transform (2^14 .. 2^18): the product, the transform,
+// the scan and the gather in one kernel, one cluster a template;
+// fftd__mf_fourstep runs it in place of its two passes when asked
+// (mf_fourstep.cu).
+
+// fftd__mf_cluster_blocks is the blocks of a cluster (sigma partials per
+// template) for n, or 0 when the kernel has no shape for n.
+int fftd__mf_cluster_blocks(int64_t n);
+
+// fftd__mf_cluster_table_bytes is the size of its twiddle table for n (0:
+// no shape), which fftd__mf_cluster_tables fills (device memory, 8-byte
+// aligned).
+size_t fftd__mf_cluster_table_bytes(int64_t n);
+int    fftd__mf_cluster_tables(void *tab, int64_t n, void *stream);
+
+// fftd__mf_cluster runs f's batch as fftd__mf_fourstep does (the same
+// arguments, checked there, and results; f->scratch, stream2 and the
+// events unused; tab is
+// the table fftd__mf_cluster_tables made): partial gets nb x
+// fftd__mf_cluster_blocks(n) doubles, hh the sums, the scan's key, t and z
+// the slots.
+int fftd__mf_cluster(
+    const fftd__mf_fourstep_args *f, const void *tab, void *stream);
 
 #ifdef __cplusplus
 }

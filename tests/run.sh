@@ -185,12 +185,15 @@ for arg in "$@"; do
 		done
 	done
 	# The matched-filter bank's f32 engines other than the default
-	# (fourstep where it has a shape): the same tests on cuFFT's.
+	# (fourstep where it has a shape): the same tests on cuFFT's, and on
+	# fourstep's one-pass kernel where that has a shape (2^14 .. 2^18).
 	if [ "$gpu" != 0 ] && [ -x "$abs/tests/gpu/test_gpu_arrays" ] &&
 		wanted test_gpu_arrays; then
-		found=$((found + 1))
+		found=$((found + 2))
 		run_one "$dir/tests/gpu/test_gpu_arrays[FFTD_MF_ENGINE=cufft]" \
 			cmocka env FFTD_MF_ENGINE=cufft "$abs/tests/gpu/test_gpu_arrays"
+		run_one "$dir/tests/gpu/test_gpu_arrays[FFTD_MF_CLUSTER=1]" \
+			cmocka env FFTD_MF_CLUSTER=1 "$abs/tests/gpu/test_gpu_arrays"
 	fi
 	if [ "$gpu" != 1 ] && [ -x "$abs/tests/cxx_header" ] && wanted cxx_header; then
 		found=$((found + 1))

@@ -215,10 +215,11 @@ level_without_caches(void)
 }
 
 // test_mf_bank: the bank on device arrays against the reference, f64 and
-// f32, N of 4096, 1000, 4095, 16384, 2^17, 2^18 and 2^19, and 2^20 in f32
+// f32, N of 4096, 1000, 4095, 16384, 2^15 to 2^19, and 2^20 in f32
 // only (f32: every fourstep shape class, 64 x 64 to 256 x 4096, and
-// cuFFT's engine for the others;
-// tests/run.sh runs it again with FFTD_MF_ENGINE=cufft), a resident bank of 20
+// cuFFT's engine for the others; tests/run.sh runs it again with
+// FFTD_MF_ENGINE=cufft, and with FFTD_MF_CLUSTER=1 for fourstep's one-pass
+// kernel from 2^14 to 2^18), a resident bank of 20
 // templates searched in slices of 1, 17 and a random count with random bins,
 // samples, cluster window, threshold, max_triggers and series rows; then a
 // PSD bin of zero (FFTD_EINVAL naming the bin, nothing written) and the
@@ -230,9 +231,9 @@ test_mf_bank(void **state)
 	if (skip_reason != NULL) {
 		skip();
 	}
-	uint64_t             m0 = level_without_caches();
-	static const int64_t sizes[]
-	    = { 4096, 1000, 4095, 16384, 131072, 262144, 524288, 1048576 };
+	uint64_t             m0      = level_without_caches();
+	static const int64_t sizes[] = { 4096, 1000, 4095, 16384, 32768, 65536,
+		131072, 262144, 524288, 1048576 };
 	for (int pi = 0; pi < 2; pi++) {
 		fftd_precision p = pi == 0 ? FFTD_F64 : FFTD_F32;
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
