@@ -18,7 +18,8 @@
 // does), with the same rules:
 //   1. the PSD positive and finite and the data finite over [kmin, kmax):
 //      a device kernel finds the first bad bin (PSD first at a bin), the
-//      host reads back one word and names it (FFTD_EINVAL);
+//      host reads back one word (the f32 engines: with the first batch's
+//      slots, before taking any result) and names it (FFTD_EINVAL);
 //   2. sigma_j^2 = 4 df sum |h_jk|^2 / S_k for every template of the slice
 //      (one block each, double), read back: a non-finite one names the
 //      first such template (FFTD_EINVAL) — before any transform, where the
@@ -90,7 +91,12 @@ d2h(fftd__mf_gpu *g, void *dst, const void *src, size_t len, char *msg,
 static int check_sigma(
     fftd__mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen);
 
-// check_inputs runs steps 1 and 2 of the top of this file.
+static int bad_input(fftd__mf_gpu *g, uint64_t bad, char *msg, size_t msglen);
+
+// check_inputs runs steps 1 and 2 of the top of this file. The fused
+// engines' check is read back with the first batch's slots (finish_batch)
+// instead of waiting for it here: a host round trip less a call, and no
+// result is taken before it is read.
 static int
 check_inputs(fftd__mf_gpu *g, char *msg, size_t msglen)
 {
@@ -106,23 +112,34 @@ check_inputs(fftd__mf_gpu *g, char *msg, size_t msglen)
 	if (rc != 0) {
 		return kern_fail(rc, "fftd__mf_check_inputs", msg, msglen);
 	}
-	if (!g->fused) { // the fused engine sums sigma batch by batch
-		rc = fftd__mf_sigma2(a->templates, a->psd, (int) a->precision,
-		    a->n / 2 + 1, a->kmin, a->kmax, a->count, g->hh, s);
-		if (rc != 0) {
-			return kern_fail(rc, "fftd__mf_sigma2", msg, msglen);
-		}
+	if (g->fused) { // sigma too is summed batch by batch
+		return FFTD_OK;
+	}
+	rc = fftd__mf_sigma2(a->templates, a->psd, (int) a->precision,
+	    a->n / 2 + 1, a->kmin, a->kmax, a->count, g->hh, s);
+	if (rc != 0) {
+		return kern_fail(rc, "fftd__mf_sigma2", msg, msglen);
 	}
 	int rv = d2h(g, &bad, g->flags, 8, msg, msglen);
-	if (rv == FFTD_OK && !g->fused) {
+	if (rv == FFTD_OK) {
 		rv = d2h(g, g->hhh, g->hh, (size_t) a->count * 8, msg, msglen);
 	}
 	if (rv == FFTD_OK) {
 		rv = sync_stream(g, msg, msglen);
 	}
-	if (rv != FFTD_OK) {
-		return rv;
+	if (rv == FFTD_OK) {
+		rv = bad_input(g, bad, msg, msglen);
 	}
+	return rv == FFTD_OK ? check_sigma(g, 0, a->count, msg, msglen) : rv;
+}
+
+// bad_input names the first bad input bin that the check kernel found
+// (bad, FFTD__MF_NONE when none: FFTD_OK).
+static int
+bad_input(fftd__mf_gpu *g, uint64_t bad, char *msg, size_t msglen)
+{
+	const fftd__mf_args *a  = g->a;
+	int                  rv = FFTD_OK;
 	if (bad != FFTD__MF_NONE && bad % 2 == 0) {
 		int64_t k  = (int64_t) (bad / 2);
 		double  sv = 0;
@@ -156,7 +173,7 @@ check_inputs(fftd__mf_gpu *g, char *msg, size_t msglen)
 		    "matched filter: data[%lld] is not finite",
 		    (long long) (bad / 2));
 	}
-	return g->fused ? FFTD_OK : check_sigma(g, 0, a->count, msg, msglen);
+	return FFTD_OK;
 }
 
 // check_sigma names the first template in [j0, j0 + nb) whose sigma^2 is
@@ -422,7 +439,9 @@ finish_batch(
 	g->hz     = (double *) (h + ((char *) g->z - k0));
 	g->hflags = (uint64_t *) (h + ((char *) g->flags - k0));
 	int rv;
-	if (g->fused && (rv = check_sigma(g, j0, nb, msg, msglen)) != FFTD_OK) {
+	if (g->fused
+	    && ((rv = bad_input(g, g->hflags[0], msg, msglen)) != FFTD_OK
+	        || (rv = check_sigma(g, j0, nb, msg, msglen)) != FFTD_OK)) {
 		return rv;
 	}
 	uint64_t nonfinite = g->hflags[1];
