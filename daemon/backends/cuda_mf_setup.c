@@ -33,9 +33,11 @@
 // at 2^20, the most 1 GiB holds, 20% faster than 16).
 #define FUSED_SCRATCH_BYTES ((uint64_t) 1 << 30)
 #define FUSED_BATCH 256
-// The fourstep engine's: its intermediate only (N x 8 bytes a template),
-// for at most OWN_BATCH templates, so that a bank of 1,024 at 2^17 runs
-// as one batch (one host round trip instead of four).
+// The fourstep engine's: its intermediate only (N x 8 bytes a template,
+// the slots and sums besides not counted, so that 2^20 runs in batches of
+// 256, not 128), for at most OWN_BATCH templates, so that a bank of 1,024
+// at 2^17 runs as one batch (one host round trip instead of four).
+// FFTD_MF_OWN_SCRATCH_MIB (MiB), a measurement knob, replaces it.
 #define OWN_SCRATCH_BYTES ((uint64_t) 2 << 30)
 #define OWN_BATCH 1024
 // Templates per batch at most (grid.y of the kernels allows 65535).
@@ -165,6 +167,15 @@ pick_plans(fftd__mf_gpu *g, int64_t b, size_t *work, char *msg, size_t msglen)
 	return FFTD_OK;
 }
 
+// own_scratch_bytes is OWN_SCRATCH_BYTES, or FFTD_MF_OWN_SCRATCH_MIB.
+static uint64_t
+own_scratch_bytes(void)
+{
+	const char *v   = getenv("FFTD_MF_OWN_SCRATCH_MIB");
+	long        mib = v != NULL ? atol(v) : 0;
+	return mib > 0 ? (uint64_t) mib << 20 : OWN_SCRATCH_BYTES;
+}
+
 // first_batch is B before the budget's say: the scratch within 256 MiB
 // and half of what the budget has left; the fused engine's a
 // power of two (its plans are cached per B) no larger than the count needs.
@@ -176,12 +187,12 @@ first_batch(const fftd__mf_gpu *g, uint64_t avail)
 	uint64_t             fixed = fused_extra(g, 0); // w and 1/S
 	uint64_t             per
 	    = one + (uint64_t) g->slots * 32 + fused_extra(g, 1) - fixed;
-	uint64_t most = g->own ? OWN_SCRATCH_BYTES
+	uint64_t most = g->own ? own_scratch_bytes()
 	    : g->fused         ? FUSED_SCRATCH_BYTES
 	                       : SCRATCH_BYTES;
 	uint64_t cap  = avail / 2 < most ? avail / 2 : most;
-	int64_t  b    = (int64_t) (cap / per);
-	b             = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
+	int64_t  b = (int64_t) (g->own && cap == most ? cap / one : cap / per);
+	b          = b < 1 ? 1 : b > MAX_BATCH ? MAX_BATCH : b;
 	if (!g->fused) {
 		return b > a->count ? a->count : b;
 	}
