@@ -44,11 +44,11 @@
 // lent H200 (stop 19, bench/pipelines, 1,024 templates, one call each) it
 // ran 1.23, 0.88, 0.52 and 0.26 M templates/s at 2^14 .. 2^17 against the
 // two passes' 1.86, 1.30, 0.83 and 0.63 (0.41-0.68x), though it moves a
-// third of their bytes. Nsight Compute at 2^17: one 1,024-thread block an
-// SM (registers and 209 KiB of shared memory), issue slots 19% busy, 0.82
-// of 7.9 warps a scheduler eligible, the top stall the LG queue (36%, the
-// first step's 24 loads a thread and 16-byte spills), 15 clusters
-// resident; every step waits for the slowest block of the cluster, and
+// fifth of their DRAM bytes (the band alone). Nsight Compute at 2^17: one
+// 1,024-thread block an SM (registers and 209 KiB of shared memory), issue
+// slots 19% busy, 0.82 of 7.9 warps a scheduler eligible, the top stall the LG
+// queue (36%, the first step's 24 loads a thread and 16-byte spills), 15
+// clusters resident; every step waits for the slowest block of the cluster, and
 // nothing of another template overlaps it on the SM. At 2^14 (eight
 // blocks an SM) it is still 0.66x. What it would need: several templates
 // a cluster in flight (persistent clusters, the next template's band
