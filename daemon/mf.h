@@ -73,9 +73,10 @@ int fftd__mf_check_args(const fftd__mf_args *a, const char *backend,
     int64_t max_count, char *msg, size_t msglen);
 
 // fftd__mf_trigger_add counts trigger t in a->ntotal and keeps it in
-// a->triggers (a min-heap of *nheap entries) if it is among the loudest
-// a->max_triggers so far: louder first, then the lower template, then the
-// earlier sample. Both engines call it (mf_triggers.c).
+// a->triggers (*nheap entries: a list until max_triggers are held, then a
+// min-heap) if it is among the loudest a->max_triggers so far: louder
+// first, then the lower template, then the earlier sample. Both engines
+// call it (mf_triggers.c), a->ntotal 0 before a call's first trigger.
 void fftd__mf_trigger_add(
     fftd__mf_args *a, size_t *nheap, const fftd__mf_trigger *t);
 

@@ -9,8 +9,9 @@
 // counts exact). The inputs are fresh random values (FFTD_TEST_SEED
 // repeats a run) stored in the request's precision; results are poisoned
 // (0xFF: NaN) first. Cases: random requests over N and K, a planted
-// signal with known peak, the edges of every range, exact ties, and the
-// arguments and data the engine refuses with typed errors.
+// signal with known peak, the edges of every range, exact ties, the
+// arguments and data the engine refuses with typed errors, and the trigger
+// list both engines keep their triggers in (mf_triggers.c).
 
 #include <fftw3.h>
 #include <math.h>
@@ -497,6 +498,117 @@ test_errors(void **state)
 	fftd_test_mf_free(&b);
 }
 
+// --- the trigger list (daemon/mf_triggers.c) ---------------------------
+
+// by_strength orders triggers loudest first as mf_triggers.c's stronger
+// does: louder, then the lower template, then the earlier sample.
+static int
+by_strength(const void *x, const void *y)
+{
+	const fftd__mf_trigger *p = x, *q = y;
+	if (p->rho != q->rho) {
+		return p->rho > q->rho ? -1 : 1;
+	}
+	if (p->template_index != q->template_index) {
+		return p->template_index < q->template_index ? -1 : 1;
+	}
+	return p->t < q->t ? -1 : p->t > q->t;
+}
+
+// by_time orders triggers by template, then sample.
+static int
+by_time(const void *x, const void *y)
+{
+	const fftd__mf_trigger *p = x, *q = y;
+	if (p->template_index != q->template_index) {
+		return p->template_index < q->template_index ? -1 : 1;
+	}
+	return p->t < q->t ? -1 : p->t > q->t;
+}
+
+// test_trigger_list: fresh random triggers (rho from eight values, so that
+// rho ties often) added in (template, sample) order, as the engines add
+// them, and shuffled, into rooms of 0, 1, 5, n - 1, n and 2n (poisoned
+// first): every trigger is counted, the kept ones are exactly the
+// reference's (the loudest `room` by rho, template, sample, written in
+// (template, sample) order) and the slot after them is untouched.
+static void
+test_trigger_list(void **state)
+{
+	(void) state;
+	uint64_t s = fftd_test_case_seed(900);
+	for (int iter = 0; iter < 20; iter++) {
+		size_t            n = (size_t) fftd_test_mf_range(&s, 1, 3000);
+		fftd__mf_trigger *all = calloc(n, sizeof(*all));
+		fftd__mf_trigger *ref = calloc(n, sizeof(*ref));
+		assert_non_null(all);
+		assert_non_null(ref);
+		int64_t tpl = 0, t = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (fftd_test_mf_range(&s, 0, 3) == 0) {
+				tpl += fftd_test_mf_range(&s, 1, 3);
+				t = 0;
+			}
+			t += fftd_test_mf_range(&s, 1, 100);
+			all[i] = (fftd__mf_trigger) { .template_index = tpl,
+				.t                                    = t,
+				.rho                                  = 6
+				    + 0.25
+				        * (double) fftd_test_mf_range(&s, 0, 7),
+				.z_re = (double) i,
+				.z_im = -(double) i };
+		}
+		for (int shuffled = 0; shuffled < 2; shuffled++) {
+			for (size_t i = n; shuffled && i > 1; i--) {
+				size_t j = (size_t) fftd_test_mf_range(
+				    &s, 0, (int64_t) i - 1);
+				fftd__mf_trigger x = all[i - 1];
+				all[i - 1]         = all[j];
+				all[j]             = x;
+			}
+			const size_t rooms[] = { 0, 1, 5, n - 1, n, 2 * n };
+			for (size_t r = 0; r < sizeof(rooms) / sizeof(rooms[0]);
+			     r++) {
+				size_t        room = rooms[r];
+				size_t        keep = room < n ? room : n;
+				fftd__mf_args a;
+				memset(&a, 0, sizeof(a));
+				a.max_triggers = room;
+				a.triggers
+				    = malloc((room + 1) * sizeof(*a.triggers));
+				assert_non_null(a.triggers);
+				memset(a.triggers, 0xFF,
+				    (room + 1) * sizeof(*a.triggers));
+				size_t nheap = 0;
+				for (size_t i = 0; i < n; i++) {
+					fftd__mf_trigger_add(
+					    &a, &nheap, &all[i]);
+				}
+				fftd__mf_triggers_finish(&a, nheap);
+				memcpy(ref, all, n * sizeof(*ref));
+				qsort(ref, n, sizeof(*ref), by_strength);
+				qsort(ref, keep, sizeof(*ref), by_time);
+				assert_int_equal(a.ntotal, n);
+				assert_int_equal(a.ntriggers, keep);
+				if (keep > 0) {
+					assert_memory_equal(a.triggers, ref,
+					    keep * sizeof(*ref));
+				}
+				const unsigned char *after
+				    = (const unsigned char *) (a.triggers
+				        + keep);
+				for (size_t k = 0; k < sizeof(*a.triggers);
+				     k++) {
+					assert_int_equal(after[k], 0xFF);
+				}
+				free(a.triggers);
+			}
+		}
+		free(all);
+		free(ref);
+	}
+}
+
 int
 main(void)
 {
@@ -512,6 +624,7 @@ main(void)
 		cmocka_unit_test_prestate(test_ties, f64),
 		cmocka_unit_test_prestate(test_ties, f32),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_trigger_list),
 	};
 	fftd_test_seed();
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
