@@ -28,7 +28,7 @@ arrays() { # $1: FFTD_MF_CLUSTER
 	FFTD_MF_CLUSTER=$1 FFTD_TEST_GPU=1 timeout -k 10 300 \
 		"$B/tests/gpu/test_gpu_arrays" >"$OUT/arrays-cluster$1.log" 2>&1 || rc=1
 	echo "== test_gpu_arrays FFTD_MF_CLUSTER=$1 ($(($(date +%s) - start)) s)"
-	grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|^\[  FAILED|worst|error|Error" \
+	grep -E "PASSED|FAILED|SKIPPED|worst|error|Error" \
 		"$OUT/arrays-cluster$1.log" | head -20
 }
 for w in $what; do
