@@ -7,11 +7,18 @@
 # machine's drift between runs. Each argument is one run's environment
 # (space-separated VAR=value words; "-" for none), e.g.
 #
-#   B=gpu-run sh tools/gpu-mf-knobs.sh - FFTD_MF_PASS1_TPB=2 \
-#       "FFTD_MF_PASS1_TPB=4 FFTD_MF_FOURSTEP_PARTS=2"
+#   B=gpu-run sh tools/gpu-mf-knobs.sh - FFTD_MF_FOURSTEP_PARTS=2 \
+#       "FFTD_MF_FOURSTEP_PARTS=1 FFTD_MF_OWN_SCRATCH_MIB=1024"
 #
-# SIZES (default 17,20) and PIPELINES_ARGS (default "--plain 4 --no-pycbc")
-# as in gpu-mf-cluster.sh. Logs under $OUT.
+# SIZES (log2 N, at most four; default 17,20) and PIPELINES_ARGS (default
+# "--plain 4 --no-pycbc") set the bench's sizes and options. The one-pass
+# kernel against the two passes, say, is
+#
+#   SIZES=14,15,16,17 B=gpu-run sh tools/gpu-mf-knobs.sh \
+#       FFTD_MF_CLUSTER=1 FFTD_MF_CLUSTER=0
+#
+# (its tests: FFTD_TEST_ONLY=test_gpu_arrays sh tests/run.sh --gpu gpu-run).
+# Logs under $OUT.
 set -u
 B=${B:-gpu-run}
 OUT=${OUT:-/tmp/fftd-gpu-out}
