@@ -43,8 +43,9 @@
 // key per clustering window and each block's in shared memory, and merges
 // them with one global atomicMax per window and block. The gather then
 // turns keys into rho, t and z: z at each winner is summed again in double
-// from its row of the intermediate (gather_rows_k), or read from the
-// written samples when series rows asked for them (mf_fused.cu's gather).
+// from its row of the intermediate (gather_rows_k; windows whose key is
+// clearly below the threshold are skipped), or read from the written
+// samples when series rows asked for them (mf_fused.cu's gather).
 //
 // A batch runs in parts alternating between two streams, so that one
 // part's first pass (memory-bound) runs beside another's second
@@ -151,7 +152,7 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 	}
 	mid_stages<G, R0>(smem, st2);
 	last_dft<G>(smem, v, st2);
-	float2       *a = A + (int64_t) b * M1 * M2;
+	float2 *a = A + (int64_t) b * M1 * M2;
 	// k1 is the same for all of a thread's butterflies (T is a multiple
 	// of C).
 	int f0, t0;
@@ -241,65 +242,71 @@ __launch_bounds__(RR *M1 / kPts)
 // mf_fused.cu's gather_k does, but without the written samples: z at the
 // winner t = t2 + M2 t1 is the one output of row t2 of A that pass 2's FFT
 // gave there, sum over k1 of A[t2][k1] W_M1^(k1 t1), summed again here in
-// double (one block per slot, a fixed order), so pass 2 writes nothing
-// but keys. It agrees with pass 2's own z to f32 rounding.
+// double (one warp per slot, a fixed order), so pass 2 writes nothing but
+// keys. It agrees with pass 2's own z to f32 rounding.
+//
+// A window whose key puts rho below 0.99 threshold is left as before (key
+// 0; mf_kernels.h): the host keeps only windows above threshold, and the
+// sums are a row of A each (at 2^20, 129 slots of 32 KB a template, a
+// fifth of the intermediate's bytes again). A warp, not a block, per slot,
+// and a grid of a few waves: most slots are such windows, which cost a
+// key's read and four writes.
 __global__ void
 gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
     const float2 *tab1, int m1, int m2)
 {
-	__shared__ double red[2][kGatherThreads / 32];
-	const int64_t     slots = 1 + a.nwin;
-	const int64_t     total = (int64_t) a.nb * slots;
-	const int         lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-	for (int64_t s = blockIdx.x; s < total; s += gridDim.x) {
+	constexpr int W     = kGatherThreads / 32;
+	const int64_t slots = 1 + a.nwin;
+	const int64_t total = (int64_t) a.nb * slots;
+	const int     lane  = threadIdx.x & 31;
+	for (int64_t s = (int64_t) blockIdx.x * W + threadIdx.x / 32; s < total;
+	     s += (int64_t) gridDim.x * W) {
 		const int64_t b   = s / slots;
-		const u64     k   = fkey[s];
+		u64           k   = fkey[s];
 		u64           key = 0, t = ~0ull;
 		double        re = 0, im = 0;
-		if (k != 0) { // the whole block: k is the slot's
+		if (k != 0 && s % slots != 0 && a.threshold > 0) {
+			// NaN and infinity are never below: gathered, flagged
+			const double fz = __uint_as_float((unsigned) (k >> 32));
+			if (sqrt(fz) * fftd__mf_norm(a.hh[b], a.scale)
+			    < 0.99 * a.threshold)
+				k = 0;
+		}
+		if (k != 0) { // the whole warp: k is the slot's
 			const int64_t i
 			    = (int64_t) (0xffffffffu - (unsigned) k);
 			const int64_t tt = a.t_begin + i;
 			const int t2 = (int) (tt % m2), t1 = (int) (tt / m2);
 			const float2 *row = A + a.n * b + (int64_t) t2 * m1;
-			for (int k1 = threadIdx.x; k1 < m1;
-			     k1 += kGatherThreads) {
+			for (int k1 = lane; k1 < m1; k1 += 32) {
 				const float2 x = row[k1];
-				const float2 w
-				    = tab1[(int) (((int64_t) k1 * t1) % m1)];
+				// m1 is a power of two
+				const float2 w = tab1[(
+				    int) (((unsigned) k1 * (unsigned) t1)
+				    & (unsigned) (m1 - 1))];
 				re += (double) x.x * w.x - (double) x.y * w.y;
 				im += (double) x.x * w.y + (double) x.y * w.x;
 			}
+			// every lane ends with the same sums, in the same order
 			for (int o = 16; o > 0; o >>= 1) {
-				re += __shfl_down_sync(kFull, re, o);
-				im += __shfl_down_sync(kFull, im, o);
-			}
-			if (lane == 0) {
-				red[0][warp] = re;
-				red[1][warp] = im;
-			}
-			__syncthreads();
-			re = im = 0;
-			for (int w = 0; w < kGatherThreads / 32; w++) {
-				re += red[0][w];
-				im += red[1][w];
+				re += __shfl_xor_sync(kFull, re, o);
+				im += __shfl_xor_sync(kFull, im, o);
 			}
 			double rho = fftd__mf_rho(
 			    re, im, fftd__mf_norm(a.hh[b], a.scale));
 			if (rho <= DBL_MAX) {
 				key = (u64) __double_as_longlong(rho);
 				t   = (u64) tt;
-			} else if (threadIdx.x == 0) {
+			} else if (lane == 0) {
 				atomicMin((u64 *) a.nonfinite, (u64) b);
 			}
 		}
-		if (threadIdx.x == 0) {
+		if (lane == 0) {
 			((u64 *) a.key)[s] = key;
 			((u64 *) a.t)[s]   = t;
 			a.z[2 * s]         = re;
 			a.z[2 * s + 1]     = im;
 		}
-		__syncthreads(); // red is reused
 	}
 }
 
@@ -615,8 +622,12 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		return rc;
 	if (a->q != NULL)
 		return fftd__mf_gather(a, f->fkey, stream);
-	int64_t total = (int64_t) a->nb * (1 + a->nwin);
-	int64_t g     = total < 65535 * 4 ? total : 65535 * 4;
+	// A few waves of warps over the slots (the windows below threshold
+	// are cheap; see gather_rows_k).
+	const int64_t warps = kGatherThreads / 32;
+	int64_t       total = (int64_t) a->nb * (1 + a->nwin);
+	int64_t       g     = (total + warps - 1) / warps;
+	g                   = g < 4096 ? g : 4096;
 	gather_rows_k<<<(unsigned) g, kGatherThreads, 0, st>>>(
 	    *a, (const u64 *) f->fkey, A, tab1, s.m1, s.m2);
 	return (int) cudaGetLastError();

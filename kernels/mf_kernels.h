@@ -63,7 +63,11 @@ int fftd__mf_product(void *q, const void *data, const void *psd,
 // bits; 0 before), t its first sample with that rho (FFTD__MF_NONE before)
 // and z (2 doubles) q at that sample. A rho that is not finite lowers
 // *nonfinite (FFTD__MF_NONE before) to b. Slots of b start at b (1 +
-// nwin).
+// nwin). With a threshold > 0, the fourstep engine's gather may leave a
+// window's slot as before (key 0) when its rho is below threshold: it
+// skips windows whose f32 key puts rho below 0.99 threshold (the f32
+// |z|^2 is within ~1e-6 of the double one, so the margin is 1e4 times
+// the error), the host keeping only windows above threshold.
 typedef struct fftd__mf_scan_args {
 	const void   *q;
 	int64_t       ld; // complex samples per template row of q
@@ -74,7 +78,8 @@ typedef struct fftd__mf_scan_args {
 	const double *hh;    // nb: this batch's sums (fftd__mf_sigma2)
 	double        scale; // 4 df
 	int64_t       t_begin, t_end, cluster, nwin;
-	uint64_t     *key, *t; // nb (1 + nwin) each, set as said above
+	double        threshold; // the triggers' rho threshold; 0: none
+	uint64_t     *key, *t;   // nb (1 + nwin) each, set as said above
 	double       *z;       // 2 nb (1 + nwin)
 	uint64_t     *nonfinite;
 } fftd__mf_scan_args;

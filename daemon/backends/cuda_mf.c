@@ -369,6 +369,7 @@ enqueue_batch(
 		.t_end               = a->t_end,
 		.cluster             = a->cluster,
 		.nwin                = g->nwin,
+		.threshold           = a->threshold,
 		.key                 = g->key,
 		.t                   = g->t,
 		.z                   = g->z,
