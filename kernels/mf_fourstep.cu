@@ -509,7 +509,8 @@ fftd__mf_fourstep_tables(void *tab, int64_t n, void *stream)
 	tables_k<<<(total + 255) / 256, 256, 0,
 	    static_cast<cudaStream_t>(stream)>>>((float2 *) tab, s.m2, s.m1);
 	int rc = (int) cudaGetLastError();
-	if (rc == 0 && fftd__mf_cluster_blocks(n) > 0)
+	// the one-pass kernel's only where it runs (3.5 us a call at 2^17)
+	if (rc == 0 && cluster_knob() && fftd__mf_cluster_blocks(n) > 0)
 		rc = fftd__mf_cluster_tables((float2 *) tab + total, n, stream);
 	return rc;
 }
