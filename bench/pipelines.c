@@ -24,8 +24,9 @@
 // Defaults: sizes 17,20 (N = 2^17, 2^20), K 1024 on a GPU and 64 without,
 // the whole bank in one call (--slice S: calls of S templates; --inflight
 // F: F calls at a time from F threads sharing the client, as a search
-// keeping the daemon busy does), 5 repetitions after a warm-up (the
-// median is reported),
+// keeping the daemon busy does), for (a) and (c) repetitions after a
+// warm-up until 0.5 s are timed (at least R, default 5, at most 400;
+// PL_MIN_SECONDS), for (b) R; the median is reported,
 // (b) on min(256, K) templates, (d) on 32 with 3 repetitions. The daemon
 // is $FFTD_BIN (or build/fftd) started on a fresh socket unless --url is
 // given. PyCBC's Python is --python, else $FFTD_PYCBC_PYTHON, else the

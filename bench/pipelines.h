@@ -90,6 +90,18 @@ double bench_mf_design_bytes(
 // passes, the peak kernel's read of [t_begin, t_end).
 double pl_cuda_passes_bytes(const pl_inputs *in);
 
+// (a) and (c) repeat until they have timed at least PL_MIN_SECONDS and
+// at least reps repetitions, at most PL_MAX_REPS (pl_reps_done): a
+// 1,024-template call at 2^17 takes ~1.5 ms, and five of them (the old
+// rule) spanned less than the host's and the GPU's changes of state, so
+// that (a)'s median swung +-20% between runs on the lent H200.
+#define PL_MIN_SECONDS 0.5
+#define PL_MAX_REPS 400
+
+// pl_reps_done says whether a case that has timed r repetitions, total
+// seconds in all, may stop (see PL_MIN_SECONDS).
+int pl_reps_done(int r, int reps, double total);
+
 // pl_case_times fills c's median, min, max and tps from reps times (s) of
 // c->templates templates each.
 void pl_case_times(pl_case *c, double *sec, int reps);
@@ -116,7 +128,8 @@ int pl_cuda_copy_rate(
 // product kernel (q = conj(h) w, sigma^2 summed on the way), batched cuFFT
 // C2C inverse of `batch` templates in place, a peak kernel (max |z|^2 and
 // its first sample per template, one pass, one atomic per block); the
-// whole bank per repetition, CUDA events, reps after one warm-up. c gets
+// whole bank per repetition, CUDA events, one warm-up, then repetitions
+// as PL_MIN_SECONDS says. c gets
 // the times and every template's peak. Returns 0, or -1 with c->note.
 int pl_cuda_bank(const pl_inputs *in, int batch, int reps, pl_case *c);
 
@@ -131,8 +144,8 @@ int pl_cuda_bank(const pl_inputs *in, int batch, int reps, pl_case *c);
 // pl_fftd_bank runs case (a): data, PSD and bank in resident arrays of the
 // client's daemon, fftd_mf_bank over the whole bank in slices of `slice`
 // templates, `inflight` slices requested at a time (threads sharing the
-// client, 1..8), reps timed after one warm-up; c gets every template's
-// peak.
+// client, 1..8), one warm-up, then repetitions as PL_MIN_SECONDS says;
+// c gets every template's peak.
 int pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice,
     int inflight, int reps, pl_case *c);
 

@@ -264,11 +264,13 @@ pl_cuda_bank(const pl_inputs *in, int batch, int reps, pl_case *c)
 	cbank       s;
 	size_t      tb  = sizeof(float2) * (size_t) in->nbins;
 	size_t      k   = (size_t) in->count;
-	double     *sec = (double *) calloc((size_t) reps, sizeof(double));
+	double     *sec = (double *) calloc(PL_MAX_REPS, sizeof(double));
 	float      *w = NULL, *inv = NULL;
-	cudaError_t e    = cudaSuccess;
-	const char *what = "";
-	int         ret  = -1;
+	cudaError_t e     = cudaSuccess;
+	const char *what  = "";
+	int         ret   = -1;
+	int         r     = -1; // repetitions timed (after the warm-up, -1)
+	double      total = 0;
 	memset(&s, 0, sizeof(s));
 	c->templates = in->count;
 	if (batch > in->count) {
@@ -325,7 +327,8 @@ pl_cuda_bank(const pl_inputs *in, int batch, int reps, pl_case *c)
 		s.have_tail = 1;
 	}
 	what = "pass";
-	for (int r = -1; r < reps; r++) {
+	reps = reps < PL_MAX_REPS ? reps : PL_MAX_REPS;
+	for (; r < 0 || !pl_reps_done(r, reps, total); r++) {
 		float ms = 0;
 		if ((e = cudaEventRecord(s.e0, s.st)) != cudaSuccess
 		    || (e = cbank_pass(&s, in, batch)) != cudaSuccess
@@ -337,9 +340,10 @@ pl_cuda_bank(const pl_inputs *in, int batch, int reps, pl_case *c)
 		}
 		if (r >= 0) {
 			sec[r] = 1e-3 * (double) ms;
+			total += sec[r];
 		}
 	}
-	pl_case_times(c, sec, reps);
+	pl_case_times(c, sec, r);
 	c->bytes = pl_cuda_passes_bytes(in);
 	c->peaks = (pl_peak *) calloc(k, sizeof(pl_peak));
 	if (c->peaks != NULL) {

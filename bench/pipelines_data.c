@@ -290,6 +290,12 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+int
+pl_reps_done(int r, int reps, double total)
+{
+	return r >= PL_MAX_REPS || (r >= reps && total >= PL_MIN_SECONDS);
+}
+
 void
 pl_case_times(pl_case *c, double *sec, int reps)
 {

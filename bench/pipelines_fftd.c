@@ -115,7 +115,8 @@ pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
 	                                         : inflight;
 	fftd_mf_trigger *trig
 	    = calloc((size_t) MAX_TRIGGERS * (size_t) inflight, sizeof(*trig));
-	double *sec = calloc((size_t) reps, sizeof(double));
+	reps        = reps < PL_MAX_REPS ? reps : PL_MAX_REPS;
+	double *sec = calloc(PL_MAX_REPS, sizeof(double));
 	int     rv = FFTD_ENOMEM, ret = -1;
 	c->templates = in->count;
 	if (peaks == NULL || trig == NULL || sec == NULL) {
@@ -172,16 +173,19 @@ pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
 		fail(c, "fftd_mf_bank (warm-up)", rv);
 		goto out;
 	}
-	for (int r = 0; r < reps; r++) {
+	int    r     = 0;
+	double total = 0;
+	for (; !pl_reps_done(r, reps, total); r++) {
 		double t0 = pl_now();
 		rv        = bank_pass(jobs, inflight, &ntrig);
 		sec[r]    = pl_now() - t0;
+		total += sec[r];
 		if (rv != FFTD_OK) {
 			fail(c, "fftd_mf_bank", rv);
 			goto out;
 		}
 	}
-	pl_case_times(c, sec, reps);
+	pl_case_times(c, sec, r);
 	c->triggers = ntrig;
 	c->bytes    = bench_mf_design_bytes(
 	       in->n, in->kmin, in->kmax, in->t_begin, in->t_end);
