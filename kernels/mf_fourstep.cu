@@ -67,6 +67,7 @@ namespace
 using namespace fftd_mf;
 
 constexpr int kGatherThreads = 128;
+constexpr int kGatherLoads   = 8; // gather_rows_k's loads in flight a lane
 
 // Pass 1: block (g, b) transforms columns k1 in [g C, g C + C) of template
 // b's product (M2 = N2 points each) and writes them, twiddled, to A (rows
@@ -278,14 +279,32 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 			const int64_t tt = a.t_begin + i;
 			const int t2 = (int) (tt % m2), t1 = (int) (tt / m2);
 			const float2 *row = A + a.n * b + (int64_t) t2 * m1;
-			for (int k1 = lane; k1 < m1; k1 += 32) {
-				const float2 x = row[k1];
-				// m1 is a power of two
-				const float2 w = tab1[(
-				    int) (((unsigned) k1 * (unsigned) t1)
-				    & (unsigned) (m1 - 1))];
-				re += (double) x.x * w.x - (double) x.y * w.y;
-				im += (double) x.x * w.y + (double) x.y * w.x;
+			// kGatherLoads loads in flight a lane (a row is up to
+			// 4,096 points, 128 a lane: one at a time, the peaks'
+			// sums were most of the gather's 57 us a batch at
+			// 2^20); the same order of sums as one at a time.
+			for (int k0 = 0; k0 < m1; k0 += 32 * kGatherLoads) {
+				float2 x[kGatherLoads], w[kGatherLoads];
+#pragma unroll
+				for (int u = 0; u < kGatherLoads; u++) {
+					const int k1 = k0 + 32 * u + lane;
+					// m1 is a power of two
+					x[u] = k1 < m1
+					    ? row[k1]
+					    : make_float2(0.0f, 0.0f);
+					w[u] = tab1[((unsigned) k1
+					                * (unsigned) t1)
+					    & (unsigned) (m1 - 1)];
+				}
+#pragma unroll
+				for (int u = 0; u < kGatherLoads; u++) {
+					if (k0 + 32 * u + lane < m1) {
+						re += (double) x[u].x * w[u].x
+						    - (double) x[u].y * w[u].y;
+						im += (double) x[u].x * w[u].y
+						    + (double) x[u].y * w[u].x;
+					}
+				}
 			}
 			// every lane ends with the same sums, in the same order
 			for (int o = 16; o > 0; o >>= 1) {
