@@ -80,7 +80,7 @@ typedef struct fftd__mf_scan_args {
 	int64_t       t_begin, t_end, cluster, nwin;
 	double        threshold; // the triggers' rho threshold; 0: none
 	uint64_t     *key, *t;   // nb (1 + nwin) each, set as said above
-	double       *z;       // 2 nb (1 + nwin)
+	double       *z;         // 2 nb (1 + nwin)
 	uint64_t     *nonfinite;
 } fftd__mf_scan_args;
 
