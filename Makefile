@@ -255,8 +255,13 @@ $(BENCH_LIB): $(BENCH_LIB_OBJ)
 # (tests/symbols.sh checks it).
 $(CLIENT_OBJ): CFLAGS_ALL += -fvisibility=hidden
 
+# Both libraries are never unloaded (-z nodelete): NNG's threads, which
+# they start and which run until the process exits, would otherwise run
+# unmapped code after a dlclose (Python's cffi closes libfftd when the
+# interpreter finalises: the test process died of SIGSEGV at exit,
+# intermittently; tests/symbols.sh checks the flag).
 $(BUILD)/libfftd.so: $(CLIENT_OBJ) $(NNG_LIB) client/libfftd.map
-	$(CC) -shared -Wl,-soname,libfftd.so.0 -Wl,--version-script=client/libfftd.map $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(LIBFFTD_DEP_LIBS) -lm
+	$(CC) -shared -Wl,-soname,libfftd.so.0 -Wl,--version-script=client/libfftd.map -Wl,-z,nodelete $(LDFLAGS_ALL) -o $@ $(CLIENT_OBJ) $(LIBFFTD_DEP_LIBS) -lm
 
 $(BUILD)/dropin/%.o: INC := $(INC_BASE) -Idropin
 $(DROPIN_OBJ): CFLAGS_ALL += -fvisibility=hidden
@@ -270,7 +275,7 @@ $(BUILD)/dropin/api_f32.o: dropin/api.c | $(GEN_H) $(NNG_LIB)
 	$(CC) $(CFLAGS_ALL) $(INC) -DFFTD_DR_SINGLE -MMD -MP -c $< -o $@
 
 $(DROPIN_LIB): $(DROPIN_OBJ) $(CLIENT_OBJ) $(NNG_LIB) dropin/fftw3.map
-	$(CC) -shared -Wl,-soname,libfftd-fftw3.so -Wl,--version-script=dropin/fftw3.map -Wl,-z,defs $(LDFLAGS_ALL) -o $@ $(DROPIN_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -ldl -lm
+	$(CC) -shared -Wl,-soname,libfftd-fftw3.so -Wl,--version-script=dropin/fftw3.map -Wl,-z,defs -Wl,-z,nodelete $(LDFLAGS_ALL) -o $@ $(DROPIN_OBJ) $(CLIENT_OBJ) $(DEP_LIBS) -ldl -lm
 
 $(BUILD)/fftd: $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(NNG_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(DAEMON_OBJ) $(COMMON_OBJ) $(KERNEL_LIB) $(DEP_LIBS) $(FFTW_LIBS) $(CUDA_LIBS) -lsystemd -lstdc++ -lm

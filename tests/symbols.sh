@@ -3,7 +3,7 @@
 #
 # symbols.sh — libfftd.so exports exactly the calls include/fftd.h declares
 # with FFTD_API: no generated protobuf code, no NNG, no fftd__ internals, and
-# none of the public calls missing. The expected list is read from the
+# none of the public calls missing; and it is marked never to be unloaded. The expected list is read from the
 # header, so the test fails when the header and the library drift apart.
 #
 #   sh tests/symbols.sh BUILD_DIR [HEADER]
@@ -17,6 +17,7 @@ lib=$dir/libfftd.so
 [ -f "$lib" ] || { echo "symbols: $lib is missing" >&2; exit 2; }
 [ -f "$header" ] || { echo "symbols: $header is missing" >&2; exit 2; }
 command -v nm >/dev/null 2>&1 || { echo "symbols: no nm" >&2; exit 2; }
+command -v readelf >/dev/null 2>&1 || { echo "symbols: no readelf" >&2; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fftd-symbols.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -38,8 +39,14 @@ sed -e 's://.*$::' "$header" | awk '
 nm -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' |
 	sed 's/@.*$//' | sort -u >"$tmp/exported"
 
+# Never unloaded (-z nodelete, Makefile): NNG's threads outlive a dlclose.
+if ! readelf -d "$lib" | grep -q 'FLAGS_1.*NODELETE'; then
+	echo "symbols: libfftd.so lacks DF_1_NODELETE (link with -z nodelete):"
+	echo "  a dlclose would leave NNG's threads running unmapped code"
+	exit 1
+fi
 if cmp -s "$tmp/expected" "$tmp/exported"; then
-	echo "symbols: libfftd.so exports the $(wc -l <"$tmp/expected") FFTD_API calls of $header, nothing else"
+	echo "symbols: libfftd.so exports the $(wc -l <"$tmp/expected") FFTD_API calls of $header, nothing else, and is never unloaded"
 	exit 0
 fi
 echo "symbols: libfftd.so and $header disagree"

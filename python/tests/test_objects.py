@@ -147,6 +147,22 @@ def test_killed_client_is_cleaned_up(client):
     assert after["sessions"] == before["sessions"] and after["plans"] == before["plans"]
 
 
+def test_library_never_unloaded(client):
+    """libfftd stays loaded after cffi's dlclose (it is linked -z nodelete): NNG's
+    threads, started with the first client, run until the process exits and would
+    otherwise run unmapped code (the interpreter's finalisation closes the library;
+    the test process died of SIGSEGV at exit, intermittently, before the flag)."""
+    code = ("import ctypes, os, fftd\n"
+            "from fftd._lib import ffi, lib\n"
+            f"fftd.Client({client.url!r}).close()\n"
+            "ffi.dlclose(lib)\n"
+            "ctypes.CDLL(os.environ['FFTD_LIB'], mode=os.RTLD_NOLOAD)\n"
+            "print('still loaded', flush=True)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "still loaded", (r.returncode, r.stderr)
+
+
 def test_plan_tolerance(client, rng):
     """tolerance= reaches the daemon: accepted, the choice named, the result within it;
     a bad one is an ArgumentError naming the field."""

@@ -5,7 +5,7 @@
 # functions the real <fftw3.h> declares for double and single precision
 # (fftw_*, fftwf_*; not fftwl_ nor fftwq_, which stay with the real FFTW)
 # and nothing else: no libfftd, NNG or protobuf-c names, no fftd__dr_
-# internals. The expected list comes from the installed header through the
+# internals; and it is marked never to be unloaded. The expected list comes from the installed header through the
 # C preprocessor, so the test fails when the two drift apart.
 #
 #   sh tests/dropin/symbols.sh BUILD_DIR [HEADER]
@@ -27,8 +27,13 @@ echo "#include \"$header\"" | "$cc" -E -P - | tr ';' '\n' |
 [ -s "$tmp/expected" ] || { echo "dropin symbols: nothing in $header" >&2; exit 2; }
 nm -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' |
 	sed 's/@.*$//' | sort -u >"$tmp/exported"
+# Never unloaded (-z nodelete, Makefile): NNG's threads outlive a dlclose.
+if ! readelf -d "$lib" | grep -q 'FLAGS_1.*NODELETE'; then
+	echo "dropin symbols: libfftd-fftw3.so lacks DF_1_NODELETE (link with -z nodelete)"
+	exit 1
+fi
 if cmp -s "$tmp/expected" "$tmp/exported"; then
-	echo "dropin symbols: libfftd-fftw3.so exports the $(wc -l <"$tmp/expected") fftw_/fftwf_ functions of $header, nothing else"
+	echo "dropin symbols: libfftd-fftw3.so exports the $(wc -l <"$tmp/expected") fftw_/fftwf_ functions of $header, nothing else, and is never unloaded"
 	exit 0
 fi
 echo "dropin symbols: libfftd-fftw3.so and $header disagree"
