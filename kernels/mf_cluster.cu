@@ -145,7 +145,8 @@ __cluster_dims__(CL, 1, 1) __launch_bounds__(M / kPts, 1024 / (M / kPts))
 			const float2 x = hv[j], y = wv[j];
 			stg[S::stg_at(tid + T * j)] = make_float2(
 			    x.x * y.x + x.y * y.y, x.x * y.y - x.y * y.x);
-			acc += (double) fmaf(x.x, x.x, x.y * x.y) * iv[j];
+			acc += ((double) x.x * x.x + (double) x.y * x.y)
+			    * iv[j];
 		}
 	}
 	// the bin N/2, when it is in the band: k1 = 0, k2 = M/2 (block 0,
@@ -156,7 +157,7 @@ __cluster_dims__(CL, 1, 1) __launch_bounds__(M / kPts, 1024 / (M / kPts))
 	if (nyq) {
 		const float2 x = h[kn], y = w[kn];
 		qn = make_float2(x.x * y.x + x.y * y.y, x.x * y.y - x.y * y.x);
-		acc += (double) fmaf(x.x, x.x, x.y * x.y) * is[kn];
+		acc += ((double) x.x * x.x + (double) x.y * x.y) * is[kn];
 	}
 	for (int i = tid; sa.nwin <= kWinShared && i < sa.nwin; i += T)
 		wkey[i] = 0;
