@@ -269,11 +269,12 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 		u64           k   = fkey[s];
 		u64           key = 0, t = ~0ull;
 		double        re = 0, im = 0;
+		const double  norm
+		    = k != 0 ? fftd__mf_norm(a.hh[b], a.scale) : 0.0;
 		if (k != 0 && s % slots != 0 && a.threshold > 0) {
 			// NaN and infinity are never below: gathered, flagged
 			const double fz = __uint_as_float((unsigned) (k >> 32));
-			if (sqrt(fz) * fftd__mf_norm(a.hh[b], a.scale)
-			    < 0.99 * a.threshold)
+			if (sqrt(fz) * norm < 0.99 * a.threshold)
 				k = 0;
 		}
 		if (k != 0) { // the whole warp: k is the slot's
@@ -314,8 +315,7 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 				re += __shfl_xor_sync(kFull, re, o);
 				im += __shfl_xor_sync(kFull, im, o);
 			}
-			double rho = fftd__mf_rho(
-			    re, im, fftd__mf_norm(a.hh[b], a.scale));
+			double rho = fftd__mf_rho(re, im, norm);
 			if (rho <= DBL_MAX) {
 				key = (u64) __double_as_longlong(rho);
 				t   = (u64) tt;
