@@ -327,7 +327,6 @@ pl_cuda_bank(const pl_inputs *in, int batch, int reps, pl_case *c)
 		s.have_tail = 1;
 	}
 	what = "pass";
-	reps = reps < PL_MAX_REPS ? reps : PL_MAX_REPS;
 	for (; r < 0 || !pl_reps_done(r, reps, total); r++) {
 		float ms = 0;
 		if ((e = cudaEventRecord(s.e0, s.st)) != cudaSuccess

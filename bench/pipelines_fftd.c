@@ -115,7 +115,6 @@ pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
 	                                         : inflight;
 	fftd_mf_trigger *trig
 	    = calloc((size_t) MAX_TRIGGERS * (size_t) inflight, sizeof(*trig));
-	reps        = reps < PL_MAX_REPS ? reps : PL_MAX_REPS;
 	double *sec = calloc(PL_MAX_REPS, sizeof(double));
 	int     rv = FFTD_ENOMEM, ret = -1;
 	c->templates = in->count;
