@@ -445,7 +445,7 @@ comma := ,
 TSAN_TESTS := $(notdir $(UNIT_BIN)) test_load test_metrics test_remote \
 	test_robustness_clients test_robustness_daemon test_shm_bits \
 	test_shm_lifetime test_shm_raw test_shm_streams test_systemd \
-	test_transforms test_mf test_dropin cxx_header
+	test_transforms test_mf test_bankchan test_dropin cxx_header
 
 # make check builds and runs the suite with what is installed (and the
 # matched-filter bank against PyCBC on GW150914: tests/pycbc, which makes

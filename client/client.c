@@ -38,6 +38,7 @@ client_free(fftd_client *c)
 	for (int i = 0; i < c->nep; i++) {
 		free(c->ep[i].url);
 	}
+	pthread_mutex_destroy(&c->bank_mtx);
 	pthread_mutex_destroy(&c->mtx);
 	pthread_cond_destroy(&c->idle);
 	pthread_cond_destroy(&c->slot);
@@ -102,6 +103,7 @@ fftd_client_open(fftd_client **clientp, const char *url, int timeout_ms)
 		return fftd__set_error(FFTD_ENOMEM, "out of memory");
 	}
 	pthread_mutex_init(&c->mtx, NULL);
+	pthread_mutex_init(&c->bank_mtx, NULL);
 	pthread_condattr_t ca; // fftd_client_close waits on it with a deadline
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -313,6 +315,7 @@ fftd_client_close(fftd_client *client)
 	fftd_buffer *stage = client->staging;
 	client->staging    = NULL;
 	pthread_mutex_unlock(&client->mtx);
+	fftd__bankch_close_all(client);
 	while (stage != NULL) { // the daemon frees its side with the session
 		fftd_buffer *next = stage->next;
 		fftd__buffer_release(client, stage);

@@ -18,6 +18,7 @@
 //   stream.c    streams and their stream channel
 //   array.c     resident arrays: create, copies, executions on them
 //   mf.c        the matched-filter bank request
+//   bankchan.c  bank channels: the bank's requests off NNG
 //   fork.c      refusing calls in a forked child (NNG is not fork-safe)
 //
 // One NNG REQ socket per daemon the client talks to (one, or a list: see
@@ -96,6 +97,19 @@ typedef struct endpoint {
 	int        ninflight; // under the client's mtx: executions in flight
 } endpoint;
 
+// FFTD__MAX_BANK_CHANNELS bounds a client's bank channels (bankchan.c).
+#define FFTD__MAX_BANK_CHANNELS 8
+
+// A bank channel (bankchan.c): its socket (-1: closed), whether a caller
+// holds it, the buffer its replies are read into and the shared buffer its
+// requests' results are written into.
+typedef struct fftd__bankch {
+	int          fd;
+	bool         busy;
+	uint8_t     *buf;
+	fftd_buffer *res;
+} fftd__bankch;
+
 struct fftd_client {
 	endpoint     ep[FFTD_MAX_DAEMONS];
 	int          nep; // 1, or the length of the URL list
@@ -118,6 +132,12 @@ struct fftd_client {
 	struct fftd_request *inflight;
 	int                  ninflight;
 	_Atomic uint64_t     next_tag;
+	// Bank channels (bankchan.c), under bank_mtx; bank_off: refused once,
+	// not asked again.
+	pthread_mutex_t bank_mtx;
+	fftd__bankch    bank[FFTD__MAX_BANK_CHANNELS];
+	int             nbank;
+	bool            bank_off;
 };
 
 struct fftd_plan {
@@ -299,6 +319,24 @@ int fftd__array_alive(const fftd_array *a);
 bool fftd__ep_usable(const fftd_client *c, const fftd_plan *p, int i);
 
 // --- buffer.c --------------------------------------------------------------
+
+// stream.c: fftd__chan_open sends so (a StreamOpen) and hands the daemon
+// one end of a new SOCK_SEQPACKET socketpair; *fd gets the other.
+int fftd__chan_open(fftd_client *c, Fftd__Wire__StreamOpen *so, int *fd);
+
+// bankchan.c: fftd__bankch_take lends a bank channel for a request whose
+// results take at most reply_max bytes (its index; -1: use NNG);
+// fftd__bankch_results is its result buffer's id (the request's
+// result_buffer) and mapping; fftd__bankch_call sends req on it and waits
+// (*unsent: the request never left, *broken: release it as such);
+// fftd__bankch_release gives it back (closed unless ok);
+// fftd__bankch_close_all closes them (client close).
+int      fftd__bankch_take(fftd_client *c, size_t reply_max);
+uint64_t fftd__bankch_results(fftd_client *c, int k, void **addr);
+int  fftd__bankch_call(fftd_client *c, int k, const Fftd__Wire__Request *req,
+     Fftd__Wire__Reply **rp, fftd__frame *f, bool *unsent, bool *broken);
+void fftd__bankch_release(fftd_client *c, int k, bool ok);
+void fftd__bankch_close_all(fftd_client *c);
 
 // fftd__send_fd hands fd to the daemon's descriptor socket at path with
 // the token and reads back the buffer id (common/handover.h), waiting at

@@ -9,6 +9,10 @@
 // (fftd__mf_check), so that a bad one is named before anything is sent;
 // the daemon checks them again, and the arrays' spans.
 //
+// The request and its reply go over a bank channel where the client has
+// one (bankchan.c: the results then come in the channel's shared buffer),
+// else over NNG (the results in the reply's payload).
+//
 // Threads: fftd_mf_bank blocks its caller; any thread.
 
 #include <inttypes.h>
@@ -107,6 +111,16 @@ mf_args_check(fftd_client *c, fftd_array *data, fftd_array *psd,
 	return rv == FFTD_OK ? fftd__array_alive(tpl) : rv;
 }
 
+// mf_payload_len is what the reply's payload takes: its peaks, triggers
+// and series rows.
+static uint64_t
+mf_payload_len(const Fftd__Wire__MatchedFilterReply *mr,
+    const fftd__mf_sizes *sz, int64_t count)
+{
+	return (uint64_t) count * FFTD__MF_PEAK_BYTES
+	    + mr->ntriggers * FFTD__MF_TRIGGER_BYTES + sz->series_bytes;
+}
+
 // mf_unpack copies the reply's payload into the caller's results.
 static int
 mf_unpack(const Fftd__Wire__MatchedFilterReply *mr, const fftd__frame *f,
@@ -114,8 +128,7 @@ mf_unpack(const Fftd__Wire__MatchedFilterReply *mr, const fftd__frame *f,
     size_t peak_size, fftd_mf_trigger *triggers, size_t trigger_size,
     size_t max_triggers, size_t *ntriggers, size_t *ntotal, void *series)
 {
-	uint64_t want = (uint64_t) count * FFTD__MF_PEAK_BYTES
-	    + mr->ntriggers * FFTD__MF_TRIGGER_BYTES + sz->series_bytes;
+	uint64_t want = mf_payload_len(mr, sz, count);
 	if (mr->ntriggers > max_triggers || mr->ntriggers > mr->ntotal
 	    || f->payload_len != want) {
 		return fftd__set_error(FFTD_EPROTO,
@@ -201,19 +214,49 @@ fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *cdesc,
 	Fftd__Wire__Reply *r   = NULL;
 	nng_msg           *m   = NULL;
 	fftd__frame        f;
-	rv = fftd__rpc_payload(client, 0, &wr, NULL, 0, &r, &m, &f);
-	if (rv != FFTD_OK) {
-		return fftd__url_error(client, 0, rv);
+	int                k      = sz.reply_max > SIZE_MAX
+	                        ? -1
+	                        : fftd__bankch_take(client, (size_t) sz.reply_max);
+	bool               unsent = true, broken = false;
+	void              *res = NULL;
+	if (k >= 0) {
+		mf.result_buffer = fftd__bankch_results(client, k, &res);
+		mf.result_offset = 0;
+		rv               = fftd__bankch_call(
+		                  client, k, &wr, &r, &f, &unsent, &broken);
+		if (unsent) {
+			fftd__bankch_release(client, k, !broken);
+			k = -1;
+		} else if (rv != FFTD_OK) {
+			fftd__bankch_release(client, k, !broken);
+			return rv;
+		}
+	}
+	if (k < 0) {
+		mf.result_buffer = 0;
+		rv = fftd__rpc_payload(client, 0, &wr, NULL, 0, &r, &m, &f);
+		if (rv != FFTD_OK) {
+			return fftd__url_error(client, 0, rv);
+		}
 	}
 	if (r->body_case != FFTD__WIRE__REPLY__BODY_MATCHED_FILTER) {
 		rv = fftd__set_error(
 		    FFTD_EPROTO, "bank reply without its counts");
 	} else {
+		if (k >= 0) { // the results are in the channel's buffer
+			f.payload = res;
+			f.payload_len
+			    = mf_payload_len(r->matched_filter, &sz, count);
+		}
 		rv = mf_unpack(r->matched_filter, &f, &sz, count, peaks,
 		    peak_size, triggers, trigger_size, max_triggers, ntriggers,
 		    ntotal, series);
 	}
 	fftd__wire__reply__free_unpacked(r, NULL);
-	nng_msg_free(m);
+	if (k >= 0) {
+		fftd__bankch_release(client, k, true);
+	} else {
+		nng_msg_free(m);
+	}
 	return rv;
 }

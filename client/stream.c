@@ -60,29 +60,23 @@ stream_chan_setting(void)
 	return v != NULL && strcmp(v, "2") == 0 ? 2 : 1;
 }
 
-// stream_chan_open asks the daemon for a stream channel (StreamOpen) and
-// hands it one end of a socketpair; st->chan is the other.
-static int
-stream_chan_open(fftd_stream *st)
+// fftd__chan_open sends so (a StreamOpen: a stream's, or a bank
+// channel's) to the first daemon and hands it one end of a socketpair;
+// *fd gets the other.
+int
+fftd__chan_open(fftd_client *c, Fftd__Wire__StreamOpen *so, int *fd)
 {
-	fftd_client           *c   = st->plan->client;
-	Fftd__Wire__Request    req = FFTD__WIRE__REQUEST__INIT;
-	Fftd__Wire__StreamOpen so  = FFTD__WIRE__STREAM_OPEN__INIT;
-	so.plan_id                 = st->plan->id[0];
-	so.buffer_id               = st->buf->id;
-	so.depth                   = (uint32_t) st->depth;
-	so.slot_bytes              = st->slot;
-	so.out_offset              = st->in_off;
-	req.body_case              = FFTD__WIRE__REQUEST__BODY_STREAM_OPEN;
-	req.stream_open            = &so;
-	Fftd__Wire__Reply *r       = NULL;
-	int                sv[2]   = { -1, -1 };
-	uint64_t           id      = 0;
-	int                rv      = fftd__rpc(c, &req, &r);
+	Fftd__Wire__Request req  = FFTD__WIRE__REQUEST__INIT;
+	req.body_case            = FFTD__WIRE__REQUEST__BODY_STREAM_OPEN;
+	req.stream_open          = so;
+	Fftd__Wire__Reply *r     = NULL;
+	int                sv[2] = { -1, -1 };
+	uint64_t           id    = 0;
+	int                rv    = fftd__rpc(c, &req, &r);
 	if (rv == FFTD_OK
 	    && r->body_case != FFTD__WIRE__REPLY__BODY_STREAM_OPEN) {
 		rv = fftd__set_error(
-		    FFTD_EPROTO, "no stream token in the reply");
+		    FFTD_EPROTO, "no channel token in the reply");
 	}
 	if (rv == FFTD_OK
 	    && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -106,8 +100,22 @@ stream_chan_open(fftd_stream *st)
 		}
 		return rv;
 	}
-	st->chan = sv[0];
+	*fd = sv[0];
 	return FFTD_OK;
+}
+
+// stream_chan_open asks the daemon for the stream's channel; st->chan is
+// its end.
+static int
+stream_chan_open(fftd_stream *st)
+{
+	Fftd__Wire__StreamOpen so = FFTD__WIRE__STREAM_OPEN__INIT;
+	so.plan_id                = st->plan->id[0];
+	so.buffer_id              = st->buf->id;
+	so.depth                  = (uint32_t) st->depth;
+	so.slot_bytes             = st->slot;
+	so.out_offset             = st->in_off;
+	return fftd__chan_open(st->plan->client, &so, &st->chan);
 }
 
 // align64 rounds n up to a multiple of 64 bytes (slot arrays).

@@ -36,6 +36,11 @@ struct fftd__chanpoll {
 	pthread_t          thread;
 	fftd__chanpoll_ops ops;
 	void              *arg;
+	// The largest packet, a bank channel's request (a frame of at most
+	// FFTD__WIRE_MAX_PB protobuf bytes, no payload), and one byte more, so
+	// that an oversized packet shows as such instead of being cut to a
+	// valid length. Only the poller's thread uses it.
+	uint8_t buf[FFTD__WIRE_HEADER_SIZE + FFTD__WIRE_MAX_PB + 1];
 };
 
 // fftd__chan_submit_parse checks one packet's size, slot and flags (see
@@ -78,13 +83,11 @@ unlink_watch(fftd__chanpoll *p, watch *w)
 static bool
 drain(fftd__chanpoll *p, watch *w)
 {
-	// One byte more than the largest valid packet, so that an oversized
-	// one shows as such instead of being cut to a valid length.
-	uint8_t buf[sizeof(fftd__chan_submit) + 1];
+	uint8_t *buf = p->buf;
 	// At most DRAIN_MAX packets a turn, so that a client that floods its
 	// channel cannot starve the others (epoll reports it again).
 	for (int k = 0; k < DRAIN_MAX; k++) {
-		ssize_t n = recv(w->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		ssize_t n = recv(w->fd, buf, sizeof(p->buf), MSG_DONTWAIT);
 		if (n > 0) {
 			p->ops.on_packet(p->arg, w->chan, buf, (size_t) n);
 			continue;

@@ -3,7 +3,8 @@
 // chan.h — PRIVATE to fftd. The poller of stream channels: one thread that
 // waits (epoll) on every stream channel's SOCK_SEQPACKET socket and hands
 // each packet to the server. A stream channel (StreamOpen in
-// proto/fftd.proto) carries a realtime stream's submissions and answers
+// proto/fftd.proto; a bank channel likewise, its MatchedFilter requests)
+// carries a realtime stream's submissions and answers
 // straight between the client's thread and the daemon, instead of through
 // NNG's poller and task threads on both sides: two thread wake-ups per
 // execution where NNG needs six or more, each of which can wait for a CPU
@@ -20,7 +21,10 @@
 typedef struct fftd__chanpoll fftd__chanpoll;
 
 // The callbacks run on the poller's thread. on_packet gets each packet
-// received on a channel (len bytes, possibly malformed); on_hangup runs
+// received on a channel (len bytes, possibly malformed, in a buffer that
+// is reused after it returns; a packet
+// longer than a bank channel's largest request arrives cut to that length
+// plus one byte); on_hangup runs
 // once, last, when the channel's peer hung up, its socket failed, or it
 // was shut down (shutdown(2) on its descriptor is how the server closes
 // one). The descriptor stays the server's to close after on_hangup.

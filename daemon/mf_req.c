@@ -13,17 +13,23 @@
 // the bank (mf_bank NULL) is answered FFTD_EUNSUPPORTED, after the checks.
 // Calls reply.c and array.c.
 //
-// Threads: fftd__mf_request on NNG's task threads; mf_run on the device's
-// worker; mf_drop on the thread that drops the job (worker.h). Locks: the
+// A bank channel's requests (fftd__mf_chan_packet, StreamOpen's bank) take
+// the same path and are answered on the channel, one at a time.
+//
+// Threads: fftd__mf_request on NNG's task threads; fftd__mf_chan_packet on
+// the stream poller's; mf_run on the device's worker; mf_drop on the
+// thread that drops the job (worker.h). Locks: the
 // lookups and the post happen under the server lock, as exec.c's
 // admission does.
 
 #include "server_impl.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "clock.h"
 #include "log.h"
@@ -35,10 +41,13 @@
 typedef struct mf_job {
 	fftd__job      job; // must be first
 	fftd__server  *srv;
-	fftd__ctx     *ctx;
+	fftd__ctx     *ctx; // answered here (NNG), or
+	fftd__stream  *ch;  // on this bank channel (one reference)
 	uint32_t       pipe;
 	fftd__array   *data, *psd, *tpl;
 	uint64_t       data_off, psd_off, tpl_off;
+	fftd__shbuf   *rbuf; // result_buffer (a reference), or NULL
+	uint64_t       roff;
 	fftd__mf_sizes sz;
 	fftd__mf_args  args; // pointers filled on the worker
 	int64_t       *series_index;
@@ -52,8 +61,55 @@ mf_job_free(mf_job *mj)
 	fftd__array_unref(mj->srv, mj->data);
 	fftd__array_unref(mj->srv, mj->psd);
 	fftd__array_unref(mj->srv, mj->tpl);
+	fftd__buf_unref(mj->srv, mj->rbuf);
 	free(mj->series_index);
 	free(mj);
+}
+
+// answer_msg sends reply m (status OK) on context c or, when ch is not
+// NULL, on bank channel ch, whose reference it gives back after marking
+// it free for the next request (before the reply leaves, so that the
+// client's next request, which may follow at once, is taken).
+static void
+answer_msg(
+    fftd__server *s, fftd__ctx *c, fftd__stream *ch, uint32_t pipe, nng_msg *m)
+{
+	if (ch == NULL) {
+		fftd__reply_count(s, pipe, FFTD_OK);
+		fftd__ctx_send(c, m);
+		return;
+	}
+	atomic_store(&ch->busy, false);
+	fftd__stream_send_frame(s, ch, FFTD_OK, m);
+	fftd__stream_unref(s, ch);
+}
+
+// answer_error answers with status and a formatted message, as answer_msg
+// does.
+static void __attribute__((format(printf, 4, 5)))
+answer_error(fftd__ctx *c, fftd__stream *ch, int status, const char *fmt, ...)
+{
+	char    msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (ch == NULL) {
+		fftd__ctx_reply_error(c, status, "%s", msg);
+		return;
+	}
+	fftd__log(FFTD_LOG_DEBUG, "bank channel request refused: %s: %s",
+	    fftd_err_name(status), msg);
+	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+	nng_msg          *m = NULL;
+	r.status            = status;
+	r.message           = msg;
+	if (fftd__msg_build(&m, &r.base, 0, NULL) != FFTD_OK) {
+		m = NULL; // counted, not sent: the client's wait times out
+	}
+	atomic_store(&ch->busy, false);
+	fftd__stream_send_frame(ch->srv, ch, status, m);
+	fftd__stream_unref(ch->srv, ch);
 }
 
 // mf_drop answers a bank request that will not run (worker.h).
@@ -61,11 +117,16 @@ static void
 mf_drop(fftd__worker *w, fftd__job *job, int status)
 {
 	(void) w;
-	mf_job    *mj = (mf_job *) job;
-	fftd__ctx *c  = mj->ctx;
+	mf_job       *mj = (mf_job *) job;
+	fftd__ctx    *c  = mj->ctx;
+	fftd__stream *ch = mj->ch;
+	fftd__server *s  = mj->srv;
 	mf_job_free(mj);
-	fftd__ctx_reply_error(c, status, "%s",
+	answer_error(c, ch, status, "%s",
 	    status == FFTD_ECLOSED ? "client went away" : "not run: canceled");
+	if (ch != NULL) {
+		fftd__busy_done(s); // the channel's unit of accepted work
+	}
 }
 
 // mf_reply builds the reply of a bank that ran: the counts, then the
@@ -83,11 +144,16 @@ mf_reply(const mf_job *mj, const void *series, nng_msg **mp)
 	r.matched_filter  = &mr;
 	uint64_t peaks    = (uint64_t) a->count * FFTD__MF_PEAK_BYTES;
 	uint64_t triggers = (uint64_t) a->ntriggers * FFTD__MF_TRIGGER_BYTES;
+	uint64_t len      = peaks + triggers + mj->sz.series_bytes;
 	void    *payload  = NULL;
-	int      rv       = fftd__msg_build(
-	               mp, &r.base, peaks + triggers + mj->sz.series_bytes, &payload);
+	// Into the result buffer (checked to hold reply_max from roff) when
+	// the request named one; else the reply's own payload.
+	int rv = fftd__msg_build(mp, &r.base, mj->rbuf ? 0 : len, &payload);
 	if (rv != FFTD_OK) {
 		return rv;
+	}
+	if (mj->rbuf != NULL) {
+		payload = (uint8_t *) mj->rbuf->addr + mj->roff;
 	}
 	uint8_t *p = payload;
 	for (int64_t j = 0; j < a->count; j++, p += FFTD__MF_PEAK_BYTES) {
@@ -160,17 +226,22 @@ mf_run(fftd__worker *w, fftd__job *job)
 	free(a->triggers);
 	free(series);
 	fftd__server *s         = mj->srv;
+	fftd__stream *ch        = mj->ch;
 	uint32_t      pipe      = mj->pipe;
 	double        mj_posted = mj->posted;
+	size_t        len       = m == NULL ? 0 : nng_msg_len(m);
 	mf_job_free(mj);
 	if (rv != FFTD_OK) {
-		fftd__ctx_reply_error(
-		    c, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
+		answer_error(c, ch, rv, "%s", msg[0] ? msg : fftd_strerror(rv));
+	} else {
+		answer_msg(s, c, ch, pipe, m);
+	}
+	if (ch != NULL) {
+		fftd__busy_done(s); // the channel's unit of accepted work
+	}
+	if (rv != FFTD_OK) {
 		return;
 	}
-	fftd__reply_count(s, pipe, FFTD_OK);
-	size_t len = nng_msg_len(m);
-	fftd__ctx_send(c, m);
 	// Where a bank request's time goes besides the bank (bench/pipelines'
 	// per-call cost).
 	fftd__log(FFTD_LOG_DEBUG,
@@ -220,6 +291,40 @@ mf_check_arrays(const Fftd__Wire__MatchedFilter *rq, const mf_job *mj,
 	return FFTD_OK;
 }
 
+// mf_check_result checks the result buffer a request names (required on
+// a bank channel, whose replies must stay one small packet): this
+// connection's, holding the largest payload from its offset.
+static int
+mf_check_result(const Fftd__Wire__MatchedFilter *rq, const mf_job *mj,
+    bool chan, char *msg, size_t msglen)
+{
+	if (rq->result_buffer == 0 && chan) {
+		snprintf(msg, msglen,
+		    "a bank channel's request must name a result_buffer");
+		return FFTD_EINVAL;
+	}
+	if (rq->result_buffer == 0) {
+		return FFTD_OK;
+	}
+	if (mj->rbuf == NULL) {
+		snprintf(msg, msglen,
+		    "result buffer %" PRIu64 " does not exist on this "
+		    "connection",
+		    rq->result_buffer);
+		return FFTD_EINVAL;
+	}
+	if (mj->roff > mj->rbuf->size
+	    || mj->sz.reply_max > mj->rbuf->size - mj->roff) {
+		snprintf(msg, msglen,
+		    "result buffer %" PRIu64 " (%zu bytes) cannot hold %" PRIu64
+		    " result bytes from offset %" PRIu64,
+		    rq->result_buffer, mj->rbuf->size, mj->sz.reply_max,
+		    mj->roff);
+		return FFTD_EINVAL;
+	}
+	return FFTD_OK;
+}
+
 // mf_fill copies the request's arguments into the job.
 static void
 mf_fill(mf_job *mj, const Fftd__Wire__MatchedFilter *rq)
@@ -244,21 +349,22 @@ mf_fill(mf_job *mj, const Fftd__Wire__MatchedFilter *rq)
 	mj->tpl_off     = rq->templates_offset;
 }
 
-// fftd__mf_request checks a MatchedFilter and posts the bank to its arrays'
-// device.
-void
-fftd__mf_request(
-    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__MatchedFilter *rq)
+// mf_submit checks a MatchedFilter and posts the bank to its arrays'
+// device, to be answered on c or, when ch is not NULL, on bank channel ch
+// (whose reference the call takes over).
+static void
+mf_submit(fftd__server *s, fftd__ctx *c, fftd__stream *ch, uint32_t pipe,
+    const Fftd__Wire__MatchedFilter *rq)
 {
-	fftd__server *s = c->srv;
-	char          msg[512];
-	mf_job       *mj = calloc(1, sizeof(*mj));
+	char    msg[512];
+	mf_job *mj = calloc(1, sizeof(*mj));
 	if (mj == NULL) {
-		fftd__ctx_reply_error(c, FFTD_ENOMEM, "daemon out of memory");
+		answer_error(c, ch, FFTD_ENOMEM, "daemon out of memory");
 		return;
 	}
 	mj->srv  = s;
 	mj->ctx  = c;
+	mj->ch   = ch;
 	mj->pipe = pipe;
 	pthread_mutex_lock(&s->mtx);
 	uint64_t max_reply = s->limits.max_request_bytes;
@@ -281,8 +387,18 @@ fftd__mf_request(
 		mj->data          = fftd__array_find(ss, rq->data_array);
 		mj->psd           = fftd__array_find(ss, rq->psd_array);
 		mj->tpl           = fftd__array_find(ss, rq->templates_array);
+		mj->rbuf          = rq->result_buffer == 0
+		             ? NULL
+		             : fftd__session_buf(ss, rq->result_buffer);
+		if (mj->rbuf != NULL) {
+			atomic_fetch_add(&mj->rbuf->refs, 1);
+		}
 		pthread_mutex_unlock(&s->mtx);
-		rv = mf_check_arrays(rq, mj, msg, sizeof(msg));
+		mj->roff = rq->result_offset;
+		rv       = mf_check_arrays(rq, mj, msg, sizeof(msg));
+	}
+	if (rv == FFTD_OK) {
+		rv = mf_check_result(rq, mj, ch != NULL, msg, sizeof(msg));
 	}
 	fftd__worker *w = rv == FFTD_OK ? s->workers[mj->data->wi] : NULL;
 	if (rv == FFTD_OK && fftd__worker_device(w)->backend->mf_bank == NULL) {
@@ -305,6 +421,12 @@ fftd__mf_request(
 		} else {
 			mj->job.weight = ss->weight;
 			mj->posted     = fftd__mono_s();
+			if (ch != NULL) {
+				// A unit of accepted work, as an NNG context's
+				// request is one while it is served: the drain
+				// waits for its answer.
+				atomic_fetch_add(&s->busy, 1);
+			}
 			fftd__worker_post(w, &mj->job);
 		}
 		pthread_mutex_unlock(&s->mtx);
@@ -313,5 +435,72 @@ fftd__mf_request(
 		}
 	}
 	mf_job_free(mj);
-	fftd__ctx_reply_error(c, rv, "%s", msg);
+	answer_error(c, ch, rv, "%s", msg); // gives ch's reference back
+}
+
+// fftd__mf_request: see server_impl.h.
+void
+fftd__mf_request(
+    fftd__ctx *c, uint32_t pipe, const Fftd__Wire__MatchedFilter *rq)
+{
+	mf_submit(c->srv, c, NULL, pipe, rq);
+}
+
+// fftd__mf_chan_packet: see server_impl.h.
+void
+fftd__mf_chan_packet(
+    fftd__server *s, fftd__stream *ch, const void *pkt, size_t len)
+{
+	atomic_fetch_add(&ch->refs, 1); // the answer's, whichever it is
+	if (atomic_exchange(&ch->busy, true)) {
+		// The client sent a request before reading the last one's
+		// answer: refused, and the one in flight keeps the channel.
+		fftd__reply_count(s, ch->pipe, FFTD_ELIMIT);
+		fftd__log(FFTD_LOG_DEBUG,
+		    "bank channel of client %u: a request while one is in "
+		    "flight, refused",
+		    ch->pipe);
+		Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+		nng_msg          *m = NULL;
+		r.status            = FFTD_ELIMIT;
+		r.message           = "one bank request at a time on a channel";
+		if (fftd__msg_build(&m, &r.base, 0, NULL) == FFTD_OK) {
+			(void) send(ch->fd, nng_msg_body(m), nng_msg_len(m),
+			    MSG_DONTWAIT | MSG_NOSIGNAL);
+			nng_msg_free(m);
+		}
+		fftd__stream_unref(s, ch);
+		return;
+	}
+	fftd__frame f;
+	// The poller's buffer is writable; the parse only points into it.
+	int rv = fftd__frame_parse((uint8_t *) (uintptr_t) pkt, len, &f);
+	if (rv != FFTD_OK) {
+		answer_error(NULL, ch, rv,
+		    rv == FFTD_EVERSION ? "frame of another protocol version; "
+		                          "this daemon speaks %d"
+		                        : "malformed frame (protocol %d)",
+		    FFTD_PROTOCOL_VERSION);
+		return;
+	}
+	Fftd__Wire__Request *req
+	    = fftd__wire__request__unpack(NULL, f.pb_len, f.pb);
+	if (req == NULL
+	    || req->body_case != FFTD__WIRE__REQUEST__BODY_MATCHED_FILTER
+	    || f.payload_len != 0) {
+		if (req != NULL) {
+			fftd__wire__request__free_unpacked(req, NULL);
+		}
+		answer_error(NULL, ch, FFTD_EPROTO,
+		    "a bank channel carries MatchedFilter requests only, "
+		    "without payload");
+		return;
+	}
+	if (atomic_load(&s->stopping)) {
+		answer_error(NULL, ch, FFTD_ESHUTDOWN,
+		    "the daemon is shutting down; request not run");
+	} else {
+		mf_submit(s, NULL, ch, ch->pipe, req->matched_filter);
+	}
+	fftd__wire__request__free_unpacked(req, NULL);
 }

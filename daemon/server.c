@@ -249,6 +249,19 @@ ctx_cb(void *arg)
 	handle_request(c, m);
 }
 
+// chan_packet is the stream poller's on_packet (chan.h): a bank channel's
+// request goes to mf_req.c, a stream channel's submission to exec.c.
+static void
+chan_packet(void *arg, void *chan, const void *pkt, size_t len)
+{
+	fftd__stream *ch = chan;
+	if (ch->bank) {
+		fftd__mf_chan_packet(arg, ch, pkt, len);
+	} else {
+		fftd__exec_stream_packet(arg, chan, pkt, len);
+	}
+}
+
 // --- lifecycle ---------------------------------------------------------------
 
 // fftd__server_create: see server.h.
@@ -346,8 +359,7 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 				fftd__log(FFTD_LOG_INFO,
 				    "shared-memory buffers via %s", s->fd_path);
 				const fftd__chanpoll_ops ops
-				    = { fftd__exec_stream_packet,
-					      fftd__stream_hangup };
+				    = { chan_packet, fftd__stream_hangup };
 				if (fftd__chanpoll_start(
 				        &s->chanpoll, &ops, s, err, errlen)
 				    != FFTD_OK) {

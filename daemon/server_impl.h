@@ -53,7 +53,8 @@
 //   device planners      plan and release jobs, an execution's first
 //                        planning on a device (planner.h).
 //   fd socket thread     fftd__buf_on_fd and the stream attach it calls.
-//   stream poller        fftd__exec_stream_packet, fftd__stream_hangup.
+//   stream poller        fftd__exec_stream_packet, fftd__mf_chan_packet,
+//                        fftd__stream_hangup.
 //   main thread          fftd__server_create/start/drain/destroy/reload,
 //                        fftd__server_get_stats; NNG's HTTP threads (metrics.c)
 //                        call fftd__server_snapshot.
@@ -208,10 +209,14 @@ struct fftd__stream {
 	fftd__server *srv;
 	int           fd;
 	uint32_t      pipe; // owning session's pipe id
-	fftd__handle *h;    // one reference
-	fftd__shbuf  *b;    // one reference
+	fftd__handle *h;    // one reference (NULL for a bank channel)
+	fftd__shbuf  *b;    // one reference (NULL for a bank channel)
 	uint32_t      depth;
 	uint64_t      slot_bytes, out_off;
+	// A bank channel (StreamOpen's bank): MatchedFilter requests, one at
+	// a time; busy while one is accepted and not yet answered.
+	bool          bank;
+	_Atomic bool  busy;
 	_Atomic int   refs;
 	fftd__stream *next; // in s->chans (server lock) until it hangs up
 };
@@ -239,6 +244,7 @@ struct fftd__token {
 	const fftd__token_ops *ops;
 	uint64_t               plan_id, buffer_id, slot_bytes, out_off;
 	uint32_t               depth;
+	bool                   bank;
 };
 
 struct fftd__session {
@@ -498,6 +504,13 @@ void fftd__stream_answer(fftd__server *s, fftd__stream *ch, uint64_t tag,
 // work it gives back).
 void fftd__stream_exec_done(const fftd__exec_answer *a, int status, void *arg);
 
+// fftd__stream_send_frame sends a whole reply frame (m's body, which it
+// frees) as one packet of bank channel ch, counted as pipe's reply of
+// status, without blocking: a client that does not read, or is gone, loses
+// it. Any thread.
+void fftd__stream_send_frame(
+    fftd__server *s, fftd__stream *ch, int status, nng_msg *m);
+
 // fftd__stream_unref drops one reference to ch (NULL: none); the last
 // closes its socket and releases its plan and buffer. Any thread.
 void fftd__stream_unref(fftd__server *s, fftd__stream *ch);
@@ -544,6 +557,12 @@ int fftd__exec_cancel_all(
 // c.
 void fftd__mf_request(
     fftd__ctx *c, uint32_t pipe, const Fftd__Wire__MatchedFilter *mf);
+
+// fftd__mf_chan_packet answers one packet of bank channel ch (the stream
+// poller's thread): a MatchedFilter request framed as over NNG, checked and
+// posted as fftd__mf_request does, answered on the channel.
+void fftd__mf_chan_packet(
+    fftd__server *s, fftd__stream *ch, const void *pkt, size_t len);
 
 // --- floor 5: session.c
 // --------------------------------------------------------

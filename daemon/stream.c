@@ -2,13 +2,14 @@
 //
 // stream.c — floor 3 of the NNG server (server_impl.h): stream channels
 // (chan.h), a realtime stream's executions submitted and answered over a
-// socket of its own. StreamOpen (checked, answered with a token), the
-// channel's attach when its socket arrives (the token ops that buffer.c's
-// descriptor callback calls), its answers, its hang-up and its references.
-// A channel's submissions become executions in exec.c
-// (fftd__exec_stream_packet), which answer through fftd__stream_exec_done;
-// the poller's thread and epoll loop are chan.c's. Calls reply.c, plan.c
-// and buffer.c.
+// socket of its own, and bank channels (StreamOpen's bank), whose
+// MatchedFilter requests mf_req.c answers through fftd__stream_send_frame.
+// StreamOpen (checked, answered with a token), the channel's attach when its
+// socket arrives (the token ops that buffer.c's descriptor callback calls), its
+// answers, its hang-up and its references. A channel's submissions become
+// executions in exec.c (fftd__exec_stream_packet), which answer through
+// fftd__stream_exec_done; the poller's thread and epoll loop are chan.c's.
+// Calls reply.c, plan.c and buffer.c.
 //
 // Threads: fftd__stream_open on NNG's task threads; stream_attach and
 // stream_watch on the fd socket's thread; fftd__stream_hangup on the
@@ -41,9 +42,31 @@ fftd__stream_unref(fftd__server *s, fftd__stream *ch)
 		return;
 	}
 	close(ch->fd);
-	fftd__plan_unref(s, ch->h);
+	if (ch->h != NULL) {
+		fftd__plan_unref(s, ch->h);
+	}
 	fftd__buf_unref(s, ch->b);
 	free(ch);
+}
+
+// fftd__stream_send_frame: see server_impl.h.
+void
+fftd__stream_send_frame(
+    fftd__server *s, fftd__stream *ch, int status, nng_msg *m)
+{
+	fftd__reply_count(s, ch->pipe, status);
+	if (m == NULL) {
+		return;
+	}
+	if (send(ch->fd, nng_msg_body(m), nng_msg_len(m),
+	        MSG_DONTWAIT | MSG_NOSIGNAL)
+	    != (ssize_t) nng_msg_len(m)) {
+		fftd__log(FFTD_LOG_DEBUG,
+		    "bank channel of client %u: reply of %zu bytes not "
+		    "delivered: %s",
+		    ch->pipe, nng_msg_len(m), strerror(errno));
+	}
+	nng_msg_free(m);
 }
 
 // fftd__stream_answer answers submission `tag` on `slot` of a stream
@@ -125,27 +148,35 @@ fftd__stream_open(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__StreamOpen *so)
 		rv = FFTD_EUNSUPPORTED;
 		snprintf(msg, sizeof(msg),
 		    "stream channels need an ipc:// connection");
-	} else if (h == NULL) {
+	} else if (so->bank
+	    && (so->plan_id != 0 || so->buffer_id != 0 || so->depth != 0
+	        || so->slot_bytes != 0 || so->out_offset != 0)) {
+		rv = FFTD_EINVAL;
+		snprintf(msg, sizeof(msg),
+		    "a bank channel takes no plan, buffer or slots");
+	} else if (!so->bank && h == NULL) {
 		rv = FFTD_ENOPLAN;
 		snprintf(msg, sizeof(msg),
 		    "plan %" PRIu64 " does not exist on this connection",
 		    so->plan_id);
-	} else if (b == NULL) {
+	} else if (!so->bank && b == NULL) {
 		rv = FFTD_EINVAL;
 		snprintf(msg, sizeof(msg),
 		    "buffer %" PRIu64 " does not exist on this connection",
 		    so->buffer_id);
-	} else if (so->depth == 0 || so->slot_bytes == 0
-	    || so->slot_bytes > b->size / so->depth) {
+	} else if (!so->bank
+	    && (so->depth == 0 || so->slot_bytes == 0
+	        || so->slot_bytes > b->size / so->depth)) {
 		rv = FFTD_EINVAL;
 		snprintf(msg, sizeof(msg),
 		    "%u slots of %" PRIu64 " bytes do not fit buffer %" PRIu64
 		    " (%zu bytes)",
 		    so->depth, so->slot_bytes, b->id, b->size);
-	} else if (so->out_offset < h->shape.in.bytes
-	    || so->out_offset > so->slot_bytes
-	    || h->shape.out.bytes > so->slot_bytes - so->out_offset
-	    || so->slot_bytes % 64 || so->out_offset % 64) {
+	} else if (!so->bank
+	    && (so->out_offset < h->shape.in.bytes
+	        || so->out_offset > so->slot_bytes
+	        || h->shape.out.bytes > so->slot_bytes - so->out_offset
+	        || so->slot_bytes % 64 || so->out_offset % 64)) {
 		rv = FFTD_EINVAL;
 		snprintf(msg, sizeof(msg),
 		    "a slot of %" PRIu64 " bytes with the output at %" PRIu64
@@ -166,6 +197,7 @@ fftd__stream_open(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__StreamOpen *so)
 		pt->depth       = so->depth;
 		pt->slot_bytes  = so->slot_bytes;
 		pt->out_off     = so->out_offset;
+		pt->bank        = so->bank;
 	}
 	pthread_mutex_unlock(&s->mtx);
 	fftd__token_reply(c, rv, msg, token, true);
@@ -189,9 +221,9 @@ stream_attach(fftd__server *s, fftd__session *ss, const fftd__token *t, int fd,
 		    "socket");
 		return FFTD_EINVAL;
 	}
-	fftd__handle *h = fftd__session_plan(ss, t->plan_id);
-	fftd__shbuf  *b = fftd__session_buf(ss, t->buffer_id);
-	if (h == NULL || b == NULL) {
+	fftd__handle *h = t->bank ? NULL : fftd__session_plan(ss, t->plan_id);
+	fftd__shbuf  *b = t->bank ? NULL : fftd__session_buf(ss, t->buffer_id);
+	if (!t->bank && (h == NULL || b == NULL)) {
 		snprintf(msg, msglen,
 		    "the stream's plan or buffer was released meanwhile");
 		return FFTD_EINVAL;
@@ -221,8 +253,12 @@ stream_attach(fftd__server *s, fftd__session *ss, const fftd__token *t, int fd,
 	ch->depth      = t->depth;
 	ch->slot_bytes = t->slot_bytes;
 	ch->out_off    = t->out_off;
-	atomic_fetch_add(&h->refs, 1);
-	atomic_fetch_add(&b->refs, 1);
+	ch->bank       = t->bank;
+	atomic_store(&ch->busy, false);
+	if (!t->bank) {
+		atomic_fetch_add(&h->refs, 1);
+		atomic_fetch_add(&b->refs, 1);
+	}
 	atomic_store(&ch->refs, 1); // the poller's
 	ch->next = s->chans;
 	s->chans = ch;

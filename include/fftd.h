@@ -844,7 +844,10 @@ typedef struct fftd_mf_trigger {
 // nseries templates series_index[] (indices into the slice), as [nseries][t_end
 // - t_begin] values of desc->precision's real type. Both backends serve it:
 // fftw on the CPU, cuda on the GPU (cuFFT's batched inverse between our
-// kernels; the same peaks, windows, tie rules and trigger order). Blocking.
+// kernels; the same peaks, windows, tie rules and trigger order). Blocking, any
+// thread; over ipc:// it goes on a bank channel (a socket and a shared buffer
+// the client keeps, one per concurrent caller, up to 8; FFTD_BANK_CHANNEL=0:
+// NNG).
 // Errors: FFTD_EINVAL (naming the argument: ranges, NULLs, arrays of another
 // client or on two devices, misaligned offsets, a PSD bin not positive, data or
 // a template not finite), FFTD_ESIZE (a span past its array), FFTD_EOVERFLOW,

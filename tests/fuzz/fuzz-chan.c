@@ -4,8 +4,10 @@
 // (daemon/chan.c, fftd__chan_submit_parse, which the server's chan_packet
 // calls on every packet a client sends on its channel). The input is a
 // stream of depth 1 .. 2^32-1 (its first 4 bytes) and then packets, each
-// a length byte and that many bytes, as SOCK_SEQPACKET delivers them (the
-// poller reads at most sizeof(fftd__chan_submit) + 1 bytes a packet).
+// a length byte and that many bytes, as SOCK_SEQPACKET delivers them (a
+// stream channel's packets; a bank channel's, which the server's
+// chan_packet hands to mf_req.c, are frames parsed by fftd__frame_parse,
+// fuzzed in fuzz-request.c).
 // Every packet must get exactly the documented answer: EPROTO for any
 // size but a submission's, EINVAL for a slot outside the stream or flags
 // set, OK otherwise, with the submission's fields as sent and a message

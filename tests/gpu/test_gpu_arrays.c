@@ -159,16 +159,7 @@ static int
 mf_call(const mf_resident *r, const fftd_test_mf *b, fftd_test_mf_out *o)
 {
 	fftd_mf_desc d;
-	fftd_mf_desc_init(&d);
-	d.n         = b->n;
-	d.precision = b->precision;
-	d.delta_f   = b->delta_f;
-	d.kmin      = b->kmin;
-	d.kmax      = b->kmax;
-	d.t_begin   = b->t_begin;
-	d.t_end     = b->t_end;
-	d.threshold = b->threshold;
-	d.cluster   = b->cluster;
+	fftd_test_mf_desc(b, &d);
 	return fftd_mf_bank(C, &d, r->dp, r->data_off, r->dp, r->psd_off,
 	    r->tpl, r->tpl_off + (size_t) b->first * r->tpl_bytes, b->count,
 	    o->peaks, o->triggers, o->max_triggers, &o->ntriggers, &o->ntotal,

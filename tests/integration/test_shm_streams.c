@@ -34,7 +34,6 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -318,28 +317,6 @@ test_streams(void **state)
 	assert_int_equal(bad, 0);
 }
 
-// seqpacket_fds lists this process's SOCK_SEQPACKET sockets (stream
-// channels: nothing else here makes one) into fds; returns how many.
-static int
-seqpacket_fds(int *fds, int max)
-{
-	DIR *d = opendir("/proc/self/fd");
-	assert_non_null(d);
-	int            n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		int       fd = atoi(e->d_name), type = 0;
-		socklen_t tl = sizeof(type);
-		if (e->d_name[0] != '.' && fd != dirfd(d)
-		    && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0
-		    && type == SOCK_SEQPACKET && n < max) {
-			fds[n++] = fd;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 // wait_stopped waits until process pid is stopped (state T in
 // /proc/PID/stat): kill(SIGSTOP) returns before the stop takes effect.
 static void
@@ -399,7 +376,7 @@ test_stream_channel(void **state)
 	fftd_stream *st = NULL;
 	ASSERT_OK(fftd_stream_open(p, 2, &st));
 	int fds[4];
-	assert_int_equal(seqpacket_fds(fds, 4), 1);
+	assert_int_equal(fftd_test_seqpacket_fds(fds, 4), 1);
 	int               fd  = fds[0];
 	fftd__chan_submit sub = { .slot = 0, .flags = 0, .tag = 0 };
 	uint8_t           big[sizeof(sub) + 8];
@@ -482,7 +459,7 @@ test_stream_channel(void **state)
 	assert_int_equal(fftd_stream_wait(st, out, NULL), FFTD_ECLOSED);
 	assert_int_equal(fftd_stream_submit(st, in), FFTD_ECLOSED);
 	fftd_stream_close(st);
-	assert_int_equal(seqpacket_fds(fds, 4), 0);
+	assert_int_equal(fftd_test_seqpacket_fds(fds, 4), 0);
 	ASSERT_OK(fftd_stream_open(p, 1, &st));
 	ASSERT_OK(fftd_stream_submit(st, in));
 	ASSERT_OK(fftd_stream_wait(st, out, NULL));

@@ -133,6 +133,24 @@ void fftd_test_mf_draw(fftd_test_mf *b, uint64_t *s, int max_series,
 void fftd_test_mf_describe(
     const fftd_test_mf *b, const fftd_test_mf_out *o, const char *label);
 
+// fftd_test_mf_desc fills d (fftd_mf_desc_init first) with b's request:
+// N, precision, delta_f, bins, samples, threshold, cluster. Inline: the
+// unit tests link this file without libfftd.
+static inline void
+fftd_test_mf_desc(const fftd_test_mf *b, fftd_mf_desc *d)
+{
+	fftd_mf_desc_init(d);
+	d->n         = b->n;
+	d->precision = b->precision;
+	d->delta_f   = b->delta_f;
+	d->kmin      = b->kmin;
+	d->kmax      = b->kmax;
+	d->t_begin   = b->t_begin;
+	d->t_end     = b->t_end;
+	d->threshold = b->threshold;
+	d->cluster   = b->cluster;
+}
+
 // fftd_test_mf_out_new allocates the results of a request on b's slice,
 // poisoned, with room for max_triggers triggers (and one slot more that
 // must stay poisoned) and the nseries rows of series_index; ntriggers and

@@ -12,7 +12,9 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "../../bench/lib/daemon.h"
 #include "probe.h"
@@ -131,4 +133,27 @@ fftd_test_daemon_settles(pid_t pid, int maps, int fds, fftd_client *c,
 		}
 		fftd_test_sleep_ms(20);
 	}
+}
+
+int
+fftd_test_seqpacket_fds(int *fds, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	assert_non_null(d);
+	int            n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		int       fd = atoi(e->d_name), type = 0;
+		socklen_t tl = sizeof(type);
+		if (e->d_name[0] != '.' && fd != dirfd(d)
+		    && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0
+		    && type == SOCK_SEQPACKET) {
+			if (n < max) {
+				fds[n] = fd;
+			}
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }

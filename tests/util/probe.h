@@ -21,6 +21,12 @@
 // fftd_test_open_fds counts the open descriptors of process pid, or -1.
 int fftd_test_open_fds(pid_t pid);
 
+// fftd_test_seqpacket_fds lists this process's SOCK_SEQPACKET sockets
+// (stream and bank channels: nothing else in the tests makes one) into fds
+// (at most max; fds may be NULL when max is 0); returns how many there
+// are.
+int fftd_test_seqpacket_fds(int *fds, int max);
+
 // fftd_test_open_fds_steady is fftd_test_open_fds once the count has held
 // for 5 samples 20 ms apart (at most 3 s; then the last count): a leak
 // check's baseline, which must not count a descriptor that an earlier
