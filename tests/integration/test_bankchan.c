@@ -8,8 +8,9 @@
 //   - a call over a channel and the same call over NNG
 //     (FFTD_BANK_CHANNEL=0) give the reference's results, bit for bit the
 //     same, and only the first opens a SOCK_SEQPACKET socket;
-//   - four threads of one client calling at once each get correct
-//     results, over at most one channel each;
+//   - four threads of one client calling at once, each on its own slice
+//     of a bank, each get their slice's results (the whole bank's,
+//     checked against the reference), over at most one channel each;
 //   - results larger than a socket packet (series rows) come through the
 //     channel's shared buffer, and a request that could give more than
 //     64 MiB of results (room for 2^22 triggers) goes over NNG, correct;
@@ -29,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -199,34 +201,89 @@ test_paths_agree(void **state)
 	}
 }
 
-// A thread's share of test_threads.
+// A thread's share of test_threads: its slice of the bank starts at
+// template `first`, and each of its results is compared with the main
+// thread's result for the whole bank (ref, checked against the
+// reference), shifted by first.
 typedef struct job {
-	bank    *k;
-	uint64_t seed;
-	int      calls, ok;
+	bank                   *k;
+	const fftd_test_mf_out *ref;
+	int64_t                 first;
+	int                     calls, ok;
 } job;
+
+// close_rho says whether two f64 rho agree to the reference's f64 bound
+// (test_mf.c's: 1e-12 of the larger; the slices may batch templates
+// differently).
+static bool
+close_rho(double x, double y)
+{
+	double m = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
+	return fabs(x - y) <= 1e-12 * (m > 1 ? m : 1);
+}
+
+// same_as_ref says whether o, the result of slice [first, NTEMPLATES),
+// is ref's (the whole bank) from template first on: peaks, and the
+// triggers of those templates (ref keeps all it found).
+static bool
+same_as_ref(
+    const fftd_test_mf_out *o, const fftd_test_mf_out *ref, int64_t first)
+{
+	for (int64_t j = 0; j < NTEMPLATES - first; j++) {
+		const fftd_mf_peak *p = &o->peaks[j],
+		                   *q = &ref->peaks[first + j];
+		if (p->t != q->t || !close_rho(p->rho, q->rho)
+		    || !close_rho(p->sigma, q->sigma)) {
+			return false;
+		}
+	}
+	size_t i = 0;
+	for (size_t r = 0; r < ref->ntriggers; r++) {
+		const fftd_mf_trigger *q = &ref->triggers[r];
+		if (q->template_index < first) {
+			continue;
+		}
+		if (i >= o->ntriggers) {
+			return false;
+		}
+		const fftd_mf_trigger *p = &o->triggers[i++];
+		if (p->template_index != q->template_index - first
+		    || p->t != q->t || !close_rho(p->rho, q->rho)) {
+			return false;
+		}
+	}
+	return i == o->ntriggers && o->ntotal == o->ntriggers;
+}
 
 static void *
 thread_main(void *arg)
 {
-	job     *j = arg;
-	uint64_t s = j->seed;
+	job         *j = arg;
+	fftd_test_mf b = j->k->b; // this thread's slice of the same inputs
+	b.first        = j->first;
+	b.count        = NTEMPLATES - j->first;
 	for (int i = 0; i < j->calls; i++) {
 		fftd_test_mf_out o;
-		size_t           maxt = 64;
-		fftd_test_mf_out_new(&o, &j->k->b, maxt, 0, NULL);
-		if (bank_call(C, j->k, &o) == FFTD_OK && o.ntotal != 67890) {
+		fftd_test_mf_out_new(&o, &b, j->ref->max_triggers, 0, NULL);
+		fftd_mf_desc d;
+		fftd_test_mf_desc(&b, &d);
+		int rv
+		    = fftd_mf_bank(C, &d, j->k->dp, 0, j->k->dp, j->k->psd_off,
+		        j->k->tpl, (size_t) b.first * j->k->tpl_bytes, b.count,
+		        o.peaks, o.triggers, o.max_triggers, &o.ntriggers,
+		        &o.ntotal, NULL, 0, NULL);
+		if (rv == FFTD_OK && same_as_ref(&o, j->ref, j->first)) {
 			j->ok++;
 		}
 		fftd_test_mf_out_free(&o);
-		(void) fftd_test_mf_rng_next(&s);
 	}
 	return NULL;
 }
 
-// test_threads: NTHREADS threads of C call at once, one request over and
-// over (its reference drawn once); each result is checked afterwards by
-// a call of the main thread with the same request.
+// test_threads: NTHREADS threads of C call at once, each on its own slice
+// of one bank (so that results landing in another thread's buffer would
+// show), 25 times; every result must be the main thread's for the whole
+// bank, which is checked against the reference first.
 static void
 test_threads(void **state)
 {
@@ -241,11 +298,17 @@ test_threads(void **state)
 	int64_t idx[3];
 	int     ns;
 	fftd_test_mf_draw(&k.b, &s, 0, &maxt, idx, &ns);
+	fftd_test_mf_out ref; // room for every trigger found
+	fftd_test_mf_out_new(&ref, &k.b, fftd_test_mf_found(&k.b) + 1, 0, NULL);
+	ASSERT_OK(bank_call(C, &k, &ref));
+	fftd_test_mf_check(&k.b, &ref);
+	assert_int_equal(ref.ntriggers, ref.ntotal);
 	pthread_t th[NTHREADS];
 	job       jobs[NTHREADS];
 	for (int i = 0; i < NTHREADS; i++) {
-		jobs[i]
-		    = (job) { .k = &k, .seed = s + (uint64_t) i, .calls = 25 };
+		jobs[i] = (job) {
+			.k = &k, .ref = &ref, .first = 1 + 2 * i, .calls = 25
+		};
 		assert_int_equal(
 		    pthread_create(&th[i], NULL, thread_main, &jobs[i]), 0);
 	}
@@ -255,11 +318,7 @@ test_threads(void **state)
 	}
 	// At most one channel per thread that ever waited at once.
 	assert_true(seqpacket_count() <= NTHREADS + 1);
-	fftd_test_mf_out o;
-	fftd_test_mf_out_new(&o, &k.b, 64, 0, NULL);
-	ASSERT_OK(bank_call(C, &k, &o));
-	fftd_test_mf_check_peaks(&k.b, &o);
-	fftd_test_mf_out_free(&o);
+	fftd_test_mf_out_free(&ref);
 	bank_free(&k);
 }
 
