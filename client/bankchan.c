@@ -238,22 +238,19 @@ fftd__bankch_call(fftd_client *c, int k, const Fftd__Wire__Request *req,
 		*broken = true;
 		return rv;
 	}
-	rv = fftd__frame_parse(ch->buf, len, f);
-	if (rv == FFTD_OK && f->payload_len != 0) {
-		rv = FFTD_EPROTO;
-	}
-	if (rv != FFTD_OK) {
+	if ((rv = fftd__decode_frame(ch->buf, len, rp, f)) != FFTD_OK
+	    || f->payload_len != 0) {
+		if (*rp != NULL) {
+			fftd__wire__reply__free_unpacked(*rp, NULL);
+			*rp = NULL;
+			rv  = fftd__set_error(FFTD_EPROTO,
+			     "bank channel: a reply with a payload");
+		}
 		*broken = true;
-		return fftd__set_error(
-		    rv, "malformed reply frame on the bank channel");
+		return rv;
 	}
-	*rp = fftd__wire__reply__unpack(NULL, f->pb_len, f->pb);
-	if (*rp == NULL) {
-		*broken = true;
-		return fftd__set_error(FFTD_EPROTO, "reply does not decode");
-	}
-	if ((*rp)->status != FFTD_OK) {
-		rv = fftd__set_error((*rp)->status, "%s", (*rp)->message);
+	if ((*rp)->status != FFTD_OK) { // the last error holds its message
+		rv = (*rp)->status;
 		fftd__wire__reply__free_unpacked(*rp, NULL);
 		*rp = NULL;
 		return rv;

@@ -256,8 +256,11 @@ typedef struct fftd__rpc_call {
 	char     msg[256]; // with this message
 } fftd__rpc_call;
 
-// fftd__decode_reply parses a reply message into *rp (see rpc.c).
+// fftd__decode_reply parses a reply message into *rp, fftd__decode_frame a
+// reply frame in a buffer (see rpc.c).
 int fftd__decode_reply(nng_msg *m, Fftd__Wire__Reply **rp, fftd__frame *f);
+int fftd__decode_frame(
+    uint8_t *buf, size_t len, Fftd__Wire__Reply **rp, fftd__frame *f);
 // fftd__rpc_start sends req (no payload) to endpoint i without waiting.
 void fftd__rpc_start(fftd_client *c, int i, const Fftd__Wire__Request *req,
     fftd__rpc_call *call);

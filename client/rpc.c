@@ -15,12 +15,15 @@
 
 #include "client_impl.h"
 
-// fftd__decode_reply parses a reply message; on success *rp is the unpacked
-// reply (status may be an error, whose message becomes the last error).
+// fftd__decode_frame parses a reply frame of len bytes at buf (an NNG
+// message's body, or a bank channel's packet); on success *rp is the
+// unpacked reply (status may be an error, whose message becomes the last
+// error) and f points into buf.
 int
-fftd__decode_reply(nng_msg *m, Fftd__Wire__Reply **rp, fftd__frame *f)
+fftd__decode_frame(
+    uint8_t *buf, size_t len, Fftd__Wire__Reply **rp, fftd__frame *f)
 {
-	int rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), f);
+	int rv = fftd__frame_parse(buf, len, f);
 	if (rv != FFTD_OK) {
 		return fftd__set_error(
 		    rv, "malformed reply frame from the daemon");
@@ -33,6 +36,13 @@ fftd__decode_reply(nng_msg *m, Fftd__Wire__Reply **rp, fftd__frame *f)
 		fftd__set_error((*rp)->status, "%s", (*rp)->message);
 	}
 	return FFTD_OK;
+}
+
+// fftd__decode_reply is fftd__decode_frame of a reply message.
+int
+fftd__decode_reply(nng_msg *m, Fftd__Wire__Reply **rp, fftd__frame *f)
+{
+	return fftd__decode_frame(nng_msg_body(m), nng_msg_len(m), rp, f);
 }
 
 // fftd__rpc_start sends req (no payload) to endpoint i without waiting.

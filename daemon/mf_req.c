@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "clock.h"
 #include "log.h"
@@ -84,6 +83,19 @@ answer_msg(
 	fftd__stream_unref(s, ch);
 }
 
+// error_frame is a reply frame of status and msg, or NULL when not even
+// that can be built (the answer is then counted, not sent: the client's
+// wait times out).
+static nng_msg *
+error_frame(int status, const char *msg)
+{
+	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
+	nng_msg          *m = NULL;
+	r.status            = status;
+	r.message           = (char *) msg;
+	return fftd__msg_build(&m, &r.base, 0, NULL) == FFTD_OK ? m : NULL;
+}
+
 // answer_error answers with status and a formatted message, as answer_msg
 // does.
 static void __attribute__((format(printf, 4, 5)))
@@ -100,13 +112,7 @@ answer_error(fftd__ctx *c, fftd__stream *ch, int status, const char *fmt, ...)
 	}
 	fftd__log(FFTD_LOG_DEBUG, "bank channel request refused: %s: %s",
 	    fftd_err_name(status), msg);
-	Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
-	nng_msg          *m = NULL;
-	r.status            = status;
-	r.message           = msg;
-	if (fftd__msg_build(&m, &r.base, 0, NULL) != FFTD_OK) {
-		m = NULL; // counted, not sent: the client's wait times out
-	}
+	nng_msg *m = error_frame(status, msg);
 	atomic_store(&ch->busy, false);
 	fftd__stream_send_frame(ch->srv, ch, status, m);
 	fftd__stream_unref(ch->srv, ch);
@@ -455,20 +461,13 @@ fftd__mf_chan_packet(
 	if (atomic_exchange(&ch->busy, true)) {
 		// The client sent a request before reading the last one's
 		// answer: refused, and the one in flight keeps the channel.
-		fftd__reply_count(s, ch->pipe, FFTD_ELIMIT);
 		fftd__log(FFTD_LOG_DEBUG,
 		    "bank channel of client %u: a request while one is in "
 		    "flight, refused",
 		    ch->pipe);
-		Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
-		nng_msg          *m = NULL;
-		r.status            = FFTD_ELIMIT;
-		r.message           = "one bank request at a time on a channel";
-		if (fftd__msg_build(&m, &r.base, 0, NULL) == FFTD_OK) {
-			(void) send(ch->fd, nng_msg_body(m), nng_msg_len(m),
-			    MSG_DONTWAIT | MSG_NOSIGNAL);
-			nng_msg_free(m);
-		}
+		fftd__stream_send_frame(s, ch, FFTD_ELIMIT,
+		    error_frame(FFTD_ELIMIT,
+		        "one bank request at a time on a channel"));
 		fftd__stream_unref(s, ch);
 		return;
 	}
