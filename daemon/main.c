@@ -548,15 +548,21 @@ main(int argc, char **argv)
 	}
 	if (fftd__server_create(&d.server, &d.cfg, d.workers,
 	        d.cfg.realtime_lane ? d.rt_workers : NULL, d.nworkers, be->name)
-	        != FFTD_OK
-	    || fftd__server_start(d.server, err, sizeof(err)) != FFTD_OK) {
-		fftd__log(FFTD_LOG_ERROR, "%s", err);
+	    != FFTD_OK) {
+		fftd__log(FFTD_LOG_ERROR, "server: out of memory");
 		goto out;
 	}
+	// The metrics endpoint listens before the server does: a client
+	// whose Hello is answered can scrape at once, and a metrics port in
+	// use fails the start before any client was accepted.
 	if (d.cfg.metrics_listen[0] != '\0'
 	    && fftd__metrics_start(
 	           &d.metrics, d.cfg.metrics_listen, d.server, err, sizeof(err))
 	        != FFTD_OK) {
+		fftd__log(FFTD_LOG_ERROR, "%s", err);
+		goto out;
+	}
+	if (fftd__server_start(d.server, err, sizeof(err)) != FFTD_OK) {
 		fftd__log(FFTD_LOG_ERROR, "%s", err);
 		goto out;
 	}
