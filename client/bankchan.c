@@ -43,6 +43,9 @@
 // A request whose results could take more goes through NNG, whose reply
 // carries only what was found, rather than keep a buffer this large.
 #define MAX_RESULTS ((size_t) 64 << 20)
+// How long a channel goes without asking again for a result buffer that
+// was refused (its calls meanwhile go through NNG).
+#define RETRY_NS ((uint64_t) 1000000000)
 
 // channels_setting reads FFTD_BANK_CHANNEL: "0" turns channels off.
 static bool
@@ -72,18 +75,26 @@ chan_open(fftd_client *c, fftd__bankch *ch)
 }
 
 // result_room makes channel ch's result buffer hold bytes bytes (a new,
-// larger one if need be).
+// larger one if need be). After a refusal (the client's or its user's
+// buffer limit, the daemon's memory) it is not asked for again before
+// RETRY_NS has passed: each try is a round trip and a refused request.
 static int
 result_room(fftd_client *c, fftd__bankch *ch, size_t bytes)
 {
 	if (ch->res != NULL && fftd_buffer_size(ch->res) >= bytes) {
 		return FFTD_OK;
 	}
+	uint64_t now = fftd__mono_ns();
+	if (now < ch->res_retry_ns) {
+		return FFTD_ELIMIT;
+	}
 	fftd_buffer_destroy(ch->res);
 	ch->res = NULL;
 	// Rounded up, so that slightly larger requests reuse it.
-	size_t want = bytes < 65536 ? 65536 : bytes + bytes / 4;
-	return fftd_buffer_create(c, want, &ch->res);
+	size_t want      = bytes < 65536 ? 65536 : bytes + bytes / 4;
+	int    rv        = fftd_buffer_create(c, want, &ch->res);
+	ch->res_retry_ns = rv == FFTD_OK ? 0 : now + RETRY_NS;
+	return rv;
 }
 
 // fftd__bankch_take lends the caller a bank channel for one request whose
@@ -104,10 +115,11 @@ fftd__bankch_take(fftd_client *c, size_t reply_max)
 	}
 	bool open = k < 0 && !c->bank_off && c->nbank < FFTD__MAX_BANK_CHANNELS;
 	if (open) {
-		k              = c->nbank++;
-		c->bank[k].fd  = -1;
-		c->bank[k].buf = NULL;
-		c->bank[k].res = NULL;
+		k                       = c->nbank++;
+		c->bank[k].fd           = -1;
+		c->bank[k].buf          = NULL;
+		c->bank[k].res          = NULL;
+		c->bank[k].res_retry_ns = 0;
 	}
 	if (k >= 0) {
 		c->bank[k].busy = true;

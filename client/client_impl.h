@@ -108,6 +108,7 @@ typedef struct fftd__bankch {
 	bool         busy;
 	uint8_t     *buf;
 	fftd_buffer *res;
+	uint64_t     res_retry_ns; // no result buffer asked for before then
 } fftd__bankch;
 
 struct fftd_client {

@@ -14,6 +14,8 @@
 //   - results larger than a socket packet (series rows) come through the
 //     channel's shared buffer, and a request that could give more than
 //     64 MiB of results (room for 2^22 triggers) goes over NNG, correct;
+//   - a client that cannot get a result buffer (its buffer limit used)
+//     calls through NNG, correct, asking for the buffer once, not per call;
 //   - the daemon answers a misbehaving channel with typed errors and goes
 //     on serving it: a packet that is no frame (FFTD_EPROTO), a frame of
 //     another request (FFTD_EPROTO), requests naming other connections'
@@ -355,6 +357,73 @@ test_big_results(void **state)
 	bank_free(&k);
 }
 
+// client_errors is client c's failed requests as daemon d counts them.
+static uint64_t
+client_errors(fftd_client *c)
+{
+	fftd_client_stats cs[16];
+	int               n = 0;
+	ASSERT_OK(fftd_get_client_stats(c, cs, 16, &n));
+	pid_t me = getpid();
+	for (int i = 0; i < n; i++) {
+		if (cs[i].pid == (uint64_t) me) {
+			return cs[i].errors;
+		}
+	}
+	fail_msg("this process is not among the daemon's clients");
+	return 0;
+}
+
+// test_no_result_buffer: a client that may hold one shared buffer, which
+// it holds, cannot get a channel's result buffer. Its bank calls go
+// through NNG, correct, and the refused buffer is asked for once, not on
+// every call (a round trip and a refusal each). Once the client's buffer
+// is gone and the retry interval (1 s) has passed, calls are still right
+// and the channel has its result buffer (the client's one).
+static void
+test_no_result_buffer(void **state)
+{
+	(void) state;
+	fftd_test_need_daemon();
+	static const char conf[] = "[limits]\nmax_buffers_per_client = 1\n";
+	fftd_test_daemon  d1;
+	fftd_client      *c;
+	assert_int_equal(
+	    fftd_test_session_start(&d1, conf, DAEMON_ARGS, TIMEOUT_MS, &c), 0);
+	fftd_buffer *mine;
+	ASSERT_OK(fftd_buffer_create(c, 4096, &mine));
+	uint64_t s = fftd_test_case_seed(31);
+	bank     k;
+	ASSERT_OK(bank_new(c, &k, 4096, fftd_test_mf_rng_next(&s)));
+	uint64_t before = client_errors(c);
+	for (int i = 0; i < 4; i++) {
+		fftd_test_mf_out o;
+		draw(&k, &s, &o);
+		ASSERT_OK(bank_call(c, &k, &o));
+		fftd_test_mf_check(&k.b, &o);
+		fftd_test_mf_out_free(&o);
+	}
+	uint64_t refused = client_errors(c) - before;
+	printf("# 4 calls without room for a result buffer: %llu refused "
+	       "buffer request(s)\n",
+	    (unsigned long long) refused);
+	assert_int_equal(refused, 1);
+	fftd_buffer_destroy(mine);
+	fftd_test_sleep_ms(1100);
+	for (int i = 0; i < 2; i++) {
+		fftd_test_mf_out o;
+		draw(&k, &s, &o);
+		ASSERT_OK(bank_call(c, &k, &o));
+		fftd_test_mf_check(&k.b, &o);
+		fftd_test_mf_out_free(&o);
+	}
+	assert_int_equal(client_errors(c) - before, refused);
+	// The channel asked again and holds the client's one buffer now.
+	assert_int_equal(fftd_buffer_create(c, 4096, &mine), FFTD_ELIMIT);
+	bank_free(&k);
+	assert_int_equal(fftd_test_session_stop(&d1, &c), 0);
+}
+
 // chan_reply reads one reply frame from channel fd (at most 5 s) and
 // returns its status (-1: none came or it does not decode); its message
 // goes to why (room for 256 bytes) when why is not NULL.
@@ -526,6 +595,7 @@ main(void)
 		cmocka_unit_test(test_paths_agree),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_big_results),
+		cmocka_unit_test(test_no_result_buffer),
 		cmocka_unit_test(test_misbehaving),
 	};
 	return fftd_test_run_group("test_bankchan", tests, &FX);
