@@ -105,6 +105,19 @@ fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f)
 	return FFTD_OK;
 }
 
+void
+fftd__frame_refusal(int rv, const fftd__frame *f, char *msg, size_t len)
+{
+	if (rv == FFTD_EVERSION) {
+		snprintf(msg, len,
+		    "frame of protocol version %u; this daemon speaks %d",
+		    (unsigned) f->version, FFTD_PROTOCOL_VERSION);
+	} else {
+		snprintf(msg, len, "malformed frame header (protocol %d)",
+		    FFTD_PROTOCOL_VERSION);
+	}
+}
+
 int
 fftd__msg_build(nng_msg **msgp, const ProtobufCMessage *m, uint64_t payload_len,
     void **payload)

@@ -56,6 +56,12 @@ size_t fftd__wire_payload_offset(uint32_t pb_len);
 // (short, bad magic, lengths that disagree with len, pb_len too large).
 int fftd__frame_parse(uint8_t *buf, size_t len, fftd__frame *f);
 
+// fftd__frame_refusal writes into msg (len bytes) the daemon's answer to a
+// frame that fftd__frame_parse refused with rv (FFTD_EVERSION: f's
+// version, which the parse set; else malformed), for every transport that
+// reads frames (NNG requests, bank channels).
+void fftd__frame_refusal(int rv, const fftd__frame *f, char *msg, size_t len);
+
 // fftd__msg_build allocates an NNG message holding a frame with the packed
 // protobuf message m and room for payload_len payload bytes, and stores the
 // payload's address in *payload (NULL when payload_len is 0). The payload is

@@ -475,11 +475,9 @@ fftd__mf_chan_packet(
 	// The poller's buffer is writable; the parse only points into it.
 	int rv = fftd__frame_parse((uint8_t *) (uintptr_t) pkt, len, &f);
 	if (rv != FFTD_OK) {
-		answer_error(NULL, ch, rv,
-		    rv == FFTD_EVERSION ? "frame of another protocol version; "
-		                          "this daemon speaks %d"
-		                        : "malformed frame (protocol %d)",
-		    FFTD_PROTOCOL_VERSION);
+		char why[96];
+		fftd__frame_refusal(rv, &f, why, sizeof(why));
+		answer_error(NULL, ch, rv, "%s", why);
 		return;
 	}
 	Fftd__Wire__Request *req

@@ -67,13 +67,10 @@ handle_request(fftd__ctx *c, nng_msg *m)
 	}
 	int rv = fftd__frame_parse(nng_msg_body(m), nng_msg_len(m), &f);
 	if (rv != FFTD_OK) {
+		char refusal[96];
+		fftd__frame_refusal(rv, &f, refusal, sizeof(refusal));
 		nng_msg_free(m);
-		fftd__ctx_reply_error(c, rv,
-		    rv == FFTD_EVERSION
-		        ? "frame of another protocol version; this daemon "
-		          "speaks %d"
-		        : "malformed frame header (protocol %d)",
-		    FFTD_PROTOCOL_VERSION);
+		fftd__ctx_reply_error(c, rv, "%s", refusal);
 		return;
 	}
 	Fftd__Wire__Request *req

@@ -161,6 +161,38 @@ test_parse_table(void **state)
 	assert_int_equal(bad, 0);
 }
 
+// The refusal of a frame of another version names both versions; of a
+// malformed one, the protocol; both fit a short buffer, cut and ended.
+static void
+test_frame_refusal(void **state)
+{
+	(void) state;
+	size_t      pbn, len;
+	uint8_t    *pb = ping_pb(&pbn, 1);
+	uint8_t    *f  = fftd_test_frame(&len, MAGIC, (uint16_t) (V + 6), 0,
+	        (uint32_t) pbn, 0, 0, pb, pbn, NULL, 0);
+	fftd__frame fr;
+	char        msg[96], want[96];
+	assert_int_equal(fftd__frame_parse(f, len, &fr), FFTD_EVERSION);
+	fftd__frame_refusal(FFTD_EVERSION, &fr, msg, sizeof(msg));
+	snprintf(want, sizeof(want),
+	    "frame of protocol version %d; this daemon speaks %d", V + 6,
+	    FFTD_PROTOCOL_VERSION);
+	assert_string_equal(msg, want);
+	f[0] ^= 0xFF; // bad magic
+	assert_int_equal(fftd__frame_parse(f, len, &fr), FFTD_EPROTO);
+	fftd__frame_refusal(FFTD_EPROTO, &fr, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "malformed frame header (protocol %d)",
+	    FFTD_PROTOCOL_VERSION);
+	assert_string_equal(msg, want);
+	char tiny[8];
+	memset(tiny, 'x', sizeof(tiny));
+	fftd__frame_refusal(FFTD_EPROTO, &fr, tiny, sizeof(tiny));
+	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
+	free(f);
+	free(pb);
+}
+
 // Shorter than a header, at every length, and NULL.
 static void
 test_parse_short(void **state)
@@ -482,6 +514,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_parse_short),
+		cmocka_unit_test(test_frame_refusal),
 		cmocka_unit_test(test_parse_pb_too_large),
 		cmocka_unit_test(test_parse_no_wraparound),
 		cmocka_unit_test(test_payload_offset),
