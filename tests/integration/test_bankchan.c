@@ -357,21 +357,29 @@ test_big_results(void **state)
 	bank_free(&k);
 }
 
-// client_errors is client c's failed requests as daemon d counts them.
+// client_errors is client c's failed requests as the daemon counts them.
 static uint64_t
 client_errors(fftd_client *c)
 {
-	fftd_client_stats cs[16];
-	int               n = 0;
-	ASSERT_OK(fftd_get_client_stats(c, cs, 16, &n));
-	pid_t me = getpid();
-	for (int i = 0; i < n; i++) {
-		if (cs[i].pid == (uint64_t) me) {
-			return cs[i].errors;
-		}
+	fftd_client_stats st;
+	if (fftd_test_my_client_stats(c, &st) != 0) {
+		fail_msg("this process is not among the daemon's clients");
 	}
-	fail_msg("this process is not among the daemon's clients");
-	return 0;
+	return st.errors;
+}
+
+// calls_checked runs n requests drawn on k through c, each checked
+// against the reference.
+static void
+calls_checked(fftd_client *c, bank *k, uint64_t *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		fftd_test_mf_out o;
+		draw(k, s, &o);
+		ASSERT_OK(bank_call(c, k, &o));
+		fftd_test_mf_check(&k->b, &o);
+		fftd_test_mf_out_free(&o);
+	}
 }
 
 // test_no_result_buffer: a client that may hold one shared buffer, which
@@ -396,13 +404,7 @@ test_no_result_buffer(void **state)
 	bank     k;
 	ASSERT_OK(bank_new(c, &k, 4096, fftd_test_mf_rng_next(&s)));
 	uint64_t before = client_errors(c);
-	for (int i = 0; i < 4; i++) {
-		fftd_test_mf_out o;
-		draw(&k, &s, &o);
-		ASSERT_OK(bank_call(c, &k, &o));
-		fftd_test_mf_check(&k.b, &o);
-		fftd_test_mf_out_free(&o);
-	}
+	calls_checked(c, &k, &s, 4);
 	uint64_t refused = client_errors(c) - before;
 	printf("# 4 calls without room for a result buffer: %llu refused "
 	       "buffer request(s)\n",
@@ -410,13 +412,7 @@ test_no_result_buffer(void **state)
 	assert_int_equal(refused, 1);
 	fftd_buffer_destroy(mine);
 	fftd_test_sleep_ms(1100);
-	for (int i = 0; i < 2; i++) {
-		fftd_test_mf_out o;
-		draw(&k, &s, &o);
-		ASSERT_OK(bank_call(c, &k, &o));
-		fftd_test_mf_check(&k.b, &o);
-		fftd_test_mf_out_free(&o);
-	}
+	calls_checked(c, &k, &s, 2);
 	assert_int_equal(client_errors(c) - before, refused);
 	// The channel asked again and holds the client's one buffer now.
 	assert_int_equal(fftd_buffer_create(c, 4096, &mine), FFTD_ELIMIT);

@@ -49,6 +49,7 @@
 #include "../../bench/lib/raw.h"
 #include "../util/ref.h"
 #include "../util/fixture.h"
+#include "../util/probe.h"
 #include "wire.h"
 
 #define TIMEOUT_MS 60000
@@ -101,18 +102,11 @@ small_plan(fftd_client *c)
 static fftd_client_stats
 my_stats(fftd_client *c)
 {
-	fftd_client_stats cs[32];
-	int               n = 0;
-	ASSERT_OK(fftd_get_client_stats(c, cs, 32, &n));
-	for (int i = 0; i < n && i < 32; i++) {
-		// Raw test connections (same pid) have another name.
-		if (cs[i].pid == (uint64_t) getpid()
-		    && strcmp(cs[i].name, program_invocation_short_name) == 0) {
-			return cs[i];
-		}
+	fftd_client_stats st;
+	if (fftd_test_my_client_stats(c, &st) != 0) {
+		fail_msg("this client is not in the daemon's client stats");
 	}
-	fail_msg("this client is not in the daemon's client stats");
-	return cs[0];
+	return st;
 }
 
 // wait_inflight polls until this connection has at least n executions in

@@ -11,10 +11,12 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "../../bench/lib/daemon.h"
 #include "probe.h"
@@ -156,4 +158,23 @@ fftd_test_seqpacket_fds(int *fds, int max)
 	}
 	closedir(d);
 	return n;
+}
+
+// fftd_test_my_client_stats: see probe.h.
+int
+fftd_test_my_client_stats(fftd_client *c, fftd_client_stats *out)
+{
+	fftd_client_stats cs[64];
+	int               n = 0;
+	if (fftd_get_client_stats(c, cs, 64, &n) != FFTD_OK) {
+		return -1;
+	}
+	for (int i = 0; i < n && i < 64; i++) {
+		if (cs[i].pid == (uint64_t) getpid()
+		    && strcmp(cs[i].name, program_invocation_short_name) == 0) {
+			*out = cs[i];
+			return 0;
+		}
+	}
+	return -1;
 }

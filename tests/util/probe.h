@@ -51,4 +51,11 @@ int fftd_test_wait_stats(
 int fftd_test_daemon_settles(pid_t pid, int maps, int fds, fftd_client *c,
     uint64_t sessions, int timeout_ms);
 
+// fftd_test_my_client_stats stores in *out the daemon's statistics for
+// this process's client c (its entry of fftd_get_client_stats with this
+// pid and the program's name: raw test connections of the same process
+// have other names). Returns 0, or -1 when the call fails or no entry
+// matches.
+int fftd_test_my_client_stats(fftd_client *c, fftd_client_stats *out);
+
 #endif // FFTD_TESTS_PROBE_H
