@@ -5,8 +5,9 @@
 // reduction per transform, atomicMax on the bits of non-negative
 // doubles, which order as unsigned integers), one exponent per transform,
 // and the scaled conversions in and out. Every value passes through
-// double, so each conversion rounds once. Kept simple and separate: the tc
-// passes will later fuse conversion into their first and last pass.
+// double, so each conversion rounds once. tc16 plans fuse the conversion
+// into their first and last pass (kernels/tc_io.cuh) and take only the
+// exponents from here; split16 and cuFFT use the separate conversions.
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -125,11 +126,11 @@ fftd__conv_scratch_bytes(int64_t ntr)
 	return (size_t) ntr * (sizeof(unsigned long long) + sizeof(int));
 }
 
-// fftd__conv_in: maxima, exponents, scaled conversion (convert.h).
+// fftd__conv_exponents: maxima, then exponents (convert.h).
 extern "C" int
-fftd__conv_in(const void *src, int src_prec, void *dst, int dst_prec,
-    int64_t ntr, int64_t reals_per, int64_t points, int target_log2,
-    void *scratch, void *stream)
+fftd__conv_exponents(const void *src, int src_prec, int64_t ntr,
+    int64_t reals_per, int64_t points, int target_log2, void *scratch,
+    void *stream)
 {
 	cudaStream_t        s  = (cudaStream_t) stream;
 	unsigned long long *mb = (unsigned long long *) scratch;
@@ -145,7 +146,29 @@ fftd__conv_in(const void *src, int src_prec, void *dst, int dst_prec,
 	max_kernel<<<g, 256, 0, s>>>(src, src_prec, ntr, reals_per, mb);
 	exp_kernel<<<(unsigned) ((ntr + 255) / 256), 256, 0, s>>>(
 	    mb, e, ntr, points, target_log2);
-	int64_t total = ntr * reals_per;
+	return (int) cudaGetLastError();
+}
+
+// fftd__conv_exps is where fftd__conv_exponents leaves the exponents.
+extern "C" const int *
+fftd__conv_exps(const void *scratch, int64_t ntr)
+{
+	return (const int *) ((const unsigned long long *) scratch + ntr);
+}
+
+// fftd__conv_in: exponents, then the scaled conversion (convert.h).
+extern "C" int
+fftd__conv_in(const void *src, int src_prec, void *dst, int dst_prec,
+    int64_t ntr, int64_t reals_per, int64_t points, int target_log2,
+    void *scratch, void *stream)
+{
+	cudaStream_t s = (cudaStream_t) stream;
+	int rc = fftd__conv_exponents(src, src_prec, ntr, reals_per, points,
+	    target_log2, scratch, stream);
+	if (rc != 0)
+		return rc;
+	const int *e     = fftd__conv_exps(scratch, ntr);
+	int64_t    total = ntr * reals_per;
 	scale_kernel<<<grid_for(total), 256, 0, s>>>(
 	    src, src_prec, dst, dst_prec, total, reals_per, e, 1);
 	return (int) cudaGetLastError();
@@ -156,8 +179,7 @@ extern "C" int
 fftd__conv_out(const void *src, int src_prec, void *dst, int dst_prec,
     int64_t ntr, int64_t reals_per, const void *scratch, void *stream)
 {
-	const int *e
-	    = (const int *) ((const unsigned long long *) scratch + ntr);
+	const int *e = fftd__conv_exps(scratch, ntr);
 	if (ntr <= 0 || reals_per <= 0)
 		return (int) cudaErrorInvalidValue;
 	int64_t total = ntr * reals_per;

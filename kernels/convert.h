@@ -45,6 +45,15 @@ int fftd__conv_in(const void *src, int src_prec, void *dst, int dst_prec,
     int64_t ntr, int64_t reals_per, int64_t points, int target_log2,
     void *scratch, void *stream);
 
+// fftd__conv_exponents is the first half of fftd__conv_in: it computes the
+// ntr exponents (same arguments) into scratch without converting; a tc16
+// plan with fused conversion (kernels/tc.h, fftd__tc_execute_io) then reads
+// them from fftd__conv_exps(scratch, ntr), a device pointer to ntr ints.
+int        fftd__conv_exponents(const void *src, int src_prec, int64_t ntr,
+           int64_t reals_per, int64_t points, int target_log2, void *scratch,
+           void *stream);
+const int *fftd__conv_exps(const void *scratch, int64_t ntr);
+
 // fftd__conv_out converts ntr transforms of reals_per reals each from src
 // (src_prec) into dst (dst_prec), unscaling each by the exponent
 // fftd__conv_in kept in scratch. Enqueued on stream.

@@ -126,7 +126,9 @@ int fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
 // C2C: one copy of the batch (batch * prod(dims) points, 4 or 8 bytes each)
 // for 1D transforms of more than 16384 points, 0 for single-pass, 2D and 3D
 // transforms; R2C and C2R: one copy of the batch's half-length complex array
-// (batch * prod(dims) / 2 points), always.
+// (batch * prod(dims) / 2 points), always; plans of fftd__tc_plan_create_io
+// with a converted side and more than one pass one more copy of the
+// batch (fftd__tc_layout_route_io).
 int fftd__tc_workspace_size(const fftd__tc_plan *plan, size_t *bytes);
 
 // The environment variable FFTD_TC_WIDE=0 (read at plan creation) selects
@@ -150,6 +152,42 @@ int fftd__tc_workspace_size(const fftd__tc_plan *plan, size_t *bytes);
 int fftd__tc_execute(const fftd__tc_plan *plan, const void *in, void *out,
     void *workspace, void *stream);
 
+// Fused precision conversion (issue 18 item 4; tc16 only). fftd__tc_io is
+// the element kind of a plan's input or output in device memory:
+//   FFTD__TC_IO_NATIVE  the algorithm's storage (tc16: __half2 / __half);
+//   FFTD__TC_IO_F32     float pairs (re, im); floats for R2C's input and
+//                       C2R's output;
+//   FFTD__TC_IO_I8      int8 pairs (re, im), or int8 reals for R2C; input
+//                       only (radio voltages).
+// The first pass converts what it reads into fp16 as it loads it (no
+// separate conversion kernel), the last pass converts what it writes.
+typedef enum fftd__tc_io {
+	FFTD__TC_IO_NATIVE = 0,
+	FFTD__TC_IO_F32    = 1,
+	FFTD__TC_IO_I8     = 2
+} fftd__tc_io;
+// fftd__tc_plan_create_io is fftd__tc_plan_create for a tc16 plan whose input
+// is in_io elements and whose output is out_io elements (in_io FFTD__TC_IO_*,
+// out_io NATIVE or F32). The passes in between keep fp16 storage in the
+// workspace, which grows by one fp16 copy of the batch when the plan has
+// more than one pass (fftd__tc_workspace_size says how much). Errors as
+// fftd__tc_plan_create, and FFTD__TC_EUNSUPPORTED for split16 with a
+// kind other than NATIVE or for I8 output.
+int fftd__tc_plan_create_io(fftd__tc_plan **plan, fftd__tc_algo algo,
+    fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
+    int direction, fftd__tc_io in_io, fftd__tc_io out_io);
+// fftd__tc_execute_io is fftd__tc_execute with the input and output in the
+// plan's fftd__tc_io kinds and a per-transform scale: exps, when not NULL,
+// is a device array of batch ints e[t] (fftd__conv_exponents, convert.h,
+// computes them from each transform's largest magnitude so that no fp16
+// stage overflows); transform t's converted input is multiplied by 2^e[t]
+// before its one rounding to fp16 and its output by 2^-e[t], both exact in
+// fp32. exps is ignored when the input is NATIVE (nothing is scaled). in and
+// out may be the same buffer only when their elements have the same size
+// (F32 in and out, or NATIVE); otherwise they must not overlap. Errors as
+// fftd__tc_execute.
+int fftd__tc_execute_io(const fftd__tc_plan *plan, const void *in, void *out,
+    void *workspace, const int *exps, void *stream);
 // fftd__tc_plan_destroy frees the plan and its device tables (NULL is fine).
 // The caller makes sure no transform of this plan is still running.
 void fftd__tc_plan_destroy(fftd__tc_plan *plan);
@@ -189,7 +227,15 @@ typedef struct fftd__tc_pass {
 	int     dst;
 } fftd__tc_pass;
 
-enum { FFTD__TC_BUF_IN = 0, FFTD__TC_BUF_OUT = 1, FFTD__TC_BUF_WS = 2 };
+// FFTD__TC_BUF_TMP: plans with a converted input or output
+// (fftd__tc_layout_route_io) keep what would pass through out in fp16 at
+// the workspace's end instead, since out's elements have another size.
+enum {
+	FFTD__TC_BUF_IN  = 0,
+	FFTD__TC_BUF_OUT = 1,
+	FFTD__TC_BUF_WS  = 2,
+	FFTD__TC_BUF_TMP = 3
+};
 enum { FFTD__TC_OP_FFT = 0, FFTD__TC_OP_R2C_POST = 1, FFTD__TC_OP_C2R_PRE = 2 };
 
 #define FFTD__TC_MAX_PASSES 4         // three complex passes and a real step
@@ -231,8 +277,9 @@ fftd__tc_tw_kind(const fftd__tc_pass *p)
 typedef struct fftd__tc_layout {
 	int           npass;
 	fftd__tc_pass pass[FFTD__TC_MAX_PASSES];
-	int64_t       points;    // complex points per transform
-	int64_t       ws_points; // workspace, in points
+	int64_t       points;     // complex points per transform
+	int64_t       ws_points;  // workspace, in points
+	int64_t       tmp_points; // FFTD__TC_BUF_TMP after it, in points
 	int           rank;
 	int64_t       cdims[3];
 } fftd__tc_layout;
@@ -250,6 +297,14 @@ int fftd__tc_plan_layout(
 int fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
     int64_t batch, fftd__tc_layout *lay);
 
+// fftd__tc_layout_route_io reroutes a layout for a plan whose input or
+// output elements differ in size from the passes' storage (tc.h
+// fftd__tc_io): every pass but the last that writes out, and every pass
+// but the first that reads it, uses FFTD__TC_BUF_TMP instead, so that out
+// is written once, by the last pass, and in read once, by the first (in
+// may then be out). Sets lay->tmp_points (one copy of the batch, or 0 when
+// nothing was rerouted).
+void fftd__tc_layout_route_io(fftd__tc_layout *lay, int64_t batch);
 // fftd__tc_layout_factors fills *lay with the passes of a 1D transform of
 // N = f[0] * ... * f[npass - 1] points (npass 1 .. 3, the schemes of
 // fftd__tc_plan_layout, which calls it with the factors it chose), without

@@ -8,7 +8,8 @@
 // twiddle) for 256 .. 4096, and radix-2/4/8 passes on the CUDA cores: enough
 // for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2; axis passes of 32 ..
 // 128 points on the CUDA cores (tc_axis.cuh) for 3D sides below 256; and the
-// R2C / C2R real steps (tc_real.cuh).
+// R2C / C2R real steps (tc_real.cuh). Their fused-conversion twins are in
+// tc16_io.cu.
 
 #include "tc16_pass.cuh"
 #include "tc16_radix.cuh"

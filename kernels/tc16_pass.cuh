@@ -44,7 +44,8 @@
 // split16 points as float2. Shared memory holds the block's FFTs at linear
 // index f * L + n, swizzled per word (tc.h, fftd__tc_swz4/8) so that every
 // access of a warp is conflict-free. Blocks are persistent and loop over the
-// batch. Global loads go straight into shared memory with cp.async, the next
+// batch. Global loads go straight into shared memory with cp.async (a fused
+// conversion's f32 or int8 input through registers, tc_io.cuh), the next
 // block's data streaming in while level 2 of this one runs (level 1 writes a
 // scratch buffer); contiguous passes store from the registers of their last
 // stage (32-byte pieces or whole lines), column passes through shared memory
@@ -74,6 +75,7 @@
 #include "tc16_ptx.cuh"
 #include "tc16_smem.cuh"
 #include "tc16_types.cuh"
+#include "tc_io.cuh"
 
 namespace fftd_tc
 {
@@ -103,9 +105,11 @@ min_blocks()
 // TWG the two-pass kind W_N^((q % s_out) k), s_in = s_out, N <= 2^24, three
 // table levels; with TWG the general kind W_N^((q % s_in) k), N <= 2^27, four
 // levels (the first and middle passes of three-pass transforms). SCR: level
-// 1 writes into a scratch buffer (no register stash).
+// 1 writes into a scratch buffer (no register stash). CV: the first or last
+// pass of a plan with fused conversion (tc_io.cuh): in and out are of the
+// kinds args names.
 template <class P, int L, int C, int W, bool STRIDED, bool INV, bool TW,
-    bool SCR, bool TWG>
+    bool SCR, bool TWG, bool CV>
 __global__ void
 __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
     pass_kernel(PassArgs args)
@@ -234,6 +238,57 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	uint32_t sw_c1 = sw_c1_0, sw_cs = sw_cs_0;
 
 	auto copy_in = [&](long long it) {
+		if (io_in_converted<CV>(args)) {
+			// converted input: loaded into registers, rounded to
+			// fp16, stored (cp.async copies bytes only); in groups
+			// of G loads in flight, so that a column pass's many
+			// copies (64 for 4096-point columns) do not spill
+			constexpr int G = COPIES < 8 ? COPIES : 8;
+			static_assert(COPIES % G == 0, "load groups");
+			const bool      rows = s_in_1;
+			const long long s    = rows ? 1 : args.s_in;
+			long long       i0, step, limit = 0;
+			if (rows) {
+				i0    = it * C * (long long) L + tid;
+				step  = NT;
+				limit = args.q_total * (long long) L;
+			} else {
+				const long long q0 = it * C;
+				i0 = (q0 >> args.s_in_log2) * (long long) L * s
+				    + (q0 & (s - 1)) + (tid % C)
+				    + (long long) (tid / C) * s;
+				step = (long long) (NT / C) * s;
+			}
+#pragma unroll 1
+			for (int j0 = 0; j0 < COPIES; j0 += G) {
+				Word w[G];
+#pragma unroll
+				for (int g = 0; g < G; g++) {
+					const long long i
+					    = i0 + (j0 + g) * step;
+					if (!rows || i < limit)
+						w[g] = io_load<P, CV>(
+						    args, i, i);
+				}
+#pragma unroll
+				for (int g = 0; g < G; g++) {
+					const int j = j0 + g;
+					if (rows) {
+						if (i0 + j * step < limit)
+							bref(sw_c1
+							    ^ SB((uint32_t) (j
+							        * NT)))
+							    = w[g];
+					} else {
+						bref(sw_cs
+						    ^ SB((uint32_t) (j
+						        * (NT / C))))
+						    = w[g];
+					}
+				}
+			}
+			return;
+		}
 		const Word    *in = static_cast<const Word *>(args.in);
 		const uint32_t sb
 		    = (uint32_t) __cvta_generic_to_shared(smem_raw);
@@ -279,6 +334,23 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 		}
 	};
 
+	// Output of point p of out (a pointer into out's native view): the
+	// native store, or the converted one of tc_io.cuh.
+	Word *const out_base = static_cast<Word *>(args.out);
+	auto        put      = [&](Word *p, float re, float im) {
+                if constexpr (CV)
+                        io_store<P, CV>(
+                            args, p - out_base, p - out_base, re, im);
+                else
+                        *p = P::store(re, im);
+	};
+	auto putw = [&](Word *p, Word w) {
+		if constexpr (CV)
+			io_store_word<P, CV>(args, p - out_base, w);
+		else
+			*p = w;
+	};
+
 	// Column passes only: scratch (or, in place, buf) -> device memory,
 	// C-point runs.
 	const uint32_t sw_co    = opaque(sw_co_0);
@@ -293,11 +365,14 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 #pragma unroll
 		for (int j = 0; j < COPIES; j++) {
 			if constexpr (IP)
-				*dst = bref(sw_co
-				    ^ SB(ip_pos<L>((uint32_t) (j * (NT / C)))));
+				putw(dst,
+				    bref(sw_co
+				        ^ SB(ip_pos<L>(
+				            (uint32_t) (j * (NT / C))))));
 			else
-				*dst = sref(
-				    sw_cs ^ SB((uint32_t) (j * (NT / C))));
+				putw(dst,
+				    sref(
+				        sw_cs ^ SB((uint32_t) (j * (NT / C)))));
 			dst += step;
 		}
 	};
@@ -399,8 +474,8 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 				}
 				if (R == 1 && DIRECT) {
 					if (q < args.q_total)
-						dst[elem_off(e, 1, 16)]
-						    = P::store(v.x, v.y);
+						put(dst + elem_off(e, 1, 16),
+						    v.x, v.y);
 				} else if (IP) { // where w[e] was read
 					bref(sb ^ SB(elem_off(e, R, 16 * R)))
 					    = P::store(v.x, v.y);
@@ -470,10 +545,9 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 						    tw4(it, f, kb + 256 * x));
 					if (DIRECT) {
 						if (q < args.q_total)
-							out[q * L + kb
-							    + 256 * x]
-							    = P::store(
-							        v[x].x, v[x].y);
+							put(out + q * L + kb
+							        + 256 * x,
+							    v[x].x, v[x].y);
 					} else {
 						wref(sb
 						    ^ SB((uint32_t) (256 * x)))
@@ -526,9 +600,10 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 					}
 					if (DIRECT) {
 						if (q < args.q_total)
-							dst[elem_off(e, 1, 256)]
-							    = P::store(
-							        v.x, v.y);
+							put(dst
+							        + elem_off(
+							            e, 1, 256),
+							    v.x, v.y);
 					} else {
 						wref(sb
 						    ^ SB(elem_off(e, RS, CS)))
@@ -601,8 +676,10 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 #pragma unroll
 				for (int e = 0; e < 8; e++)
 					if (q < args.q_total)
-						dst[elem_off(e, 1, 256 * RR)]
-						    = P::store(yr[e], yi[e]);
+						put(dst
+						        + elem_off(
+						            e, 1, 256 * RR),
+						    yr[e], yi[e]);
 			}
 		}
 		if (!DIRECT) {
@@ -648,7 +725,7 @@ block_warps(int cr)
 
 // Registration helper used by tc16*.cu and split16*.cu.
 template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false,
-    bool TWG = false>
+    bool TWG = false, bool CV = false>
 KernelInfo
 make_kernel_info()
 {
@@ -660,7 +737,7 @@ make_kernel_info()
 	KernelInfo    k;
 	static_assert(!TWG || (TW && STRIDED),
 	    "the general twiddle is a column-pass twiddle");
-	k.fn    = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG>;
+	k.fn    = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG, CV>;
 	k.len   = L;
 	k.ffts  = C;
 	k.warps = W;

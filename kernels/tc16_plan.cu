@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // tc16_plan.cu — the C ABI of tc.h for both tensor-core algorithms: plan
-// creation (pass decomposition from tc_host.c, kernel choice, twiddle tables
+// creation (pass decomposition from tc_host.c, kernel choice — those of
+// tc16_io.cu for the first and last passes of a plan with fused conversion
+// —, twiddle tables
 // in device memory, launch geometry from the occupancy calculator),
 // execution as one to four kernel launches on the caller's stream (three
 // complex passes at most, and the real step of R2C / C2R), and destruction. The
@@ -28,9 +30,18 @@ struct fftd__tc_plan {
 	const float2 *tab[FFTD__TC_MAX_PASSES]; // W_len^j (tensor-core passes)
 	const float2
 	    *tw3[FFTD__TC_MAX_PASSES]; // four-step W_tw_n (FFTD__TC_TW_ENTRIES)
-	void  *dmem;                   // all tables, one allocation
-	size_t elem_bytes;
+	void       *dmem;              // all tables, one allocation
+	size_t      elem_bytes;
+	fftd__tc_io in_io, out_io; // element kinds of in and out
 };
+
+// io_bytes is the size of one point (a pair) of kind io in a plan whose
+// storage has elem bytes a point.
+static size_t
+io_bytes(fftd__tc_io io, size_t elem)
+{
+	return io == FFTD__TC_IO_F32 ? 8 : io == FFTD__TC_IO_I8 ? 2 : elem;
+}
 
 static int
 cuda_code(cudaError_t e)
@@ -52,12 +63,28 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
     fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
     int direction)
 {
+	return fftd__tc_plan_create_io(out, algo, type, rank, dims, batch,
+	    direction, FFTD__TC_IO_NATIVE, FFTD__TC_IO_NATIVE);
+}
+
+extern "C" int
+fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
+    fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
+    int direction, fftd__tc_io in_io, fftd__tc_io out_io)
+{
 	if (out == NULL)
 		return FFTD__TC_EINVAL;
 	*out = NULL;
 	if ((algo != FFTD__TC_TC16 && algo != FFTD__TC_SPLIT16)
-	    || (direction != FFTD__TC_FORWARD && direction != FFTD__TC_INVERSE))
+	    || (direction != FFTD__TC_FORWARD && direction != FFTD__TC_INVERSE)
+	    || (int) in_io < FFTD__TC_IO_NATIVE || (int) in_io > FFTD__TC_IO_I8
+	    || (int) out_io < FFTD__TC_IO_NATIVE
+	    || (int) out_io > FFTD__TC_IO_I8)
 		return FFTD__TC_EINVAL;
+	const bool io
+	    = in_io != FFTD__TC_IO_NATIVE || out_io != FFTD__TC_IO_NATIVE;
+	if (io && (algo != FFTD__TC_TC16 || out_io == FFTD__TC_IO_I8))
+		return FFTD__TC_EUNSUPPORTED;
 	int rc = fftd__tc_plan_supported(algo, type, rank, dims, batch);
 	if (rc != FFTD__TC_OK)
 		return rc;
@@ -68,6 +95,8 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
 	if ((rc = fftd__tc_plan_layout_type(type, rank, dims, batch, &lay))
 	    != FFTD__TC_OK)
 		return rc;
+	if (io)
+		fftd__tc_layout_route_io(&lay, batch);
 
 	int         ndev = 0;
 	cudaError_t ce   = cudaGetDeviceCount(&ndev);
@@ -94,6 +123,8 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
 	p->batch       = batch;
 	p->lay         = lay;
 	p->elem_bytes  = algo == FFTD__TC_TC16 ? 4 : 8;
+	p->in_io       = in_io;
+	p->out_io      = out_io;
 	const bool inv = direction == FFTD__TC_INVERSE;
 	// Column passes: runs of up to 128 bytes per column group ("wide", the
 	// default: measured faster for 256- and 512-point columns on the H200),
@@ -106,8 +137,15 @@ fftd__tc_plan_create(fftd__tc_plan **out, fftd__tc_algo algo,
 		const fftd__tc_pass *ps      = &lay.pass[i];
 		bool                 strided = ps->s_in > 1 || ps->s_out > 1;
 		const int            twk     = fftd__tc_tw_kind(ps);
-		bool                 ok;
-		if (ps->op != FFTD__TC_OP_FFT)
+		// the passes that read in or write out convert (tc_io.cuh)
+		const bool cv = io && (i == 0 || i == lay.npass - 1);
+		bool       ok;
+		if (cv)
+			ok = ps->op != FFTD__TC_OP_FFT
+			    ? fftd_tc::tc16_real_io_kernel(ps->op, &p->kern[i])
+			    : fftd_tc::tc16_io_kernel(
+			        ps->len, strided, inv, twk, &p->kern[i]);
+		else if (ps->op != FFTD__TC_OP_FFT)
 			ok = algo == FFTD__TC_TC16
 			    ? fftd_tc::tc16_real_kernel(ps->op, &p->kern[i])
 			    : fftd_tc::split16_real_kernel(ps->op, &p->kern[i]);
@@ -233,7 +271,8 @@ fftd__tc_workspace_size(const fftd__tc_plan *p, size_t *bytes)
 {
 	if (p == NULL || bytes == NULL)
 		return FFTD__TC_EINVAL;
-	*bytes = (size_t) p->lay.ws_points * p->elem_bytes;
+	*bytes
+	    = (size_t) (p->lay.ws_points + p->lay.tmp_points) * p->elem_bytes;
 	return FFTD__TC_OK;
 }
 
@@ -241,17 +280,39 @@ extern "C" int
 fftd__tc_execute(
     const fftd__tc_plan *p, const void *in, void *out, void *ws, void *stream)
 {
+	return fftd__tc_execute_io(p, in, out, ws, NULL, stream);
+}
+
+extern "C" int
+fftd__tc_execute_io(const fftd__tc_plan *p, const void *in, void *out, void *ws,
+    const int *exps, void *stream)
+{
 	if (p == NULL || in == NULL || out == NULL
-	    || (p->lay.ws_points > 0 && ws == NULL))
+	    || (p->lay.ws_points + p->lay.tmp_points > 0 && ws == NULL))
 		return FFTD__TC_EINVAL;
-	if (((uintptr_t) in | (uintptr_t) out | (uintptr_t) ws)
-	    & (p->elem_bytes - 1))
+	if (((uintptr_t) in & (io_bytes(p->in_io, p->elem_bytes) - 1))
+	    || ((uintptr_t) out & (io_bytes(p->out_io, p->elem_bytes) - 1))
+	    || ((uintptr_t) ws & (p->elem_bytes - 1)))
 		return FFTD__TC_EINVAL;
-	cudaStream_t st = (cudaStream_t) stream;
+	cudaStream_t st     = (cudaStream_t) stream;
+	void        *tmp    = ws == NULL
+	              ? NULL
+	              : (char *) ws + (size_t) p->lay.ws_points * p->elem_bytes;
+	const bool   scaled = p->in_io != FFTD__TC_IO_NATIVE && exps != NULL;
+	const int    last   = p->lay.npass - 1;
 	for (int i = 0; i < p->lay.npass; i++) {
 		const fftd__tc_pass *ps      = &p->lay.pass[i];
-		const void          *bufs[3] = { in, out, ws };
+		const void          *bufs[4] = { in, out, ws, tmp };
 		fftd_tc::PassArgs    a;
+		// fused conversion: what the first pass reads, the last writes
+		// (only kernels compiled with CV look at these)
+		a.in_io    = i == 0 ? p->in_io : FFTD__TC_IO_NATIVE;
+		a.out_io   = i == last ? p->out_io : FFTD__TC_IO_NATIVE;
+		a.exps_in  = i == 0 && scaled ? exps : NULL;
+		a.exps_out = i == last && scaled ? exps : NULL;
+		// the transform of a point, or of a real step's row
+		a.in_tlog2 = a.out_tlog2 = log2ll(p->lay.points)
+		    - (ps->op != FFTD__TC_OP_FFT ? log2ll(ps->len) : 0);
 		a.in         = bufs[ps->src];
 		a.out        = (void *) bufs[ps->dst];
 		a.q_total    = ps->q_total;
@@ -297,9 +358,12 @@ fftd__tc_plan_describe(const fftd__tc_plan *p, char *buf, size_t len)
 		return;
 	}
 	static const char *const kind[3] = { "C2C", "R2C", "C2R" };
-	int                      n       = snprintf(buf, len, "%s %s %s",
+	static const char *const io[3]   = { "", " f32", " int8" };
+	int                      n = snprintf(buf, len, "%s %s %s%s%s%s%s",
             p->algo == FFTD__TC_TC16 ? "tc16" : "split16", kind[p->type],
-            p->direction == FFTD__TC_FORWARD ? "fwd" : "inv");
+            p->direction == FFTD__TC_FORWARD ? "fwd" : "inv",
+            p->in_io != FFTD__TC_IO_NATIVE ? ", in" : "", io[p->in_io],
+            p->out_io != FFTD__TC_IO_NATIVE ? ", out" : "", io[p->out_io]);
 	for (int i = 0; i < p->lay.npass && n > 0 && (size_t) n < len; i++) {
 		const fftd__tc_pass       *ps     = &p->lay.pass[i];
 		const fftd_tc::KernelInfo *k      = &p->kern[i];

@@ -16,6 +16,7 @@
 #include "tc16_dft.cuh"
 #include "tc16_ptx.cuh"
 #include "tc16_types.cuh"
+#include "tc_io.cuh"
 
 namespace fftd_tc
 {
@@ -62,7 +63,8 @@ load_row(const typename P::Word *p, float2 (&v)[R])
 	}
 }
 
-template <class P, int R, bool INV>
+// CV: the last pass of a plan with fused conversion (tc_io.cuh).
+template <class P, int R, bool INV, bool CV>
 __global__ void __launch_bounds__(256) radix_kernel(PassArgs a)
 {
 	using Word = typename P::Word;
@@ -88,17 +90,22 @@ __global__ void __launch_bounds__(256) radix_kernel(PassArgs a)
 		}
 		SmallDft<R, INV>::run(v);
 #pragma unroll
-		for (int k = 0; k < R; k++)
-			out[qo + k * a.s_out] = P::store(v[k].x, v[k].y);
+		for (int k = 0; k < R; k++) {
+			const long long i = qo + k * a.s_out;
+			if constexpr (CV)
+				io_store<P, CV>(a, i, i, v[k].x, v[k].y);
+			else
+				out[i] = P::store(v[k].x, v[k].y);
+		}
 	}
 }
 
-template <class P, int R, bool INV>
+template <class P, int R, bool INV, bool CV = false>
 KernelInfo
 make_radix_info()
 {
 	KernelInfo k;
-	k.fn    = radix_kernel<P, R, INV>;
+	k.fn    = radix_kernel<P, R, INV, CV>;
 	k.len   = R;
 	k.ffts  = 256; // one FFT per thread
 	k.warps = 8;
@@ -107,7 +114,7 @@ make_radix_info()
 }
 
 // The radix kernel for len = 2, 4, 8 (no four-step twiddle), or false.
-template <class P>
+template <class P, bool CV = false>
 bool
 radix_kernel_info(int len, bool inverse, int tw, KernelInfo *k)
 {
@@ -115,16 +122,16 @@ radix_kernel_info(int len, bool inverse, int tw, KernelInfo *k)
 		return false;
 	switch (len) {
 	case 2:
-		*k = inverse ? make_radix_info<P, 2, true>()
-		             : make_radix_info<P, 2, false>();
+		*k = inverse ? make_radix_info<P, 2, true, CV>()
+		             : make_radix_info<P, 2, false, CV>();
 		return true;
 	case 4:
-		*k = inverse ? make_radix_info<P, 4, true>()
-		             : make_radix_info<P, 4, false>();
+		*k = inverse ? make_radix_info<P, 4, true, CV>()
+		             : make_radix_info<P, 4, false, CV>();
 		return true;
 	case 8:
-		*k = inverse ? make_radix_info<P, 8, true>()
-		             : make_radix_info<P, 8, false>();
+		*k = inverse ? make_radix_info<P, 8, true, CV>()
+		             : make_radix_info<P, 8, false, CV>();
 		return true;
 	default:
 		return false;

@@ -41,6 +41,16 @@ struct PassArgs {
 	int len, len_log2;
 	int nd;
 	int dlog2[2];
+	// fused conversion (tc_io.cuh; read only by the kernels compiled
+	// with CV): the element kinds of in and out (tc.h fftd__tc_io), the
+	// exponents that scale converted input (exps_in, 2^e) and the output
+	// of a scaled transform (exps_out, 2^-e), NULL for none; the
+	// transform of input point (or real-step row) i is i >> in_tlog2,
+	// of output point (or row) i >> out_tlog2
+	int        in_io, out_io;
+	int        in_tlog2, out_tlog2;
+	const int *exps_in;
+	const int *exps_out;
 };
 
 // KernelInfo describes one compiled pass kernel.
@@ -55,10 +65,14 @@ struct KernelInfo {
 // false when none is compiled.
 bool tc16_kernel(
     int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
+// The same with fused conversion (tc_io.cuh; tc16 only): the kernel reads
+// and writes the kinds its PassArgs name.
+bool tc16_io_kernel(int len, bool strided, bool inverse, int tw, KernelInfo *k);
 bool split16_kernel(
     int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
 // The real-step kernels (tc.h FFTD__TC_OP_R2C_POST, _C2R_PRE), or false.
 bool tc16_real_kernel(int op, KernelInfo *k);
+bool tc16_real_io_kernel(int op, KernelInfo *k);
 bool split16_real_kernel(int op, KernelInfo *k);
 
 #define FFTD_DEV __device__ __forceinline__

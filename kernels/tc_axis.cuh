@@ -43,6 +43,7 @@
 
 #include "tc16_dft.cuh"
 #include "tc16_types.cuh"
+#include "tc_io.cuh"
 
 namespace fftd_tc
 {
@@ -123,7 +124,8 @@ axis_stages(float2 *src, float2 *dst)
 // The axis pass: FFT q reads element n at
 // (q / s_in) L s_in + n s_in + q % s_in and writes element k likewise with
 // s_out (tc.h, fftd__tc_pass); a persistent block loops over groups of C.
-template <class P, int L, bool STRIDED, bool INV>
+// CV: the first or last pass of a plan with fused conversion (tc_io.cuh).
+template <class P, int L, bool STRIDED, bool INV, bool CV>
 __global__ void
 __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 {
@@ -151,11 +153,16 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 			const int       n = STRIDED ? i / C : i % L;
 			const long long q = q0 + c;
 			nx[u]             = P::store(0.0f, 0.0f);
-			if (q < a.q_total)
-				nx[u] = in[(((q >> a.s_in_log2) * L)
-				               << a.s_in_log2)
+			if (q < a.q_total) {
+				const long long i
+				    = (((q >> a.s_in_log2) * L) << a.s_in_log2)
 				    + (q & (a.s_in - 1))
-				    + (long long) n * a.s_in];
+				    + (long long) n * a.s_in;
+				if constexpr (CV)
+					nx[u] = io_load<P, CV>(a, i, i);
+				else
+					nx[u] = in[i];
+			}
 		}
 	};
 	if ((long long) blockIdx.x < nit)
@@ -183,7 +190,10 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 				    + (q & (a.s_out - 1))
 				    + (long long) n * a.s_out;
 				const float2 v = res[axis_at<L>(c, n)];
-				out[at]        = P::store(v.x, v.y);
+				if constexpr (CV)
+					io_store<P, CV>(a, at, at, v.x, v.y);
+				else
+					out[at] = P::store(v.x, v.y);
 			}
 		}
 		__syncthreads(); // res is read before the next load overwrites
@@ -192,12 +202,12 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 
 // make_axis_info describes one compiled axis kernel for tc16_plan.cu: its
 // block shape (C FFTs, 8 warps) and the two ping-pong buffers it needs.
-template <class P, int L, bool STRIDED, bool INV>
+template <class P, int L, bool STRIDED, bool INV, bool CV = false>
 KernelInfo
 make_axis_info()
 {
 	KernelInfo k;
-	k.fn    = axis_kernel<P, L, STRIDED, INV>;
+	k.fn    = axis_kernel<P, L, STRIDED, INV, CV>;
 	k.len   = L;
 	k.ffts  = axis_ffts(L, STRIDED);
 	k.warps = kAxisThreads / 32;
@@ -206,7 +216,7 @@ make_axis_info()
 }
 
 // The axis kernel for len = 32 .. 128 (no four-step twiddle), or false.
-template <class P>
+template <class P, bool CV = false>
 bool
 axis_kernel_info(int len, bool strided, bool inverse, int tw, KernelInfo *k)
 {
@@ -215,10 +225,10 @@ axis_kernel_info(int len, bool strided, bool inverse, int tw, KernelInfo *k)
 #define FFTD_TC_AXIS_CASE(LEN)                                                 \
 	if (len == LEN) {                                                      \
 		*k = strided                                                   \
-		    ? (inverse ? make_axis_info<P, LEN, true, true>()          \
-		               : make_axis_info<P, LEN, true, false>())        \
-		    : (inverse ? make_axis_info<P, LEN, false, true>()         \
-		               : make_axis_info<P, LEN, false, false>());      \
+		    ? (inverse ? make_axis_info<P, LEN, true, true, CV>()      \
+		               : make_axis_info<P, LEN, true, false, CV>())    \
+		    : (inverse ? make_axis_info<P, LEN, false, true, CV>()     \
+		               : make_axis_info<P, LEN, false, false, CV>());  \
 		return true;                                                   \
 	}
 	FFTD_TC_AXIS_CASE(32)

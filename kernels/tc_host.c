@@ -352,6 +352,23 @@ fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
 }
 
 void
+fftd__tc_layout_route_io(fftd__tc_layout *lay, int64_t batch)
+{
+	int last = lay->npass - 1, moved = 0;
+	for (int i = 0; i < lay->npass; i++) {
+		if (i != last && lay->pass[i].dst == FFTD__TC_BUF_OUT) {
+			lay->pass[i].dst = FFTD__TC_BUF_TMP;
+			moved            = 1;
+		}
+		if (i != 0 && lay->pass[i].src == FFTD__TC_BUF_OUT) {
+			lay->pass[i].src = FFTD__TC_BUF_TMP;
+			moved            = 1;
+		}
+	}
+	lay->tmp_points = moved ? batch * lay->points : 0;
+}
+
+void
 fftd__tc_twiddles(int64_t n, int64_t count, int64_t step, float *out)
 {
 	for (int64_t j = 0; j < count; j++) {

@@ -23,6 +23,7 @@
 
 #include "tc16_dft.cuh"
 #include "tc16_types.cuh"
+#include "tc_io.cuh"
 
 namespace fftd_tc
 {
@@ -54,7 +55,9 @@ real_mirror(const PassArgs &a, long long r)
 // points), a.out receives X (rows of h + 1): X[K][k] = E + W_n^k O with
 // E = (A + conj B) / 2, O = -i (A - conj B) / 2, A = Z[K][k mod h],
 // B = Z[-K][-k mod h], n = 2h. One output point per thread, grid-stride.
-template <class P>
+// CV: the last pass of a plan with fused conversion (tc_io.cuh; the
+// transform of row r is r >> out_tlog2).
+template <class P, bool CV>
 __global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
 {
 	using Word        = typename P::Word;
@@ -76,7 +79,10 @@ __global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
 		float        s, c;
 		sincospif(-(float) k / (float) h, &s, &c); // W_n^k
 		const float2 t = cmul(o, make_float2(c, s));
-		x[i]           = P::store(e.x + t.x, e.y + t.y);
+		if constexpr (CV)
+			io_store<P, CV>(a, i, r, e.x + t.x, e.y + t.y);
+		else
+			x[i] = P::store(e.x + t.x, e.y + t.y);
 	};
 	long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
 	if (tot <= 0xffffffffLL) {
@@ -97,7 +103,9 @@ __global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
 // The C2R pre-process: a.in holds X (a.q_total rows of h + 1 complex
 // points), a.out receives Z (rows of h = a.len): Z[K][m] = (A + conj B) +
 // i W_n^-m (A - conj B), A = X[K][m], B = X[-K][h - m], n = 2h.
-template <class P>
+// CV: the first pass of a plan with fused conversion (tc_io.cuh; the
+// transform of row r is r >> in_tlog2).
+template <class P, bool CV>
 __global__ void __launch_bounds__(256) c2r_pre_kernel(PassArgs a)
 {
 	using Word        = typename P::Word;
@@ -110,11 +118,17 @@ __global__ void __launch_bounds__(256) c2r_pre_kernel(PassArgs a)
 	     i < tot; i += step) {
 		const long long r = i >> a.len_log2, m = i & (h - 1);
 		const long long rm = real_mirror(a, r);
-		const float2    A  = P::load(x[r * w + m]);
-		const float2    B  = P::load(x[rm * w + (h - m)]);
-		const float2    s2 = make_float2(A.x + B.x, A.y - B.y);
-		const float2    d2 = make_float2(A.x - B.x, A.y + B.y);
-		float           s, c;
+		float2          A, B;
+		if constexpr (CV) {
+			A = P::load(io_load<P, CV>(a, r * w + m, r));
+			B = P::load(io_load<P, CV>(a, rm * w + (h - m), rm));
+		} else {
+			A = P::load(x[r * w + m]);
+			B = P::load(x[rm * w + (h - m)]);
+		}
+		const float2 s2 = make_float2(A.x + B.x, A.y - B.y);
+		const float2 d2 = make_float2(A.x - B.x, A.y + B.y);
+		float        s, c;
 		sincospif((float) m / (float) h, &s, &c); // W_n^-m
 		const float2 t = cmul(d2, make_float2(c, s));
 		z[i]           = P::store(s2.x - t.y, s2.y + t.x); // s2 + i t
@@ -122,14 +136,14 @@ __global__ void __launch_bounds__(256) c2r_pre_kernel(PassArgs a)
 }
 
 // The kernel of a real step (op FFTD__TC_OP_R2C_POST or _C2R_PRE), or false.
-template <class P>
+template <class P, bool CV = false>
 bool
 real_kernel_info(int op, KernelInfo *k)
 {
 	if (op == FFTD__TC_OP_R2C_POST)
-		k->fn = r2c_post_kernel<P>;
+		k->fn = r2c_post_kernel<P, CV>;
 	else if (op == FFTD__TC_OP_C2R_PRE)
-		k->fn = c2r_pre_kernel<P>;
+		k->fn = c2r_pre_kernel<P, CV>;
 	else
 		return false;
 	k->len   = 0;

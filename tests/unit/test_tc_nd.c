@@ -274,12 +274,12 @@ mirror(const fftd__tc_layout *lay, int64_t r)
 	return m;
 }
 
-// run_cpu runs lay's passes in double over bufs[IN, OUT, WS] as the kernels
-// index them (tc.h, fftd__tc_pass; tc_real.cuh for the real steps). Where
-// two buffers are one (in place), a pass may read and write it only at the
-// same positions (what every pass kernel of one launch needs).
+// run_cpu runs lay's passes in double over bufs[IN, OUT, WS, TMP] as the
+// kernels index them (tc.h, fftd__tc_pass; tc_real.cuh for the real steps).
+// Where two buffers are one (in place), a pass may read and write it only at
+// the same positions (what every pass kernel of one launch needs).
 static void
-run_cpu(const fftd__tc_layout *lay, cbuf *bufs[3], int sign)
+run_cpu(const fftd__tc_layout *lay, cbuf *bufs[4], int sign)
 {
 	double *tr = malloc(16384 * sizeof *tr),
 	       *ti = malloc(16384 * sizeof *ti);
@@ -406,29 +406,56 @@ frand(uint64_t *s)
 	return (double) (*s >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
 
-// One shape of one kind, run on the CPU through its layout, against the
-// reference; returns the relative L2 error.
+// check_routed checks a layout rerouted for converted input and output
+// (fftd__tc_layout_route_io): in is read by the first pass only, out is
+// written by the last only and read by none, nothing writes in, and TMP has
+// room for one copy of the batch when a pass uses it.
+static void
+check_routed(const fftd__tc_layout *lay, int64_t batch)
+{
+	int used = 0;
+	for (int i = 0; i < lay->npass; i++) {
+		const fftd__tc_pass *p = &lay->pass[i];
+		assert_true(p->dst != FFTD__TC_BUF_IN);
+		assert_true((p->src == FFTD__TC_BUF_IN) == (i == 0));
+		assert_true(p->src != FFTD__TC_BUF_OUT || lay->npass == 1);
+		assert_true(
+		    (p->dst == FFTD__TC_BUF_OUT) == (i == lay->npass - 1));
+		used
+		    |= p->src == FFTD__TC_BUF_TMP || p->dst == FFTD__TC_BUF_TMP;
+	}
+	assert_int_equal(lay->tmp_points, used ? batch * lay->points : 0);
+}
+
+// One shape of one kind, run on the CPU through its layout (rerouted for
+// converted input and output when io), against the reference; returns the
+// relative L2 error.
 static double
 nd_error(fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
-    int in_place, int sign)
+    int in_place, int sign, int io)
 {
 	fftd__tc_layout lay;
 	assert_int_equal(
 	    fftd__tc_plan_layout_type(type, rank, dims, batch, &lay),
 	    FFTD__TC_OK);
+	if (io) {
+		fftd__tc_layout_route_io(&lay, batch);
+		check_routed(&lay, batch);
+	}
 	int64_t real = 1; // points of the real (or C2C) array
 	for (int i = 0; i < rank; i++)
 		real *= dims[i];
 	int64_t h = dims[rank - 1] / 2, rows = batch * real / dims[rank - 1];
 	int64_t cap = type == FFTD__TC_C2C ? batch * real : rows * (h + 1);
-	double *mem = malloc((size_t) cap * 6 * sizeof(double));
+	double *mem = malloc((size_t) cap * 8 * sizeof(double));
 	double *ref = malloc((size_t) batch * real * 2 * sizeof(double));
 	assert_true(mem != NULL && ref != NULL);
-	for (int64_t i = 0; i < cap * 6; i++)
+	for (int64_t i = 0; i < cap * 8; i++)
 		mem[i] = NAN; // poison
 	cbuf b_in   = { mem, mem + cap, cap },
 	     b_out  = { mem + 2 * cap, mem + 3 * cap, cap },
-	     b_ws   = { mem + 4 * cap, mem + 5 * cap, cap };
+	     b_ws   = { mem + 4 * cap, mem + 5 * cap, cap },
+	     b_tmp  = { mem + 6 * cap, mem + 7 * cap, io ? cap : 0 };
 	double  *rr = ref, *ri = ref + batch * real;
 	uint64_t seed = 12345 + (uint64_t) real + (uint64_t) type;
 	double   num = 0, den = 0;
@@ -470,7 +497,7 @@ nd_error(fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
 				rr[i] *= (double) real; // unnormalized: n x
 		}
 	}
-	cbuf *bufs[3] = { &b_in, in_place ? &b_in : &b_out, &b_ws };
+	cbuf *bufs[4] = { &b_in, in_place ? &b_in : &b_out, &b_ws, &b_tmp };
 	run_cpu(&lay, bufs,
 	    type == FFTD__TC_C2C       ? sign
 	        : type == FFTD__TC_R2C ? -1
@@ -505,8 +532,9 @@ nd_error(fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
 	return sqrt(num / den);
 }
 
-// Small instances of 3D C2C and of R2C / C2R in every rank, run through
-// their layouts in double (run_cpu), in place and not: the index algebra
+// Small instances of 3D C2C and of R2C / C2R in every rank, and of 1D and
+// 2D C2C, run through their layouts in double (run_cpu), in place and not,
+// as planned and rerouted for converted input and output: the index algebra
 // and the real-step formulas must be exact to rounding.
 static void
 test_nd_algebra(void **state)
@@ -516,6 +544,10 @@ test_nd_algebra(void **state)
 		int     type, rank;
 		int64_t dims[3], batch;
 	} c[] = {
+		{ FFTD__TC_C2C, 1, { 1024 }, 3 },
+		{ FFTD__TC_C2C, 1, { 32768 }, 1 },
+		{ FFTD__TC_C2C, 1, { 65536 }, 1 },
+		{ FFTD__TC_C2C, 2, { 256, 512 }, 1 },
 		{ FFTD__TC_C2C, 3, { 32, 32, 32 }, 2 },
 		{ FFTD__TC_C2C, 3, { 64, 32, 128 }, 1 },
 		{ FFTD__TC_C2C, 3, { 32, 256, 32 }, 1 },
@@ -531,32 +563,31 @@ test_nd_algebra(void **state)
 		{ FFTD__TC_C2R, 3, { 32, 64, 128 }, 1 },
 	};
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
-		for (int ip = 0; ip < 2; ip++)
-			for (int sign = -1; sign <= 1; sign += 2) {
-				if (c[i].type != FFTD__TC_C2C && sign > 0)
-					continue;
-				double e = nd_error((fftd__tc_type) c[i].type,
-				    c[i].rank, c[i].dims, c[i].batch, ip, sign);
-				print_message("%s rank %d %lld x %lld x %lld "
-				              "batch %lld%s%s: rel L2 %.2e\n",
-				    c[i].type == FFTD__TC_C2C       ? "C2C"
-				        : c[i].type == FFTD__TC_R2C ? "R2C"
-				                                    : "C2R",
-				    c[i].rank, (long long) c[i].dims[0],
-				    (long long) c[i].dims[1],
-				    (long long) c[i].dims[2],
-				    (long long) c[i].batch,
-				    sign > 0 ? " inv" : "",
-				    ip ? " in-place" : "", e);
-				assert_true(e < 1e-12);
-			}
+		for (int k = 0; k < 8; k++) {
+			int ip = k & 1, sign = k & 2 ? 1 : -1, io = k >> 2;
+			if (c[i].type != FFTD__TC_C2C && sign > 0)
+				continue;
+			double e = nd_error((fftd__tc_type) c[i].type,
+			    c[i].rank, c[i].dims, c[i].batch, ip, sign, io);
+			print_message("%s rank %d %lld x %lld x %lld "
+			              "batch %lld%s%s%s: rel L2 %.2e\n",
+			    c[i].type == FFTD__TC_C2C       ? "C2C"
+			        : c[i].type == FFTD__TC_R2C ? "R2C"
+			                                    : "C2R",
+			    c[i].rank, (long long) c[i].dims[0],
+			    (long long) c[i].dims[1], (long long) c[i].dims[2],
+			    (long long) c[i].batch, sign > 0 ? " inv" : "",
+			    ip ? " in-place" : "",
+			    io ? " routed for conversion" : "", e);
+			assert_true(e < 1e-12);
+		}
 }
 
 // The axis kernel's Stockham schedule (kernels/tc_axis.cuh, axis_stage:
 // radix 8 while 8 divides L / Ns, then 4 or 2; butterfly j reads
 // x[j + r L/R], twiddles by W_{Ns R}^{(j mod Ns) r}, writes
-// (j / Ns) Ns R + j mod Ns + r Ns) replayed in double with a plain DFT per
-// butterfly, against the FFT: the index algebra of the device code.
+// (j / Ns) Ns R + j mod Ns + r Ns) replayed in double with a plain DFT
+// per butterfly, against the FFT: the index algebra of the device code.
 static void
 test_axis_stockham(void **state)
 {
