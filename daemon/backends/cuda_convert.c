@@ -11,11 +11,13 @@
 // stays refused); and int8 input (fftd_plan_desc.input = FFTD_INPUT_I8,
 // issue 18 item 4) through any algorithm, converted on the device into the
 // precision the plan computes in (so only int8 crosses PCIe, a quarter of
-// f32's bytes), by a separate kernel for now, not fused into the first
-// pass. Each transform is scaled by a power of two chosen from
-// its largest magnitude (a reduction on the GPU) so that its worst-case
-// output, N times that magnitude, fits the lower precision (fp16's 65504
-// above all), and unscaled on the way out: exact, both ways. Dense
+// f32's bytes). tc16 converts f32 and int8 input in its first pass and
+// writes f32 output from its last (fftd__cuda_conv_fused: no conversion
+// kernel, no buffers in fp16 but the plan's workspace); the others, and
+// f64 data, convert in separate kernels. Each transform is scaled by a power of
+// two chosen from its largest magnitude (a reduction on the GPU) so that its
+// worst-case output, N times that magnitude, fits the lower precision (fp16's
+// 65504 above all), and unscaled on the way out: exact, both ways. Dense
 // layouts only; converted plans never take the split-batch pipeline. The
 // conversions' buffers belong to the unit (counted against the budget
 // like a workspace).
@@ -125,9 +127,11 @@ int
 fftd__cuda_conv_alloc(fftd__cuda_state *st, const fftd__cuda_plan *p,
     fftd__cuda_unit *u, char *msg, size_t msglen)
 {
-	const fftd__shape *cs  = &p->cshape;
-	size_t             tot = round_up((size_t) cs->in.bytes)
-	    + round_up((size_t) cs->out.bytes)
+	const fftd__shape *cs    = &p->cshape;
+	bool               fused = fftd__cuda_conv_fused(p, NULL, NULL);
+	size_t             tot   = (fused ? 0
+	                                  : round_up((size_t) cs->in.bytes)
+                                 + round_up((size_t) cs->out.bytes))
 	    + round_up(fftd__conv_scratch_bytes(cs->batch));
 	int rv = fftd__cuda_reserve_plan_bytes(
 	    st, tot, "conversion buffers", msg, msglen);
@@ -179,13 +183,44 @@ fftd__cuda_conv_target(const fftd__cuda_plan *p)
 	return -1;
 }
 
+// fftd__cuda_conv_fused says whether plan p is a tc16 plan whose passes
+// convert (kernels/tc.h, fftd__tc_plan_create_io): f32 data, or int8
+// input of f32 or f16 data, through tc16; and gives the kinds its first
+// pass reads and last pass writes (either pointer may be NULL).
+bool
+fftd__cuda_conv_fused(
+    const fftd__cuda_plan *p, fftd__tc_io *in_io, fftd__tc_io *out_io)
+{
+	const fftd__shape *s  = &p->shape;
+	bool               i8 = s->input == FFTD_INPUT_I8;
+	if (!p->conv || p->algo != FFTD__CUDA_ALG_TC16
+	    || !(
+	        s->precision == FFTD_F32 || (i8 && s->precision == FFTD_F16))) {
+		return false;
+	}
+	if (in_io != NULL) {
+		*in_io = i8 ? FFTD__TC_IO_I8 : FFTD__TC_IO_F32;
+	}
+	if (out_io != NULL) {
+		*out_io = s->precision == FFTD_F32 ? FFTD__TC_IO_F32
+		                                   : FFTD__TC_IO_NATIVE;
+	}
+	return true;
+}
+
 // fftd__cuda_conv_bufs splits unit u's conversion allocation (plan p):
-// input and output in the computing precision, scratch.
+// input and output in the computing precision, scratch (fused plans: the
+// scratch only, *cin and *cout NULL).
 void
 fftd__cuda_conv_bufs(const fftd__cuda_plan *p, const fftd__cuda_unit *u,
     void **cin, void **cout, void **scratch)
 {
-	char *b  = u->cbuf;
+	char *b = u->cbuf;
+	if (fftd__cuda_conv_fused(p, NULL, NULL)) {
+		*cin = *cout = NULL;
+		*scratch     = b;
+		return;
+	}
 	*cin     = b;
 	*cout    = b + round_up((size_t) p->cshape.in.bytes);
 	*scratch = (char *) *cout + round_up((size_t) p->cshape.out.bytes);

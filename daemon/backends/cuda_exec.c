@@ -124,7 +124,26 @@ fftd__cuda_conv_transform(cudaStream_t stream, const fftd__cuda_plan *p,
 	int64_t rout = s->out.elems * (s->out.complex ? 2 : 1) / ntr;
 	int     src
 	    = s->input == FFTD_INPUT_I8 ? FFTD__KERN_I8 : (int) s->precision;
-	int rc = fftd__conv_in(din, src, cin, (int) cs->precision, ntr, rin,
+	int rc;
+	if (fftd__cuda_conv_fused(p, NULL, NULL)) {
+		// tc16 converts in its first and last pass (kernels/tc_io.cuh):
+		// only the exponents come first. din and dout never overlap
+		// here (separate request buffers; arrays run out of place).
+		rc = fftd__conv_exponents(
+		    din, src, ntr, rin, s->total, target, scr, stream);
+		if (rc != 0) {
+			return fftd__cuda_fail((cudaError_t) rc,
+			    "fftd__conv_exponents", msg, msglen);
+		}
+		rc = fftd__tc_execute_io(u->tc, din, dout, u->work,
+		    fftd__conv_exps(scr, ntr), stream);
+		if (rc != FFTD__TC_OK) {
+			return fftd__cuda_tc_fail(
+			    rc, "fftd__tc_execute_io", msg, msglen);
+		}
+		return scale_out(stream, s, dout, msg, msglen);
+	}
+	rc = fftd__conv_in(din, src, cin, (int) cs->precision, ntr, rin,
 	    s->total, target, scr, stream);
 	if (rc != 0) {
 		return fftd__cuda_fail(

@@ -209,7 +209,8 @@ typedef struct fftd__cuda_unit {
 	uint64_t       held; // device bytes counted in st->plan_bytes
 	// A converted plan's (cuda_convert.c) buffers: the input and output
 	// in the computing precision and the conversion's scratch, one
-	// allocation of cbuf_bytes (counted in held).
+	// allocation of cbuf_bytes (counted in held); only the scratch when
+	// the tc16 passes convert (fftd__cuda_conv_fused).
 	void  *cbuf;
 	size_t cbuf_bytes;
 } fftd__cuda_unit;
@@ -292,6 +293,8 @@ int  fftd__cuda_conv_alloc(fftd__cuda_state *st, const fftd__cuda_plan *p,
      fftd__cuda_unit *u, char *msg, size_t msglen);
 void fftd__cuda_conv_free(fftd__cuda_unit *u);
 int  fftd__cuda_conv_target(const fftd__cuda_plan *p);
+bool fftd__cuda_conv_fused(
+    const fftd__cuda_plan *p, fftd__tc_io *in_io, fftd__tc_io *out_io);
 void fftd__cuda_conv_bufs(const fftd__cuda_plan *p, const fftd__cuda_unit *u,
     void **cin, void **cout, void **scratch);
 

@@ -316,13 +316,14 @@ make_cufft_unit(fftd__cuda_state *st, const fftd__shape *s, int64_t batch,
 }
 
 // make_tc_unit makes a tc plan for shape s (checked by tc_check) with
-// `batch` transforms, or borrows `share` (a plan of the same shape and
-// batch), and allocates the workspace it needs after checking the budget.
-// fftd__tc_plan_create works on the current device (the caller set it).
+// `batch` transforms, reading in_io and writing out_io elements (tc.h,
+// fftd__tc_io), or borrows `share` (a plan of the same shape, batch and
+// kinds), and allocates the workspace it needs after checking the budget.
+// fftd__tc_plan_create_io works on the current device (the caller set it).
 static int
 make_tc_unit(fftd__cuda_state *st, fftd__cuda_algo a, const fftd__shape *s,
-    int64_t batch, fftd__tc_plan *share, fftd__cuda_unit *u, char *msg,
-    size_t msglen)
+    int64_t batch, fftd__tc_io in_io, fftd__tc_io out_io, fftd__tc_plan *share,
+    fftd__cuda_unit *u, char *msg, size_t msglen)
 {
 	uint64_t tables = 0;
 	int      rc;
@@ -331,11 +332,12 @@ make_tc_unit(fftd__cuda_state *st, fftd__cuda_algo a, const fftd__shape *s,
 	if (share != NULL) {
 		u->tc = share;
 	} else {
-		rc = fftd__tc_plan_create(&u->tc, tc_algo(a), tc_type(s->kind),
-		    s->rank, s->n, batch, (int) s->direction);
+		rc = fftd__tc_plan_create_io(&u->tc, tc_algo(a),
+		    tc_type(s->kind), s->rank, s->n, batch, (int) s->direction,
+		    in_io, out_io);
 		if (rc != FFTD__TC_OK) {
 			return fftd__cuda_tc_fail(
-			    rc, "fftd__tc_plan_create", msg, msglen);
+			    rc, "fftd__tc_plan_create_io", msg, msglen);
 		}
 		u->tc_owned = true;
 		tables      = tc_table_bytes(s);
@@ -399,7 +401,11 @@ fftd__cuda_make_unit(fftd__cuda_state *st, const fftd__cuda_plan *p,
 	if (p->algo == FFTD__CUDA_ALG_CUFFT) {
 		rv = make_cufft_unit(st, s, batch, stream, u, msg, msglen);
 	} else {
-		rv = make_tc_unit(st, p->algo, s, batch, share, u, msg, msglen);
+		// a converted tc16 plan converts in its own passes
+		fftd__tc_io in_io = FFTD__TC_IO_NATIVE, out_io = in_io;
+		(void) fftd__cuda_conv_fused(p, &in_io, &out_io);
+		rv = make_tc_unit(st, p->algo, s, batch, in_io, out_io, share,
+		    u, msg, msglen);
 	}
 	if (rv == FFTD_OK && p->conv) {
 		rv = fftd__cuda_conv_alloc(st, p, u, msg, msglen);
