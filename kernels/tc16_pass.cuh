@@ -259,6 +259,11 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 				    + (long long) (tid / C) * s;
 				step = (long long) (NT / C) * s;
 			}
+			// one scale for the iteration when it lies within one
+			// transform (columns always; rows when C L <= points)
+			const bool one = !rows
+			    || (long long) C * L <= (1LL << args.in_tlog2);
+			const Scale sci = one ? io_scale_in(args, i0) : Scale();
 #pragma unroll 1
 			for (int j0 = 0; j0 < COPIES; j0 += G) {
 				Word w[G];
@@ -267,8 +272,10 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 					const long long i
 					    = i0 + (j0 + g) * step;
 					if (!rows || i < limit)
-						w[g] = io_load<P, CV>(
-						    args, i, i);
+						w[g] = one
+						    ? io_load_s<P>(args, i, sci)
+						    : io_load<P, CV>(
+						        args, i, i);
 				}
 #pragma unroll
 				for (int g = 0; g < G; g++) {
@@ -335,20 +342,29 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	};
 
 	// Output of point p of out (a pointer into out's native view): the
-	// native store, or the converted one of tc_io.cuh.
+	// native store, or the converted one of tc_io.cuh, with the scale of
+	// the iteration (sco, set at its start) when sco_one.
 	Word *const out_base = static_cast<Word *>(args.out);
-	auto        put      = [&](Word *p, float re, float im) {
-                if constexpr (CV)
-                        io_store<P, CV>(
-                            args, p - out_base, p - out_base, re, im);
-                else
+	Scale       sco;
+	bool        sco_one = false;
+	auto        put     = [&](Word *p, float re, float im) {
+                if constexpr (CV) {
+                        const long long i = p - out_base;
+                        if (sco_one)
+                                io_store_s<P>(args, i, sco, re, im);
+                        else
+                                io_store<P, CV>(args, i, i, re, im);
+                } else {
                         *p = P::store(re, im);
+                }
 	};
 	auto putw = [&](Word *p, Word w) {
-		if constexpr (CV)
-			io_store_word<P, CV>(args, p - out_base, w);
-		else
+		if constexpr (CV) {
+			const float2 v = P::load(w);
+			put(p, v.x, v.y);
+		} else {
 			*p = w;
+		}
 	};
 
 	// Column passes only: scratch (or, in place, buf) -> device memory,
@@ -425,6 +441,26 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 		sw_cs               = opaque(sw_cs_0);
 		const float2 *t256l = t256 + opaque((uint32_t) lane);
 		Word *const   out   = static_cast<Word *>(args.out);
+		if constexpr (CV) {
+			// the output scale of this iteration: columns (s_out
+			// > 1) lie in one transform, rows when C L <= points
+			if (DIRECT) {
+				sco_one = (long long) C * L
+				    <= (1LL << args.out_tlog2);
+				if (sco_one)
+					sco = io_scale_out(
+					    args, it * C * (long long) L);
+			} else {
+				const long long q0 = it * C;
+				sco_one            = args.s_out > 1
+				    || (long long) C * L
+				        <= (1LL << args.out_tlog2);
+				sco = io_scale_out(args,
+				    (q0 >> args.s_out_log2) * (long long) L
+				            * args.s_out
+				        + (q0 & (args.s_out - 1)));
+			}
+		}
 		cp_async_wait<0>();
 		__syncthreads();
 
