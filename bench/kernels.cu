@@ -124,7 +124,7 @@ int
 main(int argc, char **argv)
 {
 	const char *json = NULL, *only = NULL;
-	bool        list = false;
+	bool        list = false, conv_only = false;
 	Bench       b;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
@@ -133,6 +133,8 @@ main(int argc, char **argv)
 			b.noerr = true;
 		else if (!strcmp(argv[i], "--list"))
 			list = true;
+		else if (!strcmp(argv[i], "--conv"))
+			conv_only = true;
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
 			only = argv[++i];
 		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
@@ -142,8 +144,7 @@ main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 			    "usage: kernels [--quick] [--noerr] [--list] "
-			    "[--only NAMES] "
-			    "[--json FILE]\n");
+			    "[--conv] [--only NAMES] [--json FILE]\n");
 			return 2;
 		}
 	}
@@ -199,13 +200,30 @@ main(int argc, char **argv)
 	    },
 	    b.st, b.runs);
 
-	std::vector<Row> rows;
+	std::vector<Row>     rows;
+	std::vector<ConvRow> conv;
 	for (const Case &c : all_cases()) {
 		if (!selected(only, c.name))
 			continue;
 		Row r;
 		r.c = c;
 		bench_floors(b, r);
+		if (bench_conv_case(c.name)) {
+			ConvRow v;
+			v.c      = c;
+			v.passes = r.passes;
+			bench_conv_row(b, v);
+			fprintf(stderr,
+			    "%-15s conversion: f32 fused %.4f sep %.4f cuf32 "
+			    "%.4f | int8 fused %.4f sep %.4f cuf32 %.4f\n",
+			    c.name.c_str(), v.r[CV_F32_FUSED].ms,
+			    v.r[CV_F32_SEPARATE].ms, v.r[CV_F32_CUFFT].ms,
+			    v.r[CV_I8_FUSED].ms, v.r[CV_I8_SEPARATE].ms,
+			    v.r[CV_I8_CUFFT].ms);
+			conv.push_back(v);
+		}
+		if (conv_only)
+			continue;
 		bench_run_row(b, r);
 		const Result *x = r.r;
 		fprintf(stderr,
@@ -220,10 +238,12 @@ main(int argc, char **argv)
 		rows.push_back(r);
 	}
 
-	if (json != NULL && bench_json(b, rows, json) != 0) {
+	if (json != NULL && bench_json(b, rows, conv, json) != 0) {
 		perror(json);
 		return 1;
 	}
-	bench_table(b, rows);
+	if (!conv_only)
+		bench_table(b, rows);
+	bench_conv_table(b, conv);
 	return 0;
 }

@@ -156,12 +156,41 @@ time_it(F fn, cudaStream_t st, int runs)
 // kernels_run.cu: runs every algorithm of r.c (fills r.r[], r.desc*).
 void bench_run_row(Bench &b, Row &r);
 
+// The conversion table (kernels_conv.cu): f32 and int8 data through tc16
+// with the conversion fused or separate, and cuFFT f32.
+enum {
+	CV_F32_FUSED,    // f32 -> tc16, fused conversion -> f32
+	CV_F32_SEPARATE, // f32 -> conv_in -> tc16 -> conv_out -> f32
+	CV_F32_CUFFT,    // cuFFT f32
+	CV_I8_FUSED,     // int8 -> tc16, fused conversion -> f32
+	CV_I8_SEPARATE,  // int8 -> conv_in -> tc16 -> conv_out -> f32
+	CV_I8_CUFFT,     // int8 -> f32 (one kernel) -> cuFFT f32
+	CV_F32_PASSES,   // CV_F32_FUSED's tc16 passes alone (exponents known)
+	CV_I8_PASSES,    // CV_I8_FUSED's likewise
+	CV_N
+};
+struct ConvRow {
+	Case   c;
+	int    passes    = 0;
+	double floor_f32 = NAN, floor_i8 = NAN, floor_cu = NAN; // ms
+	Result r[CV_N];
+	char   desc[512] = "";
+};
+// bench_conv_case says whether a case has a conversion row.
+bool bench_conv_case(const std::string &name);
+void bench_conv_row(Bench &b, ConvRow &r);
+void bench_conv_table(const Bench &b, const std::vector<ConvRow> &rows);
+// bench_conv_json writes `, "conversion": [...]` into an open JSON object.
+void bench_conv_json(FILE *f, const std::vector<ConvRow> &rows);
+
 // kernels_report.cu: the pass count and bytes of a case (fills r.passes,
 // r.bytes16, r.bytes32; the floors once b.copy_gbs is known).
 void bench_floors(const Bench &b, Row &r);
 // The text table on stdout.
 void bench_table(const Bench &b, const std::vector<Row> &rows);
-// The JSON file; 0 or -1 (errno set) when path cannot be written.
-int bench_json(const Bench &b, const std::vector<Row> &rows, const char *path);
+// The JSON file (the conversion rows too); 0 or -1 (errno set) when path
+// cannot be written.
+int bench_json(const Bench &b, const std::vector<Row> &rows,
+    const std::vector<ConvRow> &conv, const char *path);
 
 #endif // FFTD_BENCH_KERNELS_H

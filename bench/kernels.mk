@@ -14,7 +14,8 @@
 
 ifeq ($(WITH_CUDA),1)
 BENCH_KERNELS := $(BUILD)/bench/kernels
-BENCH_KERNELS_SRC := bench/kernels.cu bench/kernels_run.cu bench/kernels_report.cu
+BENCH_KERNELS_SRC := bench/kernels.cu bench/kernels_run.cu bench/kernels_report.cu \
+	bench/kernels_conv.cu
 BENCH_KERNELS_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(BENCH_KERNELS_SRC)) \
 	$(BUILD)/bench/kernels_vkfft.o $(BUILD)/bench/json.o
 BENCH_VK_DIRFILE := $(BUILD)/bench/kernels_vkfft.dir
@@ -40,7 +41,7 @@ bench-kernels-vkfft-dir:
 	@echo '$(VKFFT_DIR)' | cmp -s - $(BENCH_VK_DIRFILE) 2>/dev/null || \
 		echo '$(VKFFT_DIR)' > $(BENCH_VK_DIRFILE)
 
-$(patsubst %.cu,$(BUILD)/%.o,$(BENCH_KERNELS_SRC)): $(BUILD)/%.o: %.cu bench/kernels.h bench/kernels_vkfft.h bench/json.h kernels/tc.h
+$(patsubst %.cu,$(BUILD)/%.o,$(BENCH_KERNELS_SRC)): $(BUILD)/%.o: %.cu bench/kernels.h bench/kernels_vkfft.h bench/json.h kernels/tc.h kernels/convert.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 

@@ -263,7 +263,8 @@ json_result(FILE *f, const Row &r, int a)
 }
 
 int
-bench_json(const Bench &b, const std::vector<Row> &rows, const char *path)
+bench_json(const Bench &b, const std::vector<Row> &rows,
+    const std::vector<ConvRow> &conv, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	if (f == NULL)
@@ -328,6 +329,8 @@ bench_json(const Bench &b, const std::vector<Row> &rows, const char *path)
 		}
 		fprintf(f, "\n    }%s\n", i + 1 < rows.size() ? "," : "");
 	}
-	fprintf(f, "  ]\n}\n");
+	fprintf(f, "  ]");
+	bench_conv_json(f, conv);
+	fprintf(f, "\n}\n");
 	return fclose(f) == 0 ? 0 : -1;
 }
