@@ -150,7 +150,7 @@ GPU_SRC   := $(wildcard tests/gpu/test_*.c)
 # tests/util/gpu.c calls the CUDA runtime: GPU tests only.
 CLIENT_UTIL_SRC := tests/util/fixture.c tests/util/probe.c tests/util/shm_raw.c \
 	tests/util/i8_check.c
-TEST_UTIL_SRC := $(filter-out $(CLIENT_UTIL_SRC) tests/util/gpu.c,$(wildcard tests/util/*.c))
+TEST_UTIL_SRC := $(filter-out $(CLIENT_UTIL_SRC) tests/util/gpu.c tests/util/tc_ref.c,$(wildcard tests/util/*.c))
 TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
 CLIENT_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_UTIL_SRC))
 # bench/lib: the benchmark engine (daemon spawning, the raw-protocol client,
@@ -160,7 +160,7 @@ BENCH_LIB := $(BUILD)/bench/lib/libbench.a
 # The load engine gives its clients CPU time slices as the daemon does
 # (daemon/cpu_slice.c).
 BENCH_LIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/lib/*.c)) $(BUILD)/daemon/cpu_slice.o
-GPU_UTIL_OBJ := $(BUILD)/tests/util/gpu.o
+GPU_UTIL_OBJ := $(BUILD)/tests/util/gpu.o $(BUILD)/tests/util/tc_ref.o
 UNIT_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 INTEG_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INTEG_SRC))
 GPU_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(GPU_SRC))

@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "../util/gpu.h"
+#include "../util/tc_ref.h"
 
 #ifdef FFTD_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -132,23 +133,10 @@ make_input(const io_case *c, double *x, void *hin, double *ref)
 {
 	int64_t in_s, out_s, pts;
 	counts(c, &in_s, &out_s, &pts);
-	int n[3];
-	for (int i = 0; i < c->rank; i++)
-		n[i] = (int) c->dims[i];
-	fftw_plan p;
 	if (c->type == FFTD__TC_C2R) {
-		// a half spectrum of random reals (amplitude amp)
-		double *r
-		    = fftw_malloc(sizeof(double) * (size_t) (c->batch * pts));
-		assert_non_null(r);
-		for (int64_t i = 0; i < c->batch * pts; i++)
-			r[i] = c->amp * fftd_test_urand(&rng);
-		p = fftw_plan_many_dft_r2c(c->rank, n, (int) c->batch, r, NULL,
-		    1, (int) pts, (fftw_complex *) x, NULL, 1,
-		    (int) (in_s / 2 / c->batch), FFTW_ESTIMATE);
-		fftw_execute(p);
-		fftw_destroy_plan(p);
-		fftw_free(r);
+		// a half spectrum of random reals (amplitude amp), in f32
+		fftd_test_tc_half_spectrum(
+		    c->rank, c->dims, c->batch, c->amp, 1.0, &rng, x);
 		for (int64_t i = 0; i < in_s; i++)
 			x[i] = (double) (float) x[i];
 	} else {
@@ -166,27 +154,7 @@ make_input(const io_case *c, double *x, void *hin, double *ref)
 			((int8_t *) hin)[i] = (int8_t) x[i];
 		else
 			((float *) hin)[i] = (float) x[i];
-	double *tmp = fftw_malloc(sizeof(double) * (size_t) in_s);
-	assert_non_null(tmp);
-	memcpy(tmp, x, sizeof(double) * (size_t) in_s); // c2r destroys it
-	int di = (int) (in_s / c->batch), dout = (int) (out_s / c->batch);
-	if (c->type == FFTD__TC_C2C)
-		p = fftw_plan_many_dft(c->rank, n, (int) c->batch,
-		    (fftw_complex *) tmp, NULL, 1, di / 2, (fftw_complex *) ref,
-		    NULL, 1, dout / 2,
-		    c->dir == F ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
-	else if (c->type == FFTD__TC_R2C)
-		p = fftw_plan_many_dft_r2c(c->rank, n, (int) c->batch, tmp,
-		    NULL, 1, di, (fftw_complex *) ref, NULL, 1, dout / 2,
-		    FFTW_ESTIMATE);
-	else
-		p = fftw_plan_many_dft_c2r(c->rank, n, (int) c->batch,
-		    (fftw_complex *) tmp, NULL, 1, di / 2, ref, NULL, 1, dout,
-		    FFTW_ESTIMATE);
-	assert_non_null(p);
-	fftw_execute(p);
-	fftw_destroy_plan(p);
-	fftw_free(tmp);
+	fftd_test_tc_fftw(c->type, c->rank, c->dims, c->batch, c->dir, x, ref);
 }
 
 // out_val reads output real i of kind io as a double.
@@ -202,15 +170,13 @@ out_val(fftd__tc_io io, const void *out, int64_t i)
 static double
 rel_l2(fftd__tc_io io, const void *out, const double *ref, int64_t n)
 {
-	double num = 0, den = 0;
-	for (int64_t i = 0; i < n; i++) {
-		double v = out_val(io, out, i);
-		if (!isfinite(v))
-			return 1e30;
-		num += (v - ref[i]) * (v - ref[i]);
-		den += ref[i] * ref[i];
-	}
-	return sqrt(num / den);
+	double *got = malloc(sizeof(double) * (size_t) n);
+	assert_non_null(got);
+	for (int64_t i = 0; i < n; i++)
+		got[i] = out_val(io, out, i);
+	double e = fftd_test_rel_l2(got, ref, n);
+	free(got);
+	return e;
 }
 
 // dmalloc allocates n device bytes filled with 0xff (NaN in fp16 and

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "../util/gpu.h"
+#include "../util/tc_ref.h"
 
 #ifdef FFTD_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -102,54 +103,19 @@ make_input(const nd_case *c, int f16, double *x, double *ref)
 {
 	int64_t in_s, out_s, pts = 1;
 	counts(c, &in_s, &out_s);
-	int n[3];
-	for (int i = 0; i < c->rank; i++) {
-		n[i] = (int) c->dims[i];
+	for (int i = 0; i < c->rank; i++)
 		pts *= c->dims[i];
-	}
-	fftw_plan p;
 	if (c->type == FFTD__TC_C2R) {
-		// a half spectrum: of random reals, scaled by 1 / sqrt(n)
-		double *r
-		    = fftw_malloc(sizeof(double) * (size_t) (c->batch * pts));
-		assert_non_null(r);
-		for (int64_t i = 0; i < c->batch * pts; i++)
-			r[i] = fftd_test_urand(&rng);
-		p = fftw_plan_many_dft_r2c(c->rank, n, (int) c->batch, r, NULL,
-		    1, (int) pts, (fftw_complex *) x, NULL, 1,
-		    (int) (in_s / 2 / c->batch), FFTW_ESTIMATE);
-		fftw_execute(p);
-		fftw_destroy_plan(p);
-		fftw_free(r);
+		// a half spectrum of random reals, scaled by 1 / sqrt(n)
+		fftd_test_tc_half_spectrum(c->rank, c->dims, c->batch, 1.0,
+		    1.0 / sqrt((double) pts), &rng, x);
 		for (int64_t i = 0; i < in_s; i++)
-			x[i] = to_storage(f16, x[i] / sqrt((double) pts));
+			x[i] = to_storage(f16, x[i]);
 	} else {
 		for (int64_t i = 0; i < in_s; i++)
 			x[i] = to_storage(f16, fftd_test_urand(&rng));
 	}
-	double *tmp = fftw_malloc(sizeof(double) * (size_t) in_s);
-	assert_non_null(tmp);
-	memcpy(tmp, x, sizeof(double) * (size_t) in_s); // c2r destroys it
-	int dist_in  = (int) (in_s / c->batch),
-	    dist_out = (int) (out_s / c->batch);
-	if (c->type == FFTD__TC_C2C)
-		p = fftw_plan_many_dft(c->rank, n, (int) c->batch,
-		    (fftw_complex *) tmp, NULL, 1, dist_in / 2,
-		    (fftw_complex *) ref, NULL, 1, dist_out / 2,
-		    c->dir == FFTD__TC_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD,
-		    FFTW_ESTIMATE);
-	else if (c->type == FFTD__TC_R2C)
-		p = fftw_plan_many_dft_r2c(c->rank, n, (int) c->batch, tmp,
-		    NULL, 1, dist_in, (fftw_complex *) ref, NULL, 1,
-		    dist_out / 2, FFTW_ESTIMATE);
-	else
-		p = fftw_plan_many_dft_c2r(c->rank, n, (int) c->batch,
-		    (fftw_complex *) tmp, NULL, 1, dist_in / 2, ref, NULL, 1,
-		    dist_out, FFTW_ESTIMATE);
-	assert_non_null(p);
-	fftw_execute(p);
-	fftw_destroy_plan(p);
-	fftw_free(tmp);
+	fftd_test_tc_fftw(c->type, c->rank, c->dims, c->batch, c->dir, x, ref);
 }
 
 // rel_l2 is the relative L2 error of n output scalars against ref (huge on
@@ -157,15 +123,13 @@ make_input(const nd_case *c, int f16, double *x, double *ref)
 static double
 rel_l2(int f16, const void *out, const double *ref, int64_t n)
 {
-	double num = 0, den = 0;
-	for (int64_t i = 0; i < n; i++) {
-		double v = unpack(f16, out, i);
-		if (!isfinite(v))
-			return 1e30;
-		num += (v - ref[i]) * (v - ref[i]);
-		den += ref[i] * ref[i];
-	}
-	return sqrt(num / den);
+	double *got = malloc(sizeof(double) * (size_t) n);
+	assert_non_null(got);
+	for (int64_t i = 0; i < n; i++)
+		got[i] = unpack(f16, out, i);
+	double e = fftd_test_rel_l2(got, ref, n);
+	free(got);
+	return e;
 }
 
 // cufft_error runs cuFFT (f16 or f32, same kind and shape, out of place) on
