@@ -44,6 +44,21 @@ store(void *p, int prec, int64_t i, double v)
 		((__half *) p)[i] = __double2half(v);
 }
 
+// fold_max folds the warp's values m (>= 0, or NaN) into *maxbits: the
+// bits of a non-negative double order as unsigned integers, so a warp
+// reduction, then one atomic per warp.
+__device__ __forceinline__ void
+fold_max(double m, unsigned long long *maxbits)
+{
+	unsigned long long b = (unsigned long long) __double_as_longlong(m);
+	for (int off = 16; off > 0; off >>= 1) {
+		unsigned long long o = __shfl_down_sync(0xffffffffu, b, off);
+		b                    = o > b ? o : b;
+	}
+	if ((threadIdx.x & 31) == 0)
+		atomicMax(maxbits, b);
+}
+
 // max_kernel: block (x, t) folds a stride of transform t's |values| into
 // maxbits[t] (the bits of a non-negative double; NaN's bits exceed
 // infinity's, so a NaN wins, and the exponent is then 0).
@@ -60,16 +75,7 @@ max_kernel(const void *src, int prec, int64_t ntr, int64_t reals_per,
 			double a = fabs(load(src, prec, base + i));
 			m        = (a > m || a != a) ? a : m;
 		}
-		// Warp, then one atomic per warp.
-		unsigned long long b
-		    = (unsigned long long) __double_as_longlong(m);
-		for (int off = 16; off > 0; off >>= 1) {
-			unsigned long long o
-			    = __shfl_down_sync(0xffffffffu, b, off);
-			b = o > b ? o : b;
-		}
-		if ((threadIdx.x & 31) == 0)
-			atomicMax(&maxbits[t], b);
+		fold_max(m, &maxbits[t]);
 	}
 }
 
@@ -122,15 +128,7 @@ max4_kernel(const void *src, int prec, int64_t ntr, int64_t reals_per,
 			const float a = abs4(base + g * 4 * es, prec);
 			m             = (a > m || a != a) ? a : m;
 		}
-		unsigned long long b
-		    = (unsigned long long) __double_as_longlong((double) m);
-		for (int off = 16; off > 0; off >>= 1) {
-			unsigned long long o
-			    = __shfl_down_sync(0xffffffffu, b, off);
-			b = o > b ? o : b;
-		}
-		if ((threadIdx.x & 31) == 0)
-			atomicMax(&maxbits[t], b);
+		fold_max((double) m, &maxbits[t]);
 	}
 }
 
