@@ -15,6 +15,12 @@
 # warp states, scheduler, compute and memory workload) for the first
 # kernels whose names match KERNELS (default: the bank's own, pass|mf_),
 # as text, to see where their time goes rather than only how much.
+# MODE=source takes the stall samples of each SASS instruction (Source
+# Counters) of COUNT (2) kernels matching KERNELS (default pass) after
+# SKIP (4), and prints them summed by opcode and the 30 hottest
+# instructions (a stall is charged to the instruction that waits: the
+# first use of a load, the one after a barrier); the report and the CSV
+# stay under $OUT.
 set -u
 B=${B:-gpu-run}
 OUT=${OUT:-/tmp/fftd-gpu-out}
@@ -23,6 +29,73 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FFTD_BIN="$PWD/$B/fftd"
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+if [ "${MODE:-}" = source ]; then
+	# Per-instruction stall samples of the first kernels matching KERNELS
+	# (SASS), summed by opcode and listed for the hottest instructions.
+	"$NCU" --target-processes all --clock-control none \
+		--kernel-name "regex:${KERNELS:-pass}" --launch-skip "${SKIP:-4}" \
+		--launch-count "${COUNT:-2}" --section SourceCounters \
+		--section WarpStateStats --section LaunchStats --section Occupancy \
+		--import-source no -f -o "$OUT/src-$N" \
+		"$B/bench/pipelines" --sizes "$N" --templates 256 --reps 1 \
+		--plain 4 --no-pycbc --slice 256 >"$OUT/src-$N.log" 2>&1
+	rc=$?
+	"$NCU" -i "$OUT/src-$N.ncu-rep" --page details --print-units base \
+		>"$OUT/src-$N-details.txt" 2>&1
+	grep -E '^  [a-zA-Z_]|Registers|Stall|Achieved Occ|Theoretical Occ|Duration|Warp Cycles Per Issued' \
+		"$OUT/src-$N-details.txt" | cut -c1-110 | head -80
+	"$NCU" -i "$OUT/src-$N.ncu-rep" --page source --csv \
+		--print-source sass >"$OUT/src-$N-sass.csv" 2>&1
+	python3 - "$OUT/src-$N-sass.csv" <<'PY'
+import csv, sys, collections, re
+text = open(sys.argv[1], errors="replace").read().splitlines()
+# one table per kernel; each starts with a header line holding "Source"
+tables, cur = [], None
+for line in text:
+    if line.startswith('"#') or line.startswith('"Address"') or line.startswith('"Source"'):
+        pass
+    try:
+        row = next(csv.reader([line]))
+    except Exception:
+        continue
+    if "Source" in row and ("Address" in row or "#" in row):
+        cur = {"h": row, "rows": []}
+        tables.append(cur)
+    elif cur is not None and len(row) == len(cur["h"]):
+        cur["rows"].append(row)
+    elif line.strip():
+        print("| " + line[:150])
+for t in tables:
+    h = t["h"]
+    print("columns:", "; ".join(h)[:600])
+    si = h.index("Source")
+    def col(name):
+        for i, c in enumerate(h):
+            if c.startswith(name):
+                return i
+        return None
+    ai = col("Warp Stall Sampling (All")
+    ni = col("Warp Stall Sampling (Not")
+    ei = col("Instructions Executed")
+    def num(r, i):
+        try:
+            return float(r[i].replace(",", "")) if i is not None and r[i] else 0.0
+        except ValueError:
+            return 0.0
+    tot = sum(num(r, ai) for r in t["rows"]) or 1
+    ops = collections.Counter(); ex = collections.Counter()
+    for r in t["rows"]:
+        op = re.sub(r"^@!?U?P\w+\s+", "", r[si].strip()).split(" ")[0]
+        ops[op] += num(r, ai); ex[op] += num(r, ei)
+    print(f"== {len(t['rows'])} SASS lines, {tot:.0f} samples, {sum(ex.values()):.0f} instructions")
+    for op, v in ops.most_common(22):
+        print(f"  {op:24s} {100*v/tot:5.1f}% samples  {ex[op]:12.0f} executed")
+    print("  hottest:")
+    for r in sorted(t["rows"], key=lambda r: -num(r, ai))[:30]:
+        print(f"  {100*num(r, ai)/tot:5.1f}% ns={100*num(r, ni)/tot:5.1f}%  {r[si].strip()[:70]}")
+PY
+	exit $rc
+fi
 if [ "${MODE:-}" = sections ]; then
 	"$NCU" --target-processes all --clock-control none \
 		--kernel-name "regex:${KERNELS:-pass|mf_}" --launch-skip 4 \
