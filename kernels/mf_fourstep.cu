@@ -98,17 +98,23 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 	const float2            *h = tpl + nbins * b;
 	constexpr int R0 = radix_at(M2, 1), B0 = M2 / R0, U0 = kPts / R0;
 	static_assert(R0 == 16, "the first stage is radix 16");
-	float2 v[kPts];
-	double acc = 0;
+	static_assert((int64_t) M1 * M2 <= (1 << 30), "32-bit bin indices");
+	// Bins in 32 bits, the band test one unsigned compare: 64-bit indices
+	// and tests held registers that the loads in flight need (the pass
+	// is bound by the latency of its loads, at 64 registers a thread).
+	const unsigned kspan = (unsigned) (kmax - kmin);
+	const int      kmn   = (int) kmin;
+	float2         v[kPts];
+	double         acc = 0;
 #pragma unroll
 	for (int u = 0; u < U0; u++) {
 		int f, j;
 		G::split(threadIdx.x + u * G::T, B0, f, j);
 #pragma unroll
 		for (int r = 0; r < R0 / 2; r++) {
-			const int64_t k = k10 + f + (int64_t) M1 * (j + r * B0);
-			float2        q = make_float2(0.0f, 0.0f);
-			if (k >= kmin && k < kmax) {
+			const int k = k10 + f + M1 * (j + r * B0);
+			float2    q = make_float2(0.0f, 0.0f);
+			if ((unsigned) (k - kmn) < kspan) {
 				const float2 hv = h[k], wv = w[k];
 				// as mf_fused.cu's product_sigma_k, op for op
 				q = make_float2(hv.x * wv.x + hv.y * wv.y,
@@ -218,25 +224,41 @@ __launch_bounds__(RR *M1 / kPts)
 		store_run<G, R, NS>(smem, f, n0, v + u * R);
 	}
 	__syncthreads();
-	// The scan (mf_stockham.cuh, Scan). Thread (f, g) takes row t20 + f's
-	// outputs t1 in [g P, g P + P), P = 16: its samples, M2 apart, run in
-	// order through the clustering windows (cluster >= M2: a merge at
-	// most every cluster / M2 samples). A warp writes runs of RR samples.
-	constexpr int P = RR * M1 / G::T;
+	// The scan (mf_stockham.cuh, Scan). Only outputs t1 in [lo, hi) can
+	// be searched samples (t = t2 + M2 t1, t2 < M2, in [tb, tb + width)),
+	// and the row's GR threads share them evenly: thread (f, g) takes row
+	// t20 + f's outputs t1 in [n0, n0 + cnt), at most P = 16 of them. (A
+	// run of 16 a thread over all M1 outputs left the threads outside the
+	// searched span idle at the merge's barrier: with the middle half
+	// searched, 19% of pass 2's stall samples on the H200 at 2^20.) Its
+	// samples, M2 apart, run in order through the clustering windows
+	// (cluster >= M2: a merge at most every cluster / M2 samples). A warp
+	// writes runs of RR samples.
+	constexpr int P = RR * M1 / G::T, GR = G::T / RR;
 	static_assert(P == kPts, "samples per thread");
 	const int f = (int) (threadIdx.x % RR), g = (int) (threadIdx.x / RR);
 	const int tb = (int) sa.t_begin, width = (int) sa.width;
-	const int s0     = t20 + f + M2 * g * P - tb; // sample k at s0 + k M2
-	float2   *zrow   = sa.zout != NULL
-	        ? sa.zout + (int64_t) b * sa.ld - sa.q0 + tb
-	        : NULL;
-	const float2 *zs = smem + G::at(f, g * P);
+	const int lo = min(tb / M2, M1);
+	const int hi
+	    = (int) min(((int64_t) tb + width + M2 - 1) / M2, (int64_t) M1);
+	const int     pd   = (hi - lo + GR - 1) / GR;
+	const int     n0   = lo + g * pd;
+	const int     cnt  = max(0, min(pd, hi - n0));
+	const int     s0   = t20 + f + M2 * n0 - tb; // sample k at s0 + k M2
+	float2       *zrow = sa.zout != NULL
+	          ? sa.zout + (int64_t) b * sa.ld - sa.q0 + tb
+	          : NULL;
+	const float2 *zs   = smem + G::at(f, 0);
 	Scan          sc(sa, wkey, b);
 	bool          bad = false;
-	if (s0 < width && s0 + (P - 1) * M2 >= 0)
+	if (cnt > 0)
 		bad = scan_samples<P>(
 		    sc, width, zrow, [&](int k) { return s0 + k * M2; },
-		    [&](int k) { return zs[k * G::template run<1>()]; });
+		    [&](int k) {
+			    const int n = n0 + k;
+			    return zs[n + (n >> 4)];
+		    },
+		    cnt);
 	if (bad)
 		atomicMin(sa.nonfinite, (u64) (sa.b0 + b));
 	merge_block<G::T>(sc, wpeak, sa.nwin);

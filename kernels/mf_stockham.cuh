@@ -454,9 +454,10 @@ struct Scan {
 	}
 };
 
-// scan_samples runs sc over a thread's P samples: sample k is index
-// s_of(k) of the searched span (increasing in k; those outside [0, width)
-// are skipped) with z = z_of(k), written to zrow[s] when zrow is not NULL.
+// scan_samples runs sc over a thread's first cnt (at most P) samples:
+// sample k is index s_of(k) of the searched span (increasing in k; those
+// outside [0, width) are skipped) with z = z_of(k), written to zrow[s]
+// when zrow is not NULL.
 // |z|^2 is computed in f32 rounded toward zero (mf_fused.cu's scan rounds
 // the double sum once: the two agree to an ulp, below the transform's own
 // error). A sample where f32 overflows (or z is not finite) makes the
@@ -466,11 +467,13 @@ struct Scan {
 // larger). Returns whether a sample was not finite; flushes sc.
 template <int P, class S, class Z>
 __device__ __forceinline__ bool
-scan_samples(Scan &sc, int width, float2 *zrow, S s_of, Z z_of)
+scan_samples(Scan &sc, int width, float2 *zrow, S s_of, Z z_of, int cnt = P)
 {
 	bool ovf = false, bad = false;
 #pragma unroll
 	for (int k = 0; k < P; k++) {
+		if (k >= cnt)
+			break;
 		const int s = s_of(k);
 		if ((unsigned) s >= (unsigned) width)
 			continue;
@@ -484,7 +487,7 @@ scan_samples(Scan &sc, int width, float2 *zrow, S s_of, Z z_of)
 	if (ovf) {
 		sc.wbest = sc.pbest = -1.0f;
 		sc.wend             = -1;
-		for (int k = 0; k < P; k++) {
+		for (int k = 0; k < cnt; k++) {
 			const int s = s_of(k);
 			if ((unsigned) s >= (unsigned) width)
 				continue;
