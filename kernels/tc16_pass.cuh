@@ -353,7 +353,7 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
                         if (sco_one)
                                 io_store_s<P>(args, i, sco, re, im);
                         else
-                                io_store<P, CV>(args, i, i, re, im);
+                                io_store<P>(args, i, i, re, im);
                 } else {
                         *p = P::store(re, im);
                 }

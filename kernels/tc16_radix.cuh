@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(256) radix_kernel(PassArgs a)
 		for (int k = 0; k < R; k++) {
 			const long long i = qo + k * a.s_out;
 			if constexpr (CV)
-				io_store<P, CV>(a, i, i, v[k].x, v[k].y);
+				io_store<P>(a, i, i, v[k].x, v[k].y);
 			else
 				out[i] = P::store(v[k].x, v[k].y);
 		}

@@ -191,7 +191,7 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 				    + (long long) n * a.s_out;
 				const float2 v = res[axis_at<L>(c, n)];
 				if constexpr (CV)
-					io_store<P, CV>(a, at, at, v.x, v.y);
+					io_store<P>(a, at, at, v.x, v.y);
 				else
 					out[at] = P::store(v.x, v.y);
 			}

@@ -135,16 +135,14 @@ io_store_s(const PassArgs &a, long long i, Scale s, float re, float im)
 		static_cast<typename P::Word *>(a.out)[i] = P::store(v.x, v.y);
 }
 
-// io_store writes output point i from fp32 (re, im): native, or unscaled as
-// transform key's and written as the output's kind.
-template <class P, bool CV>
+// io_store writes output point i of a converting pass (CV) from fp32 (re,
+// im), unscaled as transform key's and written as the output's kind. (The
+// native passes store P::Word directly.)
+template <class P>
 FFTD_DEV void
 io_store(const PassArgs &a, long long i, long long key, float re, float im)
 {
-	if constexpr (CV)
-		io_store_s<P>(a, i, io_scale_out(a, key), re, im);
-	else
-		static_cast<typename P::Word *>(a.out)[i] = P::store(re, im);
+	io_store_s<P>(a, i, io_scale_out(a, key), re, im);
 }
 
 } // namespace fftd_tc

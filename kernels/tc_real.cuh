@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
 		sincospif(-(float) k / (float) h, &s, &c); // W_n^k
 		const float2 t = cmul(o, make_float2(c, s));
 		if constexpr (CV)
-			io_store<P, CV>(a, i, r, e.x + t.x, e.y + t.y);
+			io_store<P>(a, i, r, e.x + t.x, e.y + t.y);
 		else
 			x[i] = P::store(e.x + t.x, e.y + t.y);
 	};
