@@ -34,11 +34,16 @@
 #define FUSED_SCRATCH_BYTES ((uint64_t) 1 << 30)
 #define FUSED_BATCH 256
 // The fourstep engine's: its intermediate only (N x 8 bytes a template,
-// the slots and sums besides not counted, so that 2^20 runs in batches of
-// 256, not 128), for at most OWN_BATCH templates, so that a bank of 1,024
-// at 2^17 runs as one batch (one host round trip instead of four).
+// the slots and sums besides not counted), for at most OWN_BATCH
+// templates, so that a bank of 1,024 at 2^17 runs as one batch (one host
+// round trip instead of four) and 2^20 in batches of 512: on the H200, a
+// 1,024-template call at 2^20 took 8.56-8.72 us a template in batches of
+// 512 (4 runs, mean 8.66) against 8.71-8.80 in batches of 256 (2 GiB; 5
+// runs, mean 8.77), 1.3%, and 8.65 in one batch of 1,024, whose gather
+// and slot copy no later batch overlaps (bench/README.md, stop 30). Never
+// more than half of what the device budget has left (first_batch).
 // FFTD_MF_OWN_SCRATCH_MIB (MiB), a measurement knob, replaces it.
-#define OWN_SCRATCH_BYTES ((uint64_t) 2 << 30)
+#define OWN_SCRATCH_BYTES ((uint64_t) 4 << 30)
 #define OWN_BATCH 1024
 // Templates per batch at most (grid.y of the kernels allows 65535).
 #define MAX_BATCH 1024
