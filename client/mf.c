@@ -65,6 +65,28 @@ mf_to_wire(Fftd__Wire__MatchedFilter *w, const fftd_mf_desc *d)
 	w->t_end     = d->t_end == 0 ? d->n : d->t_end;
 	w->threshold = d->threshold;
 	w->cluster   = d->cluster;
+	// sigma^2's array: its checks are fftd__mf_check's and the daemon's
+	w->sigmasq_mode = (uint32_t) d->sigmasq_mode;
+	if ((unsigned) d->sigmasq_mode > FFTD_MF_SIGMASQ_USE) {
+		return fftd__set_error(FFTD_EINVAL,
+		    "sigmasq_mode = %d: must be FFTD_MF_SIGMASQ_COMPUTE, "
+		    "_STORE "
+		    "or _USE",
+		    (int) d->sigmasq_mode);
+	}
+	if (d->sigmasq_mode != FFTD_MF_SIGMASQ_COMPUTE) {
+		if (d->sigmasq == NULL) {
+			return fftd__set_error(FFTD_EINVAL,
+			    "sigmasq_mode = %d needs desc->sigmasq, an array",
+			    (int) d->sigmasq_mode);
+		}
+		int rv = fftd__array_alive(d->sigmasq);
+		if (rv != FFTD_OK) {
+			return rv;
+		}
+		w->sigmasq_array  = d->sigmasq->id;
+		w->sigmasq_offset = d->sigmasq_offset;
+	}
 	return FFTD_OK;
 }
 
@@ -186,6 +208,11 @@ fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *cdesc,
 	    triggers, trigger_size, max_triggers, ntriggers, series_index,
 	    nseries, series);
 	Fftd__Wire__MatchedFilter mf = FFTD__WIRE__MATCHED_FILTER__INIT;
+	if (rv == FFTD_OK && d.sigmasq_mode != FFTD_MF_SIGMASQ_COMPUTE
+	    && d.sigmasq != NULL && d.sigmasq->client != client) {
+		rv = fftd__set_error(
+		    FFTD_EINVAL, "the sigmasq array belongs to another client");
+	}
 	if (rv == FFTD_OK) {
 		rv = mf_to_wire(&mf, &d);
 	}

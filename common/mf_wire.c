@@ -176,6 +176,21 @@ fftd__mf_check(const Fftd__Wire__MatchedFilter *mf, uint64_t max_reply,
 		    ", max_triggers %" PRIu64 ", %zu series)",
 		    mf->count, mf->max_triggers, mf->n_series_index);
 	}
+	if (mf->sigmasq_mode > FFTD_MF_SIGMASQ_USE) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "sigmasq_mode = %u: must be FFTD_MF_SIGMASQ_COMPUTE, "
+		    "_STORE or _USE",
+		    mf->sigmasq_mode);
+	}
+	if (mf->sigmasq_mode != FFTD_MF_SIGMASQ_COMPUTE) {
+		if (mf->sigmasq_array == 0) {
+			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+			    "sigmasq_mode %s needs a sigmasq array",
+			    mf->sigmasq_mode == FFTD_MF_SIGMASQ_USE ? "USE"
+			                                            : "STORE");
+		}
+		sz->sigmasq_bytes = 8 * (uint64_t) mf->count;
+	}
 	if (sz->reply_max > max_reply) {
 		return fftd__errmsg(FFTD_ELIMIT, msg, msglen,
 		    "the reply could hold %" PRIu64

@@ -55,18 +55,20 @@ void fftd__mf_trigger_unpack(const uint8_t *p, int64_t *template_index,
 // fftd__mf_sizes is what a MatchedFilter's arguments imply, in bytes
 // where not said otherwise.
 typedef struct fftd__mf_sizes {
-	uint64_t bins;         // N/2 + 1 (count)
-	uint64_t real;         // one real of the precision: 4 or 8
-	uint64_t data_bytes;   // D: bins complex
-	uint64_t psd_bytes;    // S: bins real
-	uint64_t tpl_bytes;    // count templates of bins complex
-	uint64_t series_len;   // t_end - t_begin (count)
-	uint64_t series_bytes; // nseries rows of series_len reals
-	uint64_t reply_max;    // the largest reply payload it can have
+	uint64_t bins;          // N/2 + 1 (count)
+	uint64_t real;          // one real of the precision: 4 or 8
+	uint64_t data_bytes;    // D: bins complex
+	uint64_t psd_bytes;     // S: bins real
+	uint64_t tpl_bytes;     // count templates of bins complex
+	uint64_t series_len;    // t_end - t_begin (count)
+	uint64_t series_bytes;  // nseries rows of series_len reals
+	uint64_t reply_max;     // the largest reply payload it can have
+	uint64_t sigmasq_bytes; // count f64 sigma^2 (STORE, USE), else 0
 } fftd__mf_sizes;
 
 // fftd__mf_check checks a MatchedFilter's own arguments (fftd_mf_desc's
-// ranges, count, series indices, the reply's size against max_reply
+// ranges, count, series indices, sigmasq's mode and offset (the array is
+// the daemon's to check), the reply's size against max_reply
 // bytes) and fills *sz. Returns FFTD_OK, or FFTD_EINVAL (naming the
 // argument), FFTD_EUNSUPPORTED (f16), FFTD_EOVERFLOW (a byte count past
 // 64 bits) or FFTD_ELIMIT (reply over max_reply), with msg filled.

@@ -55,6 +55,11 @@ typedef struct fftd__mf_args {
 	const void    *psd;            // S: N/2+1 real, 1/Hz (device memory)
 	const void    *templates;      // h: count x (N/2+1) complex, contiguous
 	int64_t        count;          // templates in the slice (>= 1)
+	// sigma_j^2 (fftd_mf_sigmasq, fftd.h): COMPUTE, or STORE into /
+	// USE from sigmasq, count f64 in the device's memory (USE: checked
+	// by the backend, finite and >= 0)
+	int     sigmasq_mode;
+	double *sigmasq;
 	// Results, host memory the caller owns:
 	fftd__mf_peak    *peaks;        // count entries
 	fftd__mf_trigger *triggers;     // room for max_triggers

@@ -44,7 +44,8 @@ typedef struct mf_job {
 	fftd__stream  *ch;  // on this bank channel (one reference)
 	uint32_t       pipe;
 	fftd__array   *data, *psd, *tpl;
-	uint64_t       data_off, psd_off, tpl_off;
+	fftd__array   *sq; // sigma^2 (STORE, USE), or NULL
+	uint64_t       data_off, psd_off, tpl_off, sq_off;
 	fftd__shbuf   *rbuf; // result_buffer (a reference), or NULL
 	uint64_t       roff;
 	fftd__mf_sizes sz;
@@ -60,6 +61,9 @@ mf_job_free(mf_job *mj)
 	fftd__array_unref(mj->srv, mj->data);
 	fftd__array_unref(mj->srv, mj->psd);
 	fftd__array_unref(mj->srv, mj->tpl);
+	if (mj->sq != NULL) {
+		fftd__array_unref(mj->srv, mj->sq);
+	}
 	fftd__buf_unref(mj->srv, mj->rbuf);
 	free(mj->series_index);
 	free(mj);
@@ -192,6 +196,9 @@ mf_run(fftd__worker *w, fftd__job *job)
 	a->data                 = (const char *) mj->data->ptr + mj->data_off;
 	a->psd                  = (const char *) mj->psd->ptr + mj->psd_off;
 	a->templates            = (const char *) mj->tpl->ptr + mj->tpl_off;
+	a->sigmasq              = mj->sq == NULL
+	                 ? NULL
+	                 : (double *) ((char *) mj->sq->ptr + mj->sq_off);
 	a->peaks                = calloc((size_t) a->count, sizeof(*a->peaks));
 	a->triggers             = a->max_triggers == 0
 	                ? NULL
@@ -257,8 +264,55 @@ mf_run(fftd__worker *w, fftd__job *job)
 	    (fftd__mono_s() - t1) * 1e3, len);
 }
 
+// mf_check_sigmasq checks the sigma^2 array of a STORE or USE request: this
+// connection's, on the data's device, count f64 inside it at an offset of
+// whole f64; a STORE span must not overlap an input's (arr, offs, lens:
+// the three inputs'), which the bank still reads while it writes.
+static int
+mf_check_sigmasq(const Fftd__Wire__MatchedFilter *rq, const mf_job *mj,
+    const fftd__array *const *arr, const uint64_t *offs, const uint64_t *lens,
+    const char *const *what, char *msg, size_t msglen)
+{
+	if (rq->sigmasq_mode == FFTD_MF_SIGMASQ_COMPUTE) {
+		return FFTD_OK;
+	}
+	if (mj->sq == NULL) {
+		snprintf(msg, msglen,
+		    "sigmasq: array %" PRIu64
+		    " does not exist on this connection",
+		    rq->sigmasq_array);
+		return FFTD_EINVAL;
+	}
+	if (mj->sq->wi != arr[0]->wi) {
+		snprintf(msg, msglen,
+		    "sigmasq array %" PRIu64 " is on device %d, the data "
+		    "array on device %d: all must be on one",
+		    mj->sq->id, mj->sq->wi, arr[0]->wi);
+		return FFTD_EINVAL;
+	}
+	uint64_t off = rq->sigmasq_offset, len = mj->sz.sigmasq_bytes;
+	int rv = fftd__array_span(mj->sq, off, len, 8, "sigmasq", msg, msglen);
+	for (int i = 0; rv == FFTD_OK && i < 3; i++) {
+		if (rq->sigmasq_mode == FFTD_MF_SIGMASQ_STORE
+		    && arr[i] == mj->sq && off < offs[i] + lens[i]
+		    && offs[i] < off + len) {
+			snprintf(msg, msglen,
+			    "sigmasq: bytes [%" PRIu64 ", %" PRIu64
+			    ") of array %" PRIu64
+			    " overlap the %s span [%" PRIu64 ", %" PRIu64
+			    "), which STORE would write while the bank reads "
+			    "it",
+			    off, off + len, mj->sq->id, what[i], offs[i],
+			    offs[i] + lens[i]);
+			rv = FFTD_EINVAL;
+		}
+	}
+	return rv;
+}
+
 // mf_check_arrays checks the job's three arrays: this connection's, on one
-// device, each span inside its array at an offset of whole reals.
+// device, each span inside its array at an offset of whole reals; then
+// the sigma^2 array (mf_check_sigmasq).
 static int
 mf_check_arrays(const Fftd__Wire__MatchedFilter *rq, const mf_job *mj,
     char *msg, size_t msglen)
@@ -294,7 +348,7 @@ mf_check_arrays(const Fftd__Wire__MatchedFilter *rq, const mf_job *mj,
 			return rv;
 		}
 	}
-	return FFTD_OK;
+	return mf_check_sigmasq(rq, mj, arr, offs, lens, what, msg, msglen);
 }
 
 // mf_check_result checks the result buffer a request names (required on
@@ -350,6 +404,8 @@ mf_fill(mf_job *mj, const Fftd__Wire__MatchedFilter *rq)
 	a->max_triggers = (size_t) rq->max_triggers;
 	a->series_index = mj->series_index;
 	a->nseries      = (int) rq->n_series_index;
+	a->sigmasq_mode = (int) rq->sigmasq_mode;
+	mj->sq_off      = rq->sigmasq_offset;
 	mj->data_off    = rq->data_offset;
 	mj->psd_off     = rq->psd_offset;
 	mj->tpl_off     = rq->templates_offset;
@@ -393,6 +449,9 @@ mf_submit(fftd__server *s, fftd__ctx *c, fftd__stream *ch, uint32_t pipe,
 		mj->data          = fftd__array_find(ss, rq->data_array);
 		mj->psd           = fftd__array_find(ss, rq->psd_array);
 		mj->tpl           = fftd__array_find(ss, rq->templates_array);
+		mj->sq            = rq->sigmasq_mode == FFTD_MF_SIGMASQ_COMPUTE
+		               ? NULL
+		               : fftd__array_find(ss, rq->sigmasq_array);
 		mj->rbuf          = rq->result_buffer == 0
 		             ? NULL
 		             : fftd__session_buf(ss, rq->result_buffer);

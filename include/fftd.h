@@ -791,6 +791,12 @@ FFTD_API int fftd_array_open_ipc(fftd_client *client, int device,
 //   sigma_j^2 = 4 delta_f sum_k |h_jk|^2 / S_k,
 //   rho_j(t) = |z_j(t)| / sigma_j.
 // Initialise with fftd_mf_desc_init and set what you need.
+// fftd_mf_sigmasq says where sigma_j^2 comes from (fftd_mf_desc).
+typedef enum fftd_mf_sigmasq {
+	FFTD_MF_SIGMASQ_COMPUTE = 0, // summed from h and S (the default)
+	FFTD_MF_SIGMASQ_STORE   = 1, // summed, and written to desc->sigmasq
+	FFTD_MF_SIGMASQ_USE     = 2  // read from desc->sigmasq, not summed
+} fftd_mf_sigmasq;
 typedef struct fftd_mf_desc {
 	int64_t        n;         // N, time samples; spectra have N/2+1 bins
 	fftd_precision precision; // FFTD_F32 or FFTD_F64 (data, psd, h)
@@ -804,11 +810,24 @@ typedef struct fftd_mf_desc {
 	// [t_begin + w cluster, t_begin + (w + 1) cluster); each window whose
 	// loudest rho is above threshold gives one trigger, its loudest.
 	int64_t cluster;
+	// sigma_j^2 of the slice's templates (PyCBC's sigmasq, its filter's
+	// h_norm): STORE writes them, USE takes them instead of summing them
+	// (a search of many segments against one PSD sums them once: on the
+	// lent H200 the bank's first pass ran 5-10% faster without the sums),
+	// as count f64 values from sigmasq_offset (bytes, a multiple of 8) of
+	// an array of the data's client and device, not overlapping the
+	// inputs. USE takes them as given (each finite and >= 0, else
+	// FFTD_EINVAL naming it); values STORE wrote for the same templates,
+	// PSD, delta_f and bins give the same results to the last bit. On an
+	// error STORE's values are unspecified. NULL with COMPUTE.
+	fftd_mf_sigmasq sigmasq_mode;
+	fftd_array     *sigmasq;
+	size_t          sigmasq_offset;
 } fftd_mf_desc;
 
 // fftd_mf_desc_init fills *desc with the defaults: n 0, FFTD_F64,
 // delta_f 0, kmin 0, kmax 0 and t_begin 0, t_end 0 (the whole spectrum
-// and series), threshold 0 (peaks only), cluster 1.
+// and series), threshold 0 (peaks only), cluster 1, sigma^2 computed.
 FFTD_API int fftd_mf_desc_init_sized(fftd_mf_desc *desc, size_t size);
 #define fftd_mf_desc_init(desc)                                                \
 	fftd_mf_desc_init_sized((desc), sizeof(fftd_mf_desc))
@@ -850,9 +869,11 @@ typedef struct fftd_mf_trigger {
 // NNG).
 // Errors: FFTD_EINVAL (naming the argument: ranges, NULLs, arrays of another
 // client or on two devices, misaligned offsets, a PSD bin not positive, data or
-// a template not finite), FFTD_ESIZE (a span past its array), FFTD_EOVERFLOW,
-// FFTD_ELIMIT (the results would exceed [limits] max_request_bytes: search in
-// slices), FFTD_EUNSUPPORTED (f16; a backend without the bank), FFTD_EBACKEND.
+// a template not finite, a sigma^2 given not finite or negative, a sigmasq
+// span overlapping an input), FFTD_ESIZE (a span past its array),
+// FFTD_EOVERFLOW, FFTD_ELIMIT (the results would exceed [limits]
+// max_request_bytes: search in slices), FFTD_EUNSUPPORTED (f16; a backend
+// without the bank), FFTD_EBACKEND.
 FFTD_API int fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *desc,
     size_t desc_size, fftd_array *data, size_t data_offset, fftd_array *psd,
     size_t psd_offset, fftd_array *templates, size_t templates_offset,

@@ -111,11 +111,12 @@ check_k(const T *data, const T *psd, int64_t kmin, int64_t kmax, u64 *bad)
 	}
 }
 
-// sigma2_k: block j sums |h_jk|^2 / S_k over [kmin, kmax) in double.
+// sigma2_k: block j sums |h_jk|^2 / S_k over [kmin, kmax) in double and
+// writes sigma_j^2 (that sum times scale = 4 df, mf_rho.cuh).
 template <typename T>
 __global__ void
 sigma2_k(const T *tpl, const T *psd, int64_t nbins, int64_t kmin, int64_t kmax,
-    double *hh)
+    double scale, double *hh)
 {
 	__shared__ double part[kThreads];
 	const T          *h   = tpl + 2 * nbins * (int64_t) blockIdx.x;
@@ -136,7 +137,7 @@ sigma2_k(const T *tpl, const T *psd, int64_t nbins, int64_t kmin, int64_t kmax,
 		__syncthreads();
 	}
 	if (threadIdx.x == 0) {
-		hh[blockIdx.x] = part[0];
+		hh[blockIdx.x] = fftd__mf_sigmasq(part[0], scale);
 	}
 }
 
@@ -345,8 +346,8 @@ fftd__mf_check_inputs(const void *data, const void *psd, int precision,
 
 extern "C" int
 fftd__mf_sigma2(const void *templates, const void *psd, int precision,
-    int64_t nbins, int64_t kmin, int64_t kmax, int64_t count, double *hh,
-    void *stream)
+    int64_t nbins, int64_t kmin, int64_t kmax, int64_t count, double scale,
+    double *hh, void *stream)
 {
 	cudaStream_t st = static_cast<cudaStream_t>(stream);
 	if (count < 1 || count > INT32_MAX) {
@@ -355,11 +356,11 @@ fftd__mf_sigma2(const void *templates, const void *psd, int precision,
 	if (precision == FFTD__KERN_F64) {
 		sigma2_k<double><<<(unsigned) count, kThreads, 0, st>>>(
 		    (const double *) templates, (const double *) psd, nbins,
-		    kmin, kmax, hh);
+		    kmin, kmax, scale, hh);
 	} else if (precision == FFTD__KERN_F32) {
 		sigma2_k<float><<<(unsigned) count, kThreads, 0, st>>>(
 		    (const float *) templates, (const float *) psd, nbins, kmin,
-		    kmax, hh);
+		    kmax, scale, hh);
 	} else {
 		return (int) cudaErrorInvalidValue;
 	}

@@ -100,7 +100,8 @@ template <int M, int CL> struct Shape1 {
 
 // one_pass_k: cluster (., b) runs template b of the batch (the top of this
 // file). partial[b CL + r] gets block r's sum of |h|^2 / S over its bins,
-// hh[b] their sum in order; the slots' results go to ga's key, t and z
+// hh[b] sigma^2 from their sum in order (sum 0: hh[b] is given and read);
+// the slots' results go to ga's key, t and z
 // unless sa.zout is set (series rows: the samples are written there and
 // fftd__mf_gather reads them).
 template <int M, int CL>
@@ -109,7 +110,7 @@ __cluster_dims__(CL, 1, 1) __launch_bounds__(M / kPts, 1024 / (M / kPts))
     one_pass_k(const float2 *__restrict__ tpl, int64_t nbins,
         const float2 *__restrict__ w, const double *__restrict__ is,
         int64_t kmin, int64_t kmax, const float2 *st, double *partial,
-        double *hh, ScanArgs sa, fftd__mf_scan_args ga)
+        double *hh, int sum, ScanArgs sa, fftd__mf_scan_args ga)
 {
 	using S                    = Shape1<M, CL>;
 	using G                    = typename S::G;
@@ -238,11 +239,17 @@ __cluster_dims__(CL, 1, 1) __launch_bounds__(M / kPts, 1024 / (M / kPts))
 
 	// 4. sigma's sum and the slots (written by this cluster's blocks
 	// before the barrier: read from L2, not L1).
+	// (sum 0: sigma^2 is given in hh, FFTD_MF_SIGMASQ_USE)
 	double hhb = 0;
-	for (int p = 0; p < CL; p++)
-		hhb += __ldcg(partial + (int64_t) b * CL + p);
-	if (r == 0 && tid == 0)
-		hh[b] = hhb;
+	if (sum) {
+		for (int p = 0; p < CL; p++)
+			hhb += __ldcg(partial + (int64_t) b * CL + p);
+		hhb = fftd__mf_sigmasq(hhb, ga.scale);
+		if (r == 0 && tid == 0)
+			hh[b] = hhb;
+	} else {
+		hhb = __ldcg(hh + b);
+	}
 	if (sa.zout == NULL) {
 		const int64_t slots = 1 + sa.nwin;
 		const double  norm  = fftd__mf_norm(hhb, ga.scale);
@@ -400,10 +407,12 @@ fftd__mf_cluster(const fftd__mf_fourstep_args *f, const void *tab, void *stream)
 	             *st         = (const float2 *) tab;
 	int64_t            nbins = f->nbins, kmin = f->kmin, kmax = f->kmax;
 	double            *partial = f->partial, *hh = f->hh;
-	fftd__mf_scan_args ga = *a;
-	void *args[]          = { (void *) &tpl, (void *) &nbins, (void *) &w,
-		         (void *) &f->is, (void *) &kmin, (void *) &kmax, (void *) &st,
-		         (void *) &partial, (void *) &hh, (void *) &sa, (void *) &ga };
+	int                sum = f->sigma;
+	fftd__mf_scan_args ga  = *a;
+	void *args[]           = { (void *) &tpl, (void *) &nbins, (void *) &w,
+		          (void *) &f->is, (void *) &kmin, (void *) &kmax, (void *) &st,
+		          (void *) &partial, (void *) &hh, (void *) &sum, (void *) &sa,
+		          (void *) &ga };
 	e = cudaLaunchKernel(s.k, dim3((unsigned) s.cl, (unsigned) a->nb),
 	    dim3((unsigned) s.threads), args, smem,
 	    static_cast<cudaStream_t>(stream));

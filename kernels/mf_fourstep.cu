@@ -72,6 +72,9 @@ constexpr int kGatherLoads   = 8; // gather_rows_k's loads in flight a lane
 // Pass 1: block (g, b) transforms columns k1 in [g C, g C + C) of template
 // b's product (M2 = N2 points each) and writes them, twiddled, to A (rows
 // of M1); its sum of |h|^2 / S goes to partial[b][g] (a fixed order).
+// SIG false (sigma^2 given, FFTD_MF_SIGMASQ_USE) sums nothing: no 1/S
+// loads, no f64 products, no partial (on the H200 the pass then ran 5-10%
+// faster; bench/README.md, stop 30).
 //
 // Point r of a first-stage butterfly is k2 = j + r M2 / 16, so r >= 8 is
 // k >= N/2, where q is zero but for k = N/2 itself (k1 = 0, j = 0, r = 8:
@@ -85,7 +88,7 @@ constexpr int kGatherLoads   = 8; // gather_rows_k's loads in flight a lane
 // every fourth r, and products by the step W_N^(k1 NS) in between (at most
 // three deep, so within a few ulp of the exact value), instead of a
 // sincospif per output (about a third of the pass's instructions).
-template <int M2, int M1, int C, int MINB>
+template <int M2, int M1, int C, int MINB, bool SIG>
 __global__ void
 __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
     int64_t nbins, const float2 *w, const double *is, int64_t kmin,
@@ -122,8 +125,10 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 				// |h|^2 in double, as mf_fused.cu's
 				// product_sigma_k (an f32 |h|^2 put sigma
 				// 3e-8 off, against 1e-12 in the tests)
-				const double hr = hv.x, hi = hv.y;
-				acc += (hr * hr + hi * hi) * is[k];
+				if constexpr (SIG) {
+					const double hr = hv.x, hi = hv.y;
+					acc += (hr * hr + hi * hi) * is[k];
+				}
 			}
 			v[u * R0 + r] = q;
 		}
@@ -137,8 +142,10 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 		const float2 hv = h[kn], wv = w[kn];
 		qn = make_float2(
 		    hv.x * wv.x + hv.y * wv.y, hv.x * wv.y - hv.y * wv.x);
-		const double hr = hv.x, hi = hv.y;
-		acc += (hr * hr + hi * hi) * is[kn];
+		if constexpr (SIG) {
+			const double hr = hv.x, hi = hv.y;
+			acc += (hr * hr + hi * hi) * is[kn];
+		}
 	}
 #pragma unroll
 	for (int u = 0; u < U0; u++)
@@ -170,6 +177,8 @@ __launch_bounds__(C *M2 / kPts, MINB) pass1_k(float2 *A, const float2 *tpl,
 	const int k1 = k10 + f0;
 	fourstep_twiddle<G>(v, k1, M1 * M2,
 	    [&](int, int t2, float2 x) { a[(int64_t) t2 * M1 + k1] = x; });
+	if constexpr (!SIG)
+		return;
 	acc = warp_sum(acc);
 	if ((threadIdx.x & 31) == 0)
 		red[threadIdx.x / 32] = acc;
@@ -401,7 +410,7 @@ tables_k(float2 *tab, int m2, int m1)
 // third stage and 8-column blocks (64-byte runs, 1.5 sectors each).
 struct Shape {
 	int    log2n, m2, m1, c, rr;
-	void  *p1, *p2;
+	void  *p1, *p1n, *p2; // p1n: pass 1 summing no sigma
 	int    t1, t2;
 	size_t s1, s2;
 };
@@ -418,7 +427,8 @@ shape()
 	s.m1    = M1;
 	s.c     = C;
 	s.rr    = RR;
-	s.p1    = (void *) pass1_k<M2, M1, C, MINB>;
+	s.p1    = (void *) pass1_k<M2, M1, C, MINB, true>;
+	s.p1n   = (void *) pass1_k<M2, M1, C, MINB, false>;
 	s.p2    = (void *) pass2_k<M1, M2, RR>;
 	s.t1    = Geo<M2, C, true>::T;
 	s.t2    = Geo<M1, RR, false>::T;
@@ -579,13 +589,14 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		return fftd__mf_cluster(f, tab + tt.total, stream);
 	const float2 *st2t = tab + tt.st2, *st1 = tab + tt.st1,
 	             *tab1 = tab + tt.tab1;
+	void *const p1     = f->sigma ? s.p1 : s.p1n;
 	// The largest shared-memory carveout: the passes' blocks an SM holds
 	// are bounded by their shared memory and registers, not by L1.
 	cudaError_t e = cudaFuncSetAttribute(
-	    s.p1, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) s.s1);
+	    p1, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) s.s1);
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(
-		    s.p1, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+		    p1, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(s.p2,
 		    cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -632,7 +643,7 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 			        (void *) &f->nbins, (void *) &f->w, (void *) &f->is,
 			        (void *) &f->kmin, (void *) &f->kmax, (void *) &st2t,
 			        (void *) &partial };
-		e                     = cudaLaunchKernel(s.p1,
+		e                     = cudaLaunchKernel(p1,
 		                        dim3((unsigned) blocks1, (unsigned) nb),
 		                        dim3((unsigned) s.t1), args1, s.s1, sp);
 		if (e != cudaSuccess)
@@ -661,8 +672,9 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		return (int) ej;
 	if (e != cudaSuccess)
 		return (int) e;
-	int rc
-	    = fftd__mf_sum_partials(f->partial, blocks1, a->nb, f->hh, stream);
+	int rc = f->sigma ? fftd__mf_sum_partials(
+	             f->partial, blocks1, a->nb, a->scale, f->hh, stream)
+	                  : 0;
 	if (rc != 0)
 		return rc;
 	if (a->q != NULL)

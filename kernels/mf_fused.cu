@@ -87,12 +87,13 @@ product_sigma_k(float2 *q, int64_t n, const float *tpl, int64_t nbins,
 	}
 }
 
-// sum_k: hh[b] = the partials of template b summed in a fixed order: one
+// sum_k: hh[b] = sigma^2 of template b, from its partials summed in a
+// fixed order (times scale, mf_rho.cuh): one
 // warp per template, lane l summing partials l, l + 32, ... in turn, then a
 // fixed shuffle tree (a thread per template, summing alone, took 8 us for
 // 256 templates of 32 partials: a launch's worth per batch).
 __global__ void
-sum_k(const double *partial, int chunks, int nb, double *hh)
+sum_k(const double *partial, int chunks, int nb, double scale, double *hh)
 {
 	int b    = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
 	int lane = threadIdx.x & 31;
@@ -107,7 +108,7 @@ sum_k(const double *partial, int chunks, int nb, double *hh)
 		s += __shfl_down_sync(kFull, s, o);
 	}
 	if (lane == 0) {
-		hh[b] = s;
+		hh[b] = fftd__mf_sigmasq(s, scale);
 	}
 }
 
@@ -291,7 +292,7 @@ fftd__mf_weight(void *w, double *is, const void *data, const void *psd,
 extern "C" int
 fftd__mf_product_sigma(void *q, int64_t n, const void *tpl, int64_t nbins,
     const void *w, const double *is, int64_t kmin, int64_t kmax, int nb,
-    double *partial, double *hh, void *stream)
+    double *partial, double scale, double *hh, void *stream)
 {
 	cudaStream_t st     = static_cast<cudaStream_t>(stream);
 	int64_t      chunks = FFTD__MF_CHUNKS(kmax - kmin);
@@ -312,17 +313,20 @@ fftd__mf_product_sigma(void *q, int64_t n, const void *tpl, int64_t nbins,
 	if (e != cudaSuccess) {
 		return (int) e;
 	}
-	return fftd__mf_sum_partials(partial, (int) chunks, nb, hh, stream);
+	// hh NULL: sigma^2 is given (FFTD_MF_SIGMASQ_USE), the partials unused
+	return hh == NULL ? 0
+	                  : fftd__mf_sum_partials(
+	                      partial, (int) chunks, nb, scale, hh, stream);
 }
 
 extern "C" int
-fftd__mf_sum_partials(
-    const double *partial, int chunks, int nb, double *hh, void *stream)
+fftd__mf_sum_partials(const double *partial, int chunks, int nb, double scale,
+    double *hh, void *stream)
 {
 	cudaStream_t st  = static_cast<cudaStream_t>(stream);
 	int          per = kThreads / 32; // templates per block
 	sum_k<<<(unsigned) ((nb + per - 1) / per), kThreads, 0, st>>>(
-	    partial, chunks, nb, hh);
+	    partial, chunks, nb, scale, hh);
 	return (int) cudaGetLastError();
 }
 

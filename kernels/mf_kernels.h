@@ -33,13 +33,14 @@ extern "C" {
 int fftd__mf_check_inputs(const void *data, const void *psd, int precision,
     int64_t kmin, int64_t kmax, uint64_t *bad, void *stream);
 
-// fftd__mf_sigma2 writes hh[j] = sum over k in [kmin, kmax) of
-// |h_jk|^2 (1 / S_k), in double, for the count templates from templates
-// (nbins complex each, contiguous): one block per template, a block
-// reduction. sigma_j^2 = 4 df hh[j]; a non-finite hh flags the template.
+// fftd__mf_sigma2 writes hh[j] = sigma_j^2 = scale (4 df) times the sum
+// over k in [kmin, kmax) of |h_jk|^2 (1 / S_k), in double, for the count
+// templates from templates (nbins complex each, contiguous): one block per
+// template, a block reduction. A non-finite sigma^2 flags the template.
+// Every engine keeps sigma^2 so (mf_rho.cuh, fftd__mf_sigmasq).
 int fftd__mf_sigma2(const void *templates, const void *psd, int precision,
-    int64_t nbins, int64_t kmin, int64_t kmax, int64_t count, double *hh,
-    void *stream);
+    int64_t nbins, int64_t kmin, int64_t kmax, int64_t count, double scale,
+    double *hh, void *stream);
 
 // fftd__mf_product fills q (nb x n complex of precision, template b at
 // b n): q[b][k] = conj(h_bk) D_k / S_k for k in [kmin, kmax), formed in
@@ -75,7 +76,7 @@ typedef struct fftd__mf_scan_args {
 	int           precision;
 	int64_t       n;
 	int           nb;
-	const double *hh;    // nb: this batch's sums (fftd__mf_sigma2)
+	const double *hh;    // nb: this batch's sigma^2 (fftd__mf_sigma2)
 	double        scale; // 4 df
 	int64_t       t_begin, t_end, cluster, nwin;
 	double        threshold; // the triggers' rho threshold; 0: none
@@ -111,14 +112,15 @@ int fftd__mf_weight(void *w, double *is, const void *data, const void *psd,
 // fftd__mf_product_sigma writes, for the nb templates from tpl (f32, nbins
 // complex apart, 4-byte aligned), q[b][k] = conj(h_bk) w_k (f32) for k in
 // [kmin, kmax) of q's rows (n complex apart; the caller zeroed the rest of
-// q once) and hh[b] = sum over the same k of |h_bk|^2 is_k (double, summed
-// in a fixed order: partial holds nb x FFTD__MF_CHUNKS(kmax - kmin)
-// doubles of scratch).
+// q once) and hh[b] = sigma_b^2, scale times the sum over the same k of
+// |h_bk|^2 is_k (double, summed in a fixed order: partial holds nb x
+// FFTD__MF_CHUNKS(kmax - kmin) doubles of scratch); hh NULL: not written
+// (sigma^2 given).
 #define FFTD__MF_CHUNK 2048
 #define FFTD__MF_CHUNKS(bins) (((bins) + FFTD__MF_CHUNK - 1) / FFTD__MF_CHUNK)
 int fftd__mf_product_sigma(void *q, int64_t n, const void *tpl, int64_t nbins,
     const void *w, const double *is, int64_t kmin, int64_t kmax, int nb,
-    double *partial, double *hh, void *stream);
+    double *partial, double scale, double *hh, void *stream);
 
 // fftd__mf_scan_fused is the fused engine's scan of a (f32; row b of q at
 // q + b ld holds samples q0 ..): one pass reads each searched sample once
@@ -134,9 +136,9 @@ int fftd__mf_scan_fused(
     const fftd__mf_scan_args *a, uint64_t *fkey, void *stream);
 
 // fftd__mf_sum_partials sums partial (nb x chunks doubles, template b's at
-// b chunks) in order into hh[b] (one thread per template).
-int fftd__mf_sum_partials(
-    const double *partial, int chunks, int nb, double *hh, void *stream);
+// b chunks) in order and writes hh[b] = scale times the sum (sigma_b^2).
+int fftd__mf_sum_partials(const double *partial, int chunks, int nb,
+    double scale, double *hh, void *stream);
 
 // fftd__mf_gather is scan_fused's second kernel alone: each slot's packed
 // key in fkey turned into a's key, t and z (the fourstep engine's scan
@@ -162,7 +164,9 @@ int    fftd__mf_fourstep_tables(void *tab, int64_t n, void *stream);
 // fftd__mf_fourstep_args is one batch: scan->nb templates from tpl (f32,
 // nbins complex apart, 8-byte aligned), w and is as fftd__mf_weight made
 // them, scratch nb x n complex (f32), partial nb x blocks doubles, hh the
-// batch's nb sigma sums, fkey nb (1 + nwin) zeroed by the caller. The
+// batch's nb sigma^2 (written, or with sigma 0 given: the first pass then
+// sums none, the 1/S loads and f64 sums it would spend), fkey nb (1 +
+// nwin) zeroed by the caller. The
 // searched samples go to scan->q (row b at b ld, sample t at t - q0; q0 <=
 // t_begin, 8-byte aligned) when it is not NULL (for fftd__mf_series);
 // with NULL nothing is written but keys, and z at each winner is summed
@@ -178,6 +182,7 @@ typedef struct fftd__mf_fourstep_args {
 	int64_t                   kmin, kmax;
 	const void               *tab;
 	double                   *partial, *hh;
+	int                       sigma; // 1: sum sigma^2 into hh; 0: given
 	uint64_t                 *fkey;
 	// A second stream (cudaStream_t) and two events (cudaEvent_t, timing
 	// disabled) of the caller's, or NULL: the batch then runs in parts on

@@ -5,19 +5,29 @@
 // fftw engine's arithmetic (explicitly rounded operations, never
 // contracted into FMAs), so that every engine's scan and gather turn the
 // same z into the same bits: rho = |z| norm, norm = 4 df / sigma, sigma =
-// sqrt(4 df hh) (daemon/mf.h).
+// sqrt(sigma^2), sigma^2 = 4 df sum |h|^2 / S (daemon/mf.h), which the
+// engines round once, as a product of 4 df and the sum (fftd__mf_sigmasq).
 
 #ifndef FFTD_KERNELS_MF_RHO_CUH
 #define FFTD_KERNELS_MF_RHO_CUH
 
 #include <cuda_runtime.h>
 
-// fftd__mf_norm is 4 df / sigma (scale = 4 df; 0 when sigma = 0) for a
-// template whose sum of |h|^2 / S is hh.
+// fftd__mf_sigmasq is sigma^2 = scale hh (scale = 4 df) of a template
+// whose sum of |h|^2 / S is hh: what the engines keep per template (and
+// what a bank given its sigma^2, FFTD_MF_SIGMASQ_USE, is given).
 __device__ inline double
-fftd__mf_norm(double hh, double scale)
+fftd__mf_sigmasq(double hh, double scale)
 {
-	double sg = __dsqrt_rn(__dmul_rn(scale, hh));
+	return __dmul_rn(scale, hh);
+}
+
+// fftd__mf_norm is 4 df / sigma (scale = 4 df; 0 when sigma = 0) for a
+// template of sigma^2 s2.
+__device__ inline double
+fftd__mf_norm(double s2, double scale)
+{
+	double sg = __dsqrt_rn(s2);
 	return sg > 0 ? __ddiv_rn(scale, sg) : 0.0;
 }
 

@@ -24,7 +24,9 @@
 //      (one block each, double), read back: a non-finite one names the
 //      first such template (FFTD_EINVAL) — before any transform, where the
 //      fftw engine checks batch by batch (only which error is reported
-//      first can differ, when several templates are bad);
+//      first can differ, when several templates are bad); given
+//      (FFTD_MF_SIGMASQ_USE): copied from the caller's array instead and
+//      checked finite and >= 0 as read back; STORE copies them there;
 //   3. templates in batches of B: the product q = conj(h) D / S (zero
 //      outside [kmin, kmax), the negative frequencies included), the
 //      inverse C2C/Z2Z of length N, the scan (peak and each window's
@@ -115,10 +117,13 @@ check_inputs(fftd__mf_gpu *g, char *msg, size_t msglen)
 	if (g->fused) { // sigma too is summed batch by batch
 		return FFTD_OK;
 	}
-	rc = fftd__mf_sigma2(a->templates, a->psd, (int) a->precision,
-	    a->n / 2 + 1, a->kmin, a->kmax, a->count, g->hh, s);
-	if (rc != 0) {
-		return kern_fail(rc, "fftd__mf_sigma2", msg, msglen);
+	if (a->sigmasq_mode != FFTD_MF_SIGMASQ_USE) { // else given in hh
+		rc = fftd__mf_sigma2(a->templates, a->psd, (int) a->precision,
+		    a->n / 2 + 1, a->kmin, a->kmax, a->count, 4 * a->delta_f,
+		    g->hh, s);
+		if (rc != 0) {
+			return kern_fail(rc, "fftd__mf_sigma2", msg, msglen);
+		}
 	}
 	int rv = d2h(g, &bad, g->flags, 8, msg, msglen);
 	if (rv == FFTD_OK) {
@@ -177,14 +182,20 @@ bad_input(fftd__mf_gpu *g, uint64_t bad, char *msg, size_t msglen)
 }
 
 // check_sigma names the first template in [j0, j0 + nb) whose sigma^2 is
-// not finite (FFTD_EINVAL).
+// not finite, or, given (FFTD_MF_SIGMASQ_USE), negative (FFTD_EINVAL).
 static int
 check_sigma(fftd__mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen)
 {
-	const fftd__mf_args *a     = g->a;
-	double               scale = 4 * a->delta_f;
+	const fftd__mf_args *a = g->a;
 	for (int64_t j = j0; j < j0 + nb; j++) {
-		double s2 = scale * g->hhh[j];
+		double s2 = g->hhh[j];
+		if (a->sigmasq_mode == FFTD_MF_SIGMASQ_USE
+		    && !(isfinite(s2) && s2 >= 0)) {
+			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+			    "matched filter: sigmasq[%lld] = %g is given; it "
+			    "must be finite and >= 0",
+			    (long long) j, s2);
+		}
 		if (!isfinite(s2)) {
 			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
 			    "matched filter: template %lld is not "
@@ -223,7 +234,7 @@ take_batch(fftd__mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 		}
 		a->peaks[j] = (fftd__mf_peak) { .rho = slot_rho(g->hkey[s]),
 			.t                           = (int64_t) g->ht[s],
-			.sigma                       = sqrt(scale * g->hhh[j]),
+			.sigma                       = sqrt(g->hhh[j]),
 			.z_re                        = g->hz[2 * s] * scale,
 			.z_im = g->hz[2 * s + 1] * scale };
 		for (int64_t w = 0; trig && w < g->nwin; w++) {
@@ -293,8 +304,10 @@ transform_fused(fftd__mf_gpu *g, const char *tpl, int64_t j0, int nb,
 {
 	fftd__mf_args *a = g->a;
 	cudaStream_t   s = g->st->stream;
-	int rc = fftd__mf_product_sigma(g->q, a->n, tpl, a->n / 2 + 1, g->w,
-	    g->is, a->kmin, a->kmax, nb, g->partial, g->hh + j0, s);
+	// sigma^2 given (FFTD_MF_SIGMASQ_USE): hh holds it, not overwritten
+	double *hh = a->sigmasq_mode == FFTD_MF_SIGMASQ_USE ? NULL : g->hh + j0;
+	int     rc = fftd__mf_product_sigma(g->q, a->n, tpl, a->n / 2 + 1, g->w,
+	        g->is, a->kmin, a->kmax, nb, g->partial, 4 * a->delta_f, hh, s);
 	if (rc != 0) {
 		return kern_fail(rc, "fftd__mf_product_sigma", msg, msglen);
 	}
@@ -328,7 +341,8 @@ transform_own(fftd__mf_gpu *g, const char *tpl, int64_t j0,
 		.tab                       = g->tab,
 		.partial                   = g->partial,
 		.hh                        = g->hh + j0,
-		.fkey                      = g->fkey };
+		.sigma = a->sigmasq_mode != FFTD_MF_SIGMASQ_USE,
+		.fkey  = g->fkey };
 	if (fftd__cuda_mf_aux_stream(g->st)) {
 		f.stream2 = g->st->mf_stream2;
 		f.ev_fork = g->st->mf_ev[0];
@@ -405,6 +419,15 @@ enqueue_batch(
 		    g, dst, g->row, (size_t) g->width * esize, msg, msglen);
 		if (rv != FFTD_OK) {
 			return rv;
+		}
+	}
+	// STORE: the batch's sigma^2, final once its engine summed them.
+	if (a->sigmasq_mode == FFTD_MF_SIGMASQ_STORE) {
+		cudaError_t e = cudaMemcpyAsync(a->sigmasq + j0, g->hh + j0,
+		    (size_t) nb * 8, cudaMemcpyDeviceToDevice, s);
+		if (e != cudaSuccess) {
+			return fftd__cuda_fail(
+			    e, "cudaMemcpyAsync (sigmasq)", msg, msglen);
 		}
 	}
 	// One copy of the slots and flags into pinned memory (a batch's host
@@ -504,6 +527,17 @@ fftd__cuda_mf_bank(
 	double t0 = fftd__mono_s();
 	rv        = fftd__cuda_mf_setup(&g, msg, msglen);
 	double t1 = fftd__mono_s();
+	// USE: sigma^2 given, in hh before any engine reads it (checked as
+	// each batch's are read back: check_sigma).
+	if (rv == FFTD_OK && a->sigmasq_mode == FFTD_MF_SIGMASQ_USE) {
+		cudaError_t ce
+		    = cudaMemcpyAsync(g.hh, a->sigmasq, (size_t) a->count * 8,
+		        cudaMemcpyDeviceToDevice, st->stream);
+		if (ce != cudaSuccess) {
+			rv = fftd__cuda_fail(
+			    ce, "cudaMemcpyAsync (sigmasq)", msg, msglen);
+		}
+	}
 	if (rv == FFTD_OK) {
 		rv = check_inputs(&g, msg, msglen);
 	}

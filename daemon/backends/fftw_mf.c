@@ -11,7 +11,8 @@
 //                                      negative frequencies included)
 //   z_j(t)   = 4 df sum_k q_j[k] exp(+2 pi i k t / N)   (FFTW_BACKWARD,
 //                                      unnormalised, length N complex)
-//   sigma_j^2 = 4 df sum_k |h_jk|^2 / S_k   (double, whatever the precision)
+//   sigma_j^2 = 4 df sum_k |h_jk|^2 / S_k   (double, whatever the precision;
+//                                      or given: FFTD_MF_SIGMASQ_USE)
 //   rho_j(t) = |z_j(t)| / sigma_j
 //
 // PyCBC computes the same q (its `qtilde`), the same backward transform
@@ -295,7 +296,22 @@ run_bank(mf_run *r, char *msg, size_t msglen)
 		int nb = a->count - j0 < r->batch ? (int) (a->count - j0)
 		                                  : r->batch;
 		for (int b = 0; b < nb; b++) {
-			double s2   = scale * fill_product(r, j0 + b, b);
+			int64_t j  = j0 + b;
+			double  s2 = scale * fill_product(r, j, b);
+			// sigma^2 given (fftd_mf_sigmasq): taken as it is
+			if (a->sigmasq_mode == FFTD_MF_SIGMASQ_USE) {
+				s2 = a->sigmasq[j];
+				if (!(isfinite(s2) && s2 >= 0)) {
+					return fftd__errmsg(FFTD_EINVAL, msg,
+					    msglen,
+					    "matched filter: sigmasq[%lld] = "
+					    "%g is given; it must be finite "
+					    "and >= 0",
+					    (long long) j, s2);
+				}
+			} else if (a->sigmasq_mode == FFTD_MF_SIGMASQ_STORE) {
+				a->sigmasq[j] = s2;
+			}
 			r->sigma[b] = sqrt(s2);
 			if (!isfinite(s2)) {
 				return fftd__errmsg(FFTD_EINVAL, msg, msglen,
