@@ -144,12 +144,12 @@ SEARCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SEARCH_SRC)) $(BUILD)/examples/gw150
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 INTEG_SRC := $(wildcard tests/integration/test_*.c)
 GPU_SRC   := $(wildcard tests/gpu/test_*.c)
-# tests/util/fixture.c, probe.c, shm_raw.c and i8_check.c are clients of
-# libfftd: integration and GPU tests link them, unit tests (which do not
-# link libfftd) do not.
+# tests/util/fixture.c, probe.c, shm_raw.c, i8_check.c and mf_sigmasq.c are
+# clients of libfftd: integration and GPU tests link them, unit tests (which
+# do not link libfftd) do not.
 # tests/util/gpu.c calls the CUDA runtime: GPU tests only.
 CLIENT_UTIL_SRC := tests/util/fixture.c tests/util/probe.c tests/util/shm_raw.c \
-	tests/util/i8_check.c
+	tests/util/i8_check.c tests/util/mf_sigmasq.c
 TEST_UTIL_SRC := $(filter-out $(CLIENT_UTIL_SRC) tests/util/gpu.c tests/util/tc_ref.c,$(wildcard tests/util/*.c))
 TEST_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(TEST_UTIL_SRC))
 CLIENT_UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CLIENT_UTIL_SRC))

@@ -10,7 +10,8 @@
 // matched-filter bank (cuda_mf.c) on device arrays against the long double
 // reference of tests/util/mf_ref.h (f64 within 1e-12, f32 within 1e-5 of
 // the peak rho; peaks, sigma, triggers, series; slices of a resident bank;
-// outputs poisoned), a PSD bin of zero refused with FFTD_EINVAL.
+// outputs poisoned), a PSD bin of zero refused with FFTD_EINVAL; its sigma^2
+// modes (STORE, USE: tests/util/mf_sigmasq.h) on every engine's sizes.
 // Without FFTD_TEST_GPU=1 or a usable GPU every test reports SKIPPED.
 
 #include <setjmp.h>
@@ -31,6 +32,7 @@
 #include "../util/fixture.h"
 #include "../util/gpu.h"
 #include "../util/mf_ref.h"
+#include "../util/mf_sigmasq.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 120000
@@ -287,6 +289,55 @@ test_mf_bank(void **state)
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 }
 
+// test_mf_sigmasq: the bank's sigma^2 modes (tests/util/mf_sigmasq.h) on
+// f64 4096 (the plain engine), f32 1000 (cuFFT's), f32 4096 and 2^17
+// (fourstep's 64 x 64 and 256 x 512 passes; with FFTD_MF_CLUSTER=1, 2^17
+// on its one-pass kernel; with FFTD_MF_ENGINE=cufft, all f32 on cuFFT's),
+// a random slice of a resident bank of 20 and a random request each.
+static void
+test_mf_sigmasq(void **state)
+{
+	(void) state;
+	if (skip_reason != NULL) {
+		skip();
+	}
+	static const struct {
+		int64_t        n;
+		fftd_precision p;
+	} cases[] = { { 4096, FFTD_F64 }, { 1000, FFTD_F32 },
+		{ 4096, FFTD_F32 }, { 131072, FFTD_F32 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t     s = fftd_test_case_seed(700 + (uint64_t) i);
+		fftd_test_mf b;
+		mf_resident  r;
+		fftd_test_mf_new(
+		    &b, cases[i].n, cases[i].p, 20, fftd_test_mf_rng_next(&s));
+		mf_resident_new(&r, &b);
+		b.count = fftd_test_mf_range(&s, 2, 20);
+		b.first = fftd_test_mf_range(&s, 0, 20 - b.count);
+		size_t  maxt;
+		int64_t idx[3];
+		int     ns;
+		fftd_test_mf_draw(&b, &s, (int) b.count, &maxt, idx, &ns);
+		printf("%s N = %lld: templates [%lld, %lld)\n",
+		    cases[i].p == FFTD_F64 ? "f64" : "f32", (long long) b.n,
+		    (long long) b.first, (long long) (b.first + b.count));
+		fftd_test_mf_span sp = { .c = C,
+			.dev                = 0,
+			.dp                 = r.dp,
+			.tpl                = r.tpl,
+			.data_off           = r.data_off,
+			.psd_off            = r.psd_off,
+			.tpl_off = r.tpl_off + (size_t) b.first * r.tpl_bytes };
+		fftd_test_mf_sigmasq(&sp, &b, maxt, idx, ns);
+		fftd_array_destroy(r.dp);
+		fftd_array_destroy(r.tpl);
+		fftd_test_mf_free(&b);
+	}
+	fftd_test_mf_print_worst("cuda");
+	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
+}
+
 static const fftd_test_role roles[] = {
 	{ "holder", arrays_role_holder },
 	{ NULL, NULL },
@@ -303,6 +354,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_freed),
 		cmocka_unit_test(test_mf_bank),
+		cmocka_unit_test(test_mf_sigmasq),
 	};
 	return fftd_test_run_group("arrays[cuda]", tests, &FX);
 }
