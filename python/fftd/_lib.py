@@ -136,6 +136,8 @@ void fftd_array_destroy(fftd_array *arr);
 int fftd_execute_arrays(const fftd_plan *plan, fftd_array *in, size_t in_offset,
     fftd_array *out, size_t out_offset);
 
+typedef enum { FFTD_MF_SIGMASQ_COMPUTE = 0, FFTD_MF_SIGMASQ_STORE = 1,
+               FFTD_MF_SIGMASQ_USE = 2 } fftd_mf_sigmasq;
 typedef struct fftd_mf_desc {
     int64_t n;
     fftd_precision precision;
@@ -144,6 +146,9 @@ typedef struct fftd_mf_desc {
     int64_t t_begin, t_end;
     double threshold;
     int64_t cluster;
+    fftd_mf_sigmasq sigmasq_mode;
+    fftd_array *sigmasq;
+    size_t sigmasq_offset;
 } fftd_mf_desc;
 typedef struct fftd_mf_peak {
     double rho;

@@ -113,7 +113,8 @@ def mf_bank(data: Array, psd: Array, templates: Array, count: int, *, n: int,
             delta_f: float, precision: str = "f64", kmin: int = 0, kmax: int = 0,
             t_begin: int = 0, t_end: int = 0, threshold: float = 0.0, cluster: int = 1,
             max_triggers: int = 0, series_index: Sequence[int] = (), data_offset: int = 0,
-            psd_offset: int = 0, templates_offset: int = 0,
+            psd_offset: int = 0, templates_offset: int = 0, sigmasq_mode: str = "compute",
+            sigmasq: Optional[Array] = None, sigmasq_offset: int = 0,
             client: Optional[Client] = None) -> MFResult:
     """Matched-filter bank search (fftd_mf_bank) on resident arrays of one device.
 
@@ -121,9 +122,13 @@ def mf_bank(data: Array, psd: Array, templates: Array, count: int, *, n: int,
     PSD, 1/Hz); templates: count contiguous complex spectra of n//2+1 bins. delta_f in
     Hz; bins [kmin, kmax) (kmax 0: all); samples [t_begin, t_end) (t_end 0: n);
     triggers above threshold, one per window of cluster samples. f32 users scale data and
-    templates by 2^69 and the PSD by its square, as PyCBC does. Errors: ArgumentError
-    (ranges, non-finite input), LimitError (results over max_request_bytes: search in
-    slices), UnsupportedError.
+    templates by 2^69 and the PSD by its square, as PyCBC does. sigmasq_mode "store"
+    writes each template's sigma^2 (PyCBC's sigmasq) as count float64 into the Array
+    sigmasq at sigmasq_offset, "use" takes them from there instead of summing them (a
+    search of many segments against one PSD); "compute" (the default) does neither.
+    Errors: ArgumentError (ranges, non-finite input, a given sigma^2 negative or not
+    finite), LimitError (results over max_request_bytes: search in slices),
+    UnsupportedError.
     """
     cl = client or data.client
     d = ffi.new("fftd_mf_desc *")
@@ -134,6 +139,16 @@ def mf_bank(data: Array, psd: Array, templates: Array, count: int, *, n: int,
     d.n, d.precision, d.delta_f = int(n), prec, float(delta_f)
     d.kmin, d.kmax, d.t_begin, d.t_end = int(kmin), int(kmax), int(t_begin), int(t_end)
     d.threshold, d.cluster = float(threshold), int(cluster)
+    modes = {"compute": lib.FFTD_MF_SIGMASQ_COMPUTE, "store": lib.FFTD_MF_SIGMASQ_STORE,
+             "use": lib.FFTD_MF_SIGMASQ_USE}
+    if sigmasq_mode not in modes:
+        raise ValueError(f"sigmasq_mode must be 'compute', 'store' or 'use', "
+                         f"not {sigmasq_mode!r}")
+    d.sigmasq_mode = modes[sigmasq_mode]
+    if sigmasq_mode != "compute":
+        if sigmasq is None:
+            raise ValueError(f"sigmasq_mode {sigmasq_mode!r} needs the sigmasq Array")
+        d.sigmasq, d.sigmasq_offset = sigmasq._ptr(), int(sigmasq_offset)
     peaks = np.zeros(max(int(count), 0), PEAK_DTYPE)
     trig = np.zeros(max(int(max_triggers), 0), TRIGGER_DTYPE)
     ntrig = ffi.new("size_t *")

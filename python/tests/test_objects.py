@@ -106,6 +106,44 @@ def test_mf_bank(client, rng):
     assert res.ntotal == len(res.triggers) == count * (n // 64)
 
 
+def test_mf_bank_sigmasq_store_use(client, rng):
+    """sigma^2 stored by one search and used by the next gives the same bits; four times
+    it halves every rho (so the given values are used); a negative one is refused."""
+    n, df, count = 256, 0.5, 3
+    nb = n // 2 + 1
+    data = rng.standard_normal(nb) + 1j * rng.standard_normal(nb)
+    psd = rng.uniform(0.5, 2.0, nb)
+    h = rng.standard_normal((count, nb)) + 1j * rng.standard_normal((count, nb))
+    kw = dict(n=n, delta_f=df, threshold=1.0, cluster=32, max_triggers=100)
+    with fftd.Array.from_numpy(data, client=client) as D, \
+            fftd.Array.from_numpy(psd, client=client) as S, \
+            fftd.Array.from_numpy(h, client=client) as H, \
+            fftd.Array(8 + 8 * count, client=client) as Q:
+        plain = fftd.mf_bank(D, S, H, count, **kw)
+        stored = fftd.mf_bank(D, S, H, count, sigmasq_mode="store", sigmasq=Q,
+                              sigmasq_offset=8, **kw)
+        s2 = Q.read(np.float64, (count,), offset=8)
+        assert (np.sqrt(s2) == stored.peaks["sigma"]).all()
+        used = fftd.mf_bank(D, S, H, count, sigmasq_mode="use", sigmasq=Q,
+                            sigmasq_offset=8, **kw)
+        for r in (stored, used):
+            assert r.peaks.tobytes() == plain.peaks.tobytes()
+            assert r.triggers.tobytes() == plain.triggers.tobytes()
+        Q.write(4 * s2, offset=8)
+        kw["threshold"] = 0.5
+        scaled = fftd.mf_bank(D, S, H, count, sigmasq_mode="use", sigmasq=Q,
+                              sigmasq_offset=8, **kw)
+        assert (scaled.peaks["rho"] == plain.peaks["rho"] / 2).all()
+        assert (scaled.peaks["sigma"] == 2 * plain.peaks["sigma"]).all()
+        assert (scaled.triggers["t"] == plain.triggers["t"]).all()
+        Q.write(np.array([-1.0]), offset=8)
+        with pytest.raises(fftd.ArgumentError, match=r"sigmasq\[0\]"):
+            fftd.mf_bank(D, S, H, count, sigmasq_mode="use", sigmasq=Q,
+                         sigmasq_offset=8, **kw)
+        with pytest.raises(ValueError):
+            fftd.mf_bank(D, S, H, count, sigmasq_mode="use", **kw)
+
+
 def test_errors_carry_code_name_message(client):
     """A refused plan raises the family's class with fftd's code, name and message."""
     with pytest.raises(fftd.ArgumentError) as e:
