@@ -17,7 +17,7 @@
 //
 //   pipelines [--spawn FFTD_BIN | --url URL] [--json FILE] [--sizes LIST]
 //             [--templates K] [--slice S] [--inflight F] [--reps R]
-//             [--plain M]
+//             [--plain M] [--sigmasq-given]
 //             [--pycbc M] [--python PATH] [--pycbc-script PATH]
 //             [--no-pycbc] [--seed S]
 //
@@ -26,7 +26,9 @@
 // F: F calls at a time from F threads sharing the client, as a search
 // keeping the daemon busy does), for (a) and (c) repetitions after a
 // warm-up until 0.5 s are timed (at least R, default 5, at most 400;
-// PL_MIN_SECONDS), for (b) R; the median is reported,
+// PL_MIN_SECONDS), for (b) R; the median is reported (--sigmasq-given:
+// (a)'s calls take sigma^2 from an array its warm-up stored,
+// FFTD_MF_SIGMASQ_USE; its note says so),
 // (b) on min(256, K) templates, (d) on 32 with 3 repetitions. The daemon
 // is $FFTD_BIN (or build/fftd) started on a fresh socket unless --url is
 // given. PyCBC's Python is --python, else $FFTD_PYCBC_PYTHON, else the
@@ -83,7 +85,7 @@ typedef struct opts {
 	int         sizes[MAX_SIZES], nsizes;
 	int64_t     templates, slice, plain, pycbc;
 	int         inflight;
-	int         reps, no_pycbc;
+	int         reps, no_pycbc, sigmasq_given;
 	uint64_t    seed;
 } opts;
 
@@ -95,8 +97,8 @@ usage(void)
 	    "usage: pipelines [--spawn FFTD_BIN | --url URL] [--json FILE]\n"
 	    "                 [--sizes 17,20] [--templates K] [--slice S] "
 	    "[--inflight F] [--reps R]\n"
-	    "                 [--plain M] [--pycbc M] [--python PATH] "
-	    "[--pycbc-script PATH]\n"
+	    "                 [--plain M] [--sigmasq-given] [--pycbc M] "
+	    "[--python PATH] [--pycbc-script PATH]\n"
 	    "                 [--no-pycbc] [--seed S]\n");
 	exit(2);
 }
@@ -219,7 +221,8 @@ run_size(const opts *o, fftd_client *cl, int gpu, double copy_bps, int log2n,
 	    (long long) r->in.kmax, (long long) r->in.t_begin,
 	    (long long) r->in.t_end, r->in.threshold, (long long) r->in.cluster,
 	    (long long) r->in.inject, r->gen_s);
-	pl_fftd_bank(cl, &r->in, o->slice, o->inflight, o->reps, &r->c[0]);
+	pl_fftd_bank(cl, &r->in, o->slice, o->inflight, o->reps,
+	    o->sigmasq_given != 0, &r->c[0]);
 	print_case(r, 0);
 	pl_fftd_plain(cl, &r->in, o->plain, 16, o->reps, &r->c[1]);
 	print_case(r, 1);
@@ -452,6 +455,10 @@ parse_args(opts *o, int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--no-pycbc") == 0) {
 			o->no_pycbc = 1;
+			continue;
+		}
+		if (strcmp(a, "--sigmasq-given") == 0) {
+			o->sigmasq_given = 1;
 			continue;
 		}
 		if (v == NULL) {

@@ -16,6 +16,7 @@
 #ifndef FFTD_BENCH_PIPELINES_H
 #define FFTD_BENCH_PIPELINES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -145,9 +146,11 @@ int pl_cuda_bank(const pl_inputs *in, int batch, int reps, pl_case *c);
 // client's daemon, fftd_mf_bank over the whole bank in slices of `slice`
 // templates, `inflight` slices requested at a time (threads sharing the
 // client, 1..8), one warm-up, then repetitions as PL_MIN_SECONDS says;
-// c gets every template's peak.
+// c gets every template's peak. sigmasq_given: the warm-up stores sigma^2
+// in an array (FFTD_MF_SIGMASQ_STORE) and the timed calls use it (_USE),
+// as a search of many segments against one PSD does.
 int pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice,
-    int inflight, int reps, pl_case *c);
+    int inflight, int reps, bool sigmasq_given, pl_case *c);
 
 // pl_fftd_plain runs case (b) on the bank's first `count` templates: q
 // formed on the host into an fftd_buffer, a C2C inverse plan of `batch`

@@ -38,6 +38,7 @@ typedef struct bank_job {
 	fftd_client        *cl;
 	const fftd_mf_desc *d;
 	fftd_array         *data, *psd, *tpl;
+	fftd_array         *sq; // sigma^2 (STORE, USE), or NULL
 	const pl_inputs    *in;
 	int64_t             slice;
 	int                 k, inflight;
@@ -58,10 +59,13 @@ bank_thread(void *arg)
 	     s += j->slice * j->inflight) {
 		int64_t cnt
 		    = j->in->count - s < j->slice ? j->in->count - s : j->slice;
-		size_t nt = 0, ntot = 0;
-		int    rv = fftd_mf_bank(j->cl, j->d, j->data, 0, j->psd, 0,
-		       j->tpl, (size_t) s * tbytes, cnt, j->peaks + s, j->trig,
-		       MAX_TRIGGERS, &nt, &ntot, NULL, 0, NULL);
+		size_t       nt = 0, ntot = 0;
+		fftd_mf_desc d   = *j->d; // the slice's sigma^2
+		d.sigmasq        = j->sq;
+		d.sigmasq_offset = (size_t) s * sizeof(double);
+		int rv = fftd_mf_bank(j->cl, &d, j->data, 0, j->psd, 0, j->tpl,
+		    (size_t) s * tbytes, cnt, j->peaks + s, j->trig,
+		    MAX_TRIGGERS, &nt, &ntot, NULL, 0, NULL);
 		if (rv != FFTD_OK) {
 			j->rv = rv;
 			break;
@@ -105,10 +109,10 @@ bank_pass(bank_job *jobs, int inflight, int64_t *ntrig)
 
 int
 pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
-    int reps, pl_case *c)
+    int reps, bool sigmasq_given, pl_case *c)
 {
 	size_t        tbytes = sizeof(float) * 2 * (size_t) in->nbins;
-	fftd_array   *data = NULL, *psd = NULL, *tpl = NULL;
+	fftd_array   *data = NULL, *psd = NULL, *tpl = NULL, *sq = NULL;
 	fftd_mf_peak *peaks = calloc((size_t) in->count, sizeof(*peaks));
 	inflight            = inflight < 1       ? 1
 	               : inflight > MAX_INFLIGHT ? MAX_INFLIGHT
@@ -128,7 +132,11 @@ pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
 	        != FFTD_OK
 	    || (rv = fftd_array_create(
 	            cl, -1, tbytes * (size_t) in->count, &tpl))
-	        != FFTD_OK) {
+	        != FFTD_OK
+	    || (sigmasq_given
+	        && (rv = fftd_array_create(
+	                cl, -1, sizeof(double) * (size_t) in->count, &sq))
+	            != FFTD_OK)) {
 		fail(c, "fftd_array_create", rv);
 		goto out;
 	}
@@ -153,6 +161,9 @@ pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
 	d.t_end     = in->t_end;
 	d.threshold = in->threshold;
 	d.cluster   = in->cluster;
+	// sigma^2 given: the warm-up stores it, the timed calls use it
+	d.sigmasq_mode
+	    = sigmasq_given ? FFTD_MF_SIGMASQ_STORE : FFTD_MF_SIGMASQ_COMPUTE;
 	int64_t  ntrig;
 	bank_job jobs[MAX_INFLIGHT];
 	for (int k = 0; k < inflight; k++) {
@@ -161,6 +172,7 @@ pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
 			.data              = data,
 			.psd               = psd,
 			.tpl               = tpl,
+			.sq                = sq,
 			.in                = in,
 			.slice             = slice,
 			.k                 = k,
@@ -171,6 +183,9 @@ pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
 	if ((rv = bank_pass(jobs, inflight, &ntrig)) != FFTD_OK) {
 		fail(c, "fftd_mf_bank (warm-up)", rv);
 		goto out;
+	}
+	if (sigmasq_given) {
+		d.sigmasq_mode = FFTD_MF_SIGMASQ_USE;
 	}
 	int    r     = 0;
 	double total = 0;
@@ -196,10 +211,12 @@ pl_fftd_bank(fftd_client *cl, const pl_inputs *in, int64_t slice, int inflight,
 		c->npeaks = in->count;
 	}
 	snprintf(c->note, sizeof(c->note),
-	    "slices of %lld, %d in flight, %lld triggers", (long long) slice,
-	    inflight, (long long) ntrig);
+	    "slices of %lld, %d in flight, %lld triggers%s", (long long) slice,
+	    inflight, (long long) ntrig,
+	    sigmasq_given ? ", sigma^2 given" : "");
 	ret = 0;
 out:
+	fftd_array_destroy(sq);
 	fftd_array_destroy(tpl);
 	fftd_array_destroy(psd);
 	fftd_array_destroy(data);
