@@ -371,8 +371,9 @@ raw_status(nng_socket s, const Fftd__Wire__Request *rq, const char *want_msg)
 }
 
 // test_other_client: a bank naming arrays of another client is refused
-// (libfftd: the handles' client; the daemon: ids of another session), and
-// the owner's arrays serve it after.
+// (libfftd: the handles' client; the daemon: ids of another session; the
+// sigma^2 array too, and the daemon's own checks of its mode), and the
+// owner's arrays serve it after.
 static void
 test_other_client(void **state)
 {
@@ -394,6 +395,16 @@ test_other_client(void **state)
 	mixed.tpl      = theirs.tpl;
 	assert_int_equal(mf_call(C, &mixed, &b, &o), FFTD_EINVAL);
 	assert_non_null(strstr(fftd_last_error(), "another client"));
+	fftd_mf_desc sd; // my arrays, their sigma^2 array
+	fftd_test_mf_desc(&b, &sd);
+	sd.sigmasq_mode = FFTD_MF_SIGMASQ_STORE;
+	sd.sigmasq      = theirs.dp;
+	assert_int_equal(
+	    fftd_mf_bank(C, &sd, mine.dp, mine.data_off, mine.dp, mine.psd_off,
+	        mine.tpl, mine.tpl_off, b.count, o.peaks, o.triggers,
+	        o.max_triggers, &o.ntriggers, &o.ntotal, NULL, 0, NULL),
+	    FFTD_EINVAL);
+	assert_non_null(strstr(fftd_last_error(), "sigmasq array belongs"));
 	// Nothing was written.
 	assert_int_equal(o.ntriggers, 12345);
 	assert_int_equal(((const unsigned char *) o.peaks)[0], 0xFF);
@@ -425,6 +436,16 @@ test_other_client(void **state)
 	mf.data_array = d2; // one of s2's own, two of s1's
 	assert_int_equal(raw_status(s2, &rq, "psd: array"), FFTD_EINVAL);
 	mf.data_array = d1;
+	// sigma^2: another session's array, none, a mode past USE
+	mf.sigmasq_mode  = FFTD_MF_SIGMASQ_USE;
+	mf.sigmasq_array = d2;
+	assert_int_equal(raw_status(s1, &rq, "sigmasq: array"), FFTD_EINVAL);
+	mf.sigmasq_array = 0;
+	assert_int_equal(
+	    raw_status(s1, &rq, "needs a sigmasq array"), FFTD_EINVAL);
+	mf.sigmasq_mode = 3;
+	assert_int_equal(raw_status(s1, &rq, "sigmasq_mode"), FFTD_EINVAL);
+	mf.sigmasq_mode = FFTD_MF_SIGMASQ_COMPUTE;
 	assert_int_equal(raw_status(s1, &rq, NULL), FFTD_OK);
 	nng_close(s2);
 	nng_close(s1);
