@@ -42,9 +42,10 @@ fftd_mf_desc_init_sized(fftd_mf_desc *desc, size_t size)
 }
 
 // mf_to_wire fills the request from the description (defaults applied:
-// kmax 0 is N/2+1, t_end 0 is N) and the slice.
+// kmax 0 is N/2+1, t_end 0 is N) and the slice; a sigma^2 array must be
+// client c's.
 static int
-mf_to_wire(Fftd__Wire__MatchedFilter *w, const fftd_mf_desc *d)
+mf_to_wire(fftd_client *c, Fftd__Wire__MatchedFilter *w, const fftd_mf_desc *d)
 {
 	if (d->n < 2) {
 		return fftd__set_error(
@@ -65,20 +66,19 @@ mf_to_wire(Fftd__Wire__MatchedFilter *w, const fftd_mf_desc *d)
 	w->t_end     = d->t_end == 0 ? d->n : d->t_end;
 	w->threshold = d->threshold;
 	w->cluster   = d->cluster;
-	// sigma^2's array: its checks are fftd__mf_check's and the daemon's
+	// sigma^2's array, for STORE and USE (a mode out of range is
+	// fftd__mf_check's to name; the span is the daemon's to check)
 	w->sigmasq_mode = (uint32_t) d->sigmasq_mode;
-	if ((unsigned) d->sigmasq_mode > FFTD_MF_SIGMASQ_USE) {
-		return fftd__set_error(FFTD_EINVAL,
-		    "sigmasq_mode = %d: must be FFTD_MF_SIGMASQ_COMPUTE, "
-		    "_STORE "
-		    "or _USE",
-		    (int) d->sigmasq_mode);
-	}
-	if (d->sigmasq_mode != FFTD_MF_SIGMASQ_COMPUTE) {
+	if (d->sigmasq_mode == FFTD_MF_SIGMASQ_STORE
+	    || d->sigmasq_mode == FFTD_MF_SIGMASQ_USE) {
 		if (d->sigmasq == NULL) {
 			return fftd__set_error(FFTD_EINVAL,
 			    "sigmasq_mode = %d needs desc->sigmasq, an array",
 			    (int) d->sigmasq_mode);
+		}
+		if (d->sigmasq->client != c) {
+			return fftd__set_error(FFTD_EINVAL,
+			    "the sigmasq array belongs to another client");
 		}
 		int rv = fftd__array_alive(d->sigmasq);
 		if (rv != FFTD_OK) {
@@ -208,13 +208,8 @@ fftd_mf_bank_sized(fftd_client *client, const fftd_mf_desc *cdesc,
 	    triggers, trigger_size, max_triggers, ntriggers, series_index,
 	    nseries, series);
 	Fftd__Wire__MatchedFilter mf = FFTD__WIRE__MATCHED_FILTER__INIT;
-	if (rv == FFTD_OK && d.sigmasq_mode != FFTD_MF_SIGMASQ_COMPUTE
-	    && d.sigmasq != NULL && d.sigmasq->client != client) {
-		rv = fftd__set_error(
-		    FFTD_EINVAL, "the sigmasq array belongs to another client");
-	}
 	if (rv == FFTD_OK) {
-		rv = mf_to_wire(&mf, &d);
+		rv = mf_to_wire(client, &mf, &d);
 	}
 	if (rv != FFTD_OK) {
 		return rv;

@@ -61,9 +61,7 @@ mf_job_free(mf_job *mj)
 	fftd__array_unref(mj->srv, mj->data);
 	fftd__array_unref(mj->srv, mj->psd);
 	fftd__array_unref(mj->srv, mj->tpl);
-	if (mj->sq != NULL) {
-		fftd__array_unref(mj->srv, mj->sq);
-	}
+	fftd__array_unref(mj->srv, mj->sq); // NULL: none
 	fftd__buf_unref(mj->srv, mj->rbuf);
 	free(mj->series_index);
 	free(mj);
