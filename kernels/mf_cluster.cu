@@ -280,8 +280,8 @@ __cluster_dims__(CL, 1, 1) __launch_bounds__(M / kPts, 1024 / (M / kPts))
 					key = (u64) __double_as_longlong(rho);
 					t   = (u64) tt;
 				} else {
-					atomicMin(
-					    (u64 *) ga.nonfinite, (u64) b);
+					atomicMin((u64 *) ga.nonfinite,
+					    (u64) (ga.b0 + b));
 				}
 			}
 			const int64_t o     = (int64_t) b * slots + si;
@@ -398,7 +398,7 @@ fftd__mf_cluster(const fftd__mf_fourstep_args *f, const void *tab, void *stream)
 	sa.nwin      = a->nwin;
 	sa.fkey      = (u64 *) f->fkey;
 	sa.nonfinite = (u64 *) a->nonfinite;
-	sa.b0        = 0;
+	sa.b0        = a->b0;
 	const size_t smem = s.smem_max
 	    - (size_t) (kWinShared
 	          - (a->nwin <= kWinShared ? (int) a->nwin : kWinShared))

@@ -351,7 +351,7 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 				key = (u64) __double_as_longlong(rho);
 				t   = (u64) tt;
 			} else if (lane == 0) {
-				atomicMin((u64 *) a.nonfinite, (u64) b);
+				atomicMin((u64 *) a.nonfinite, (u64) (a.b0 + b));
 			}
 		}
 		if (lane == 0) {

@@ -265,7 +265,8 @@ gather_k(fftd__mf_scan_args a, const u64 *fkey)
 				key = (u64) __double_as_longlong(rho);
 				t   = (u64) (a.t_begin + i);
 			} else {
-				atomicMin((u64 *) a.nonfinite, (u64) b);
+				atomicMin(
+				    (u64 *) a.nonfinite, (u64) (a.b0 + b));
 			}
 		}
 		((u64 *) a.key)[s] = key;

@@ -83,6 +83,10 @@ typedef struct fftd__mf_scan_args {
 	uint64_t     *key, *t;   // nb (1 + nwin) each, set as said above
 	double       *z;         // 2 nb (1 + nwin)
 	uint64_t     *nonfinite;
+	// added to the template index the gathers lower *nonfinite to: the
+	// first template's index in the batch when a is a part of one (the
+	// fourstep engine's parts), else 0
+	int64_t b0;
 } fftd__mf_scan_args;
 
 // fftd__mf_scan runs the scan: a pass for the largest rho of every slot
