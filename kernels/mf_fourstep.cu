@@ -49,7 +49,10 @@
 //
 // A batch runs in parts alternating between two streams, so that one
 // part's first pass (memory-bound) runs beside another's second
-// (compute-bound). Figures: bench/pipelines and bench/README.md.
+// (compute-bound); each part's sigma^2 and gather, and the caller's copy
+// of its slots (part_done), run on a third stream of the highest priority
+// beside the later parts' passes. Figures: bench/pipelines and
+// bench/README.md.
 
 #include <cuda_runtime.h>
 #include <float.h>
@@ -351,7 +354,8 @@ gather_rows_k(fftd__mf_scan_args a, const u64 *fkey, const float2 *A,
 				key = (u64) __double_as_longlong(rho);
 				t   = (u64) tt;
 			} else if (lane == 0) {
-				atomicMin((u64 *) a.nonfinite, (u64) (a.b0 + b));
+				atomicMin(
+				    (u64 *) a.nonfinite, (u64) (a.b0 + b));
 			}
 		}
 		if (lane == 0) {
@@ -490,7 +494,8 @@ find_shape(int64_t n, Shape *out)
 }
 
 // parts_knob is how many parts a batch goes in over the two streams
-// (FFTD_MF_FOURSTEP_PARTS, a measurement knob read once; default 8:
+// (FFTD_MF_FOURSTEP_PARTS, a measurement knob read once, at most
+// FFTD__MF_MAX_PARTS; default 8:
 // on the H100 2^20 ran 1.03x faster than with 2, 2^17 the same; on the
 // H200, stop 19, 1, 2, 4 and 8 parts stayed within the runs' noise at
 // 2^20, +-1.5%, and at 2^17, +-10%).
@@ -499,7 +504,10 @@ parts_knob()
 {
 	static const int parts = [] {
 		const char *v = getenv("FFTD_MF_FOURSTEP_PARTS");
-		return v != NULL && atoi(v) > 0 ? atoi(v) : 8;
+		const int   k = v != NULL ? atoi(v) : 0;
+		return k < 1                 ? 8
+		    : k > FFTD__MF_MAX_PARTS ? FFTD__MF_MAX_PARTS
+		                             : k;
 	}();
 	return parts;
 }
@@ -528,6 +536,47 @@ cluster_knob()
 		return v != NULL && atoi(v) != 0;
 	}();
 	return on;
+}
+
+// finish_part queues the sigma^2 sums and the gather of templates [b0, b0
+// + nb) of f's batch on stream sp, then f->part_done.
+int
+finish_part(const fftd__mf_fourstep_args *f, const Shape &s, const float2 *tab1,
+    int b0, int nb, cudaStream_t sp)
+{
+	const fftd__mf_scan_args *a       = f->scan;
+	const int                 blocks1 = s.m1 / s.c;
+	const int64_t             sl      = 1 + a->nwin;
+	const uint64_t           *fkey    = f->fkey + sl * b0;
+	// the part as a batch of its own
+	fftd__mf_scan_args pa = *a;
+	pa.nb                 = nb;
+	pa.b0                 = a->b0 + b0;
+	pa.hh                 = a->hh + b0;
+	pa.key                = a->key + 4 * sl * b0;
+	pa.t                  = pa.key + sl * nb;
+	pa.z                  = (double *) (pa.t + sl * nb);
+	pa.q   = a->q == NULL ? NULL : (const float2 *) a->q + a->ld * b0;
+	int rc = f->sigma
+	    ? fftd__mf_sum_partials(f->partial + (int64_t) blocks1 * b0,
+	        blocks1, nb, a->scale, f->hh + b0, sp)
+	    : 0;
+	if (rc == 0 && a->q != NULL) {
+		rc = fftd__mf_gather(&pa, fkey, sp);
+	} else if (rc == 0) {
+		// A few waves of warps over the slots (the windows below
+		// threshold are cheap; see gather_rows_k).
+		const int64_t warps = kGatherThreads / 32;
+		int64_t       g     = (nb * sl + warps - 1) / warps;
+		g                   = g < 4096 ? g : 4096;
+		gather_rows_k<<<(unsigned) g, kGatherThreads, 0, sp>>>(pa,
+		    (const u64 *) fkey, (const float2 *) f->scratch + a->n * b0,
+		    tab1, s.m1, s.m2);
+		rc = (int) cudaGetLastError();
+	}
+	if (rc == 0 && f->part_done != NULL)
+		rc = f->part_done(f->ctx, b0, nb, sp);
+	return rc;
 }
 
 } // namespace
@@ -585,8 +634,18 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		return (int) cudaErrorInvalidValue;
 	const float2 *tab = (const float2 *) f->tab;
 	const Tables  tt  = tables_of(s.m2, s.m1);
-	if (cluster_knob() && fftd__mf_cluster_blocks(a->n) > 0)
-		return fftd__mf_cluster(f, tab + tt.total, stream);
+	if (cluster_knob() && fftd__mf_cluster_blocks(a->n) > 0) {
+		if (f->part_done == NULL)
+			return fftd__mf_cluster(f, tab + tt.total, stream);
+		// one part, laid out as part_done's are (mf_kernels.h)
+		fftd__mf_scan_args     ca = *a;
+		fftd__mf_fourstep_args cf = *f;
+		ca.t                      = ca.key + (1 + a->nwin) * a->nb;
+		ca.z    = (double *) (ca.t + (1 + a->nwin) * a->nb);
+		cf.scan = &ca;
+		int rc  = fftd__mf_cluster(&cf, tab + tt.total, stream);
+		return rc == 0 ? f->part_done(f->ctx, 0, a->nb, stream) : rc;
+	}
 	const float2 *st2t = tab + tt.st2, *st1 = tab + tt.st1,
 	             *tab1 = tab + tt.tab1;
 	void *const p1     = f->sigma ? s.p1 : s.p1n;
@@ -607,32 +666,44 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		    (int) (s.s2 + kWinShared * sizeof(u64)));
 	if (e != cudaSuccess)
 		return (int) e;
-	// The batch in parts, through both passes each, alternating between
-	// two streams (f->stream2, when given): one part's first pass (more
-	// memory-bound) runs beside another's second (more compute-bound),
-	// and each fills the other's tail. (Parts through both passes in turn
-	// on one stream, so that the intermediate would be read back from L2,
-	// measured slower on the H100: 0.85x at 2^20 with a 25 MB budget.)
+	// The batch in parts, their passes alternating between two streams
+	// (f->stream2, when given): one part's first pass (more memory-bound)
+	// runs beside another's second (more compute-bound), and each fills
+	// the other's tail. Each part's sigma^2, gather and the copy that
+	// part_done queues run on a third stream beside the later parts'
+	// passes, so that after the last pass only the last part's remain
+	// (gathered and copied once a batch, they were 43 of a 1,024-template
+	// call's 1,027 us of GPU time at 2^17 on the H200; on the passes'
+	// streams they held up the next parts' passes: 1,088 us). Every pass
+	// is queued before any part's rest: queued in between, the rest of
+	// part 0 delayed the host's queuing of part 1 by ~35 us. (Parts through
+	// both passes in turn on one stream, so that the intermediate would be
+	// read back from L2, measured slower on the H100: 0.85x at 2^20 with a
+	// 25 MB budget.)
 	const int blocks1 = s.m1 / s.c;
-	int       parts   = f->stream2 == NULL ? 1 : parts_knob();
-	parts             = parts > a->nb ? a->nb : parts < 1 ? 1 : parts;
-	cudaStream_t st2  = static_cast<cudaStream_t>(f->stream2);
-	cudaEvent_t  fork = static_cast<cudaEvent_t>(f->ev_fork),
-	            join  = static_cast<cudaEvent_t>(f->ev_join);
+	int parts = f->stream2 == NULL || f->stream3 == NULL ? 1 : parts_knob();
+	parts     = parts > a->nb ? a->nb : parts < 1 ? 1 : parts;
+	cudaStream_t st2  = static_cast<cudaStream_t>(f->stream2),
+	             st3  = static_cast<cudaStream_t>(f->stream3);
+	cudaEvent_t fork  = static_cast<cudaEvent_t>(f->ev_fork),
+	            join  = static_cast<cudaEvent_t>(f->ev_join),
+	            join3 = static_cast<cudaEvent_t>(f->ev_join3);
 	if (parts > 1
 	    && ((e = cudaEventRecord(fork, st)) != cudaSuccess
-	        || (e = cudaStreamWaitEvent(st2, fork, 0)) != cudaSuccess))
+	        || (e = cudaStreamWaitEvent(st2, fork, 0)) != cudaSuccess
+	        || (e = cudaStreamWaitEvent(st3, fork, 0)) != cudaSuccess))
 		return (int) e;
 	ScanArgs sa;
-	sa.ld           = a->ld;
-	sa.q0           = a->q0;
-	sa.t_begin      = a->t_begin;
-	sa.width        = width;
-	sa.cluster      = (unsigned) (a->cluster < width ? a->cluster : width);
-	sa.nwin         = a->nwin;
-	sa.nonfinite    = (u64 *) a->nonfinite;
-	const float2 *A = (const float2 *) f->scratch;
-	for (int p = 0; p < parts; p++) {
+	sa.ld            = a->ld;
+	sa.q0            = a->q0;
+	sa.t_begin       = a->t_begin;
+	sa.width         = width;
+	sa.cluster       = (unsigned) (a->cluster < width ? a->cluster : width);
+	sa.nwin          = a->nwin;
+	sa.nonfinite     = (u64 *) a->nonfinite;
+	const int64_t sl = 1 + a->nwin; // slots a template
+	int           p  = 0;
+	for (; p < parts; p++) {
 		const int b0 = (int) ((int64_t) a->nb * p / parts);
 		const int nb = (int) ((int64_t) a->nb * (p + 1) / parts) - b0;
 		cudaStream_t  sp      = p % 2 == 0 ? st : st2;
@@ -648,9 +719,9 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		                        dim3((unsigned) s.t1), args1, s.s1, sp);
 		if (e != cudaSuccess)
 			break;
-		sa.b0   = b0;
+		sa.b0   = a->b0 + b0;
 		sa.zout = a->q == NULL ? NULL : (float2 *) a->q + a->ld * b0;
-		sa.fkey = (u64 *) f->fkey + (int64_t) (1 + a->nwin) * b0;
+		sa.fkey = (u64 *) f->fkey + sl * b0;
 		const float2 *Ac = Ap;
 		void *args2[] = { (void *) &Ac, (void *) &st1, (void *) &sa };
 		e             = cudaLaunchKernel(s.p2,
@@ -660,32 +731,32 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		                    + (a->nwin <= kWinShared ? (size_t) a->nwin : 0)
 		                        * sizeof(u64),
 		                sp);
+		if (e == cudaSuccess && parts > 1)
+			e = cudaEventRecord(
+			    static_cast<cudaEvent_t>(f->ev_part[p]), sp);
 		if (e != cudaSuccess)
 			break;
 	}
-	// Joined even after a failed launch: nothing may run on stream2 once
-	// the caller's stream is synchronised.
+	int rc = 0;
+	for (int q = 0; q < p && rc == 0; q++) {
+		const int b0 = (int) ((int64_t) a->nb * q / parts);
+		const int nb = (int) ((int64_t) a->nb * (q + 1) / parts) - b0;
+		if (parts > 1) {
+			rc = (int) cudaStreamWaitEvent(
+			    st3, static_cast<cudaEvent_t>(f->ev_part[q]), 0);
+		}
+		if (rc == 0)
+			rc = finish_part(
+			    f, s, tab1, b0, nb, parts > 1 ? st3 : st);
+	}
+	// Joined even after a failed launch: nothing may run on stream2 or
+	// stream3 once the caller's stream is synchronised.
 	cudaError_t ej = cudaSuccess;
 	if (parts > 1
 	    && ((ej = cudaEventRecord(join, st2)) != cudaSuccess
-	        || (ej = cudaStreamWaitEvent(st, join, 0)) != cudaSuccess))
+	        || (ej = cudaStreamWaitEvent(st, join, 0)) != cudaSuccess
+	        || (ej = cudaEventRecord(join3, st3)) != cudaSuccess
+	        || (ej = cudaStreamWaitEvent(st, join3, 0)) != cudaSuccess))
 		return (int) ej;
-	if (e != cudaSuccess)
-		return (int) e;
-	int rc = f->sigma ? fftd__mf_sum_partials(
-	             f->partial, blocks1, a->nb, a->scale, f->hh, stream)
-	                  : 0;
-	if (rc != 0)
-		return rc;
-	if (a->q != NULL)
-		return fftd__mf_gather(a, f->fkey, stream);
-	// A few waves of warps over the slots (the windows below threshold
-	// are cheap; see gather_rows_k).
-	const int64_t warps = kGatherThreads / 32;
-	int64_t       total = (int64_t) a->nb * (1 + a->nwin);
-	int64_t       g     = (total + warps - 1) / warps;
-	g                   = g < 4096 ? g : 4096;
-	gather_rows_k<<<(unsigned) g, kGatherThreads, 0, st>>>(
-	    *a, (const u64 *) f->fkey, A, tab1, s.m1, s.m2);
-	return (int) cudaGetLastError();
+	return e != cudaSuccess ? (int) e : rc;
 }

@@ -176,6 +176,10 @@ int    fftd__mf_fourstep_tables(void *tab, int64_t n, void *stream);
 // with NULL nothing is written but keys, and z at each winner is summed
 // again from its row of the intermediate. The scan's results go to scan's
 // key, t, z.
+// FFTD__MF_MAX_PARTS bounds the parts of a fourstep batch
+// (FFTD_MF_FOURSTEP_PARTS), so that the caller may keep an event a part.
+#define FFTD__MF_MAX_PARTS 32
+
 typedef struct fftd__mf_fourstep_args {
 	const fftd__mf_scan_args *scan;
 	void                     *scratch;
@@ -188,17 +192,34 @@ typedef struct fftd__mf_fourstep_args {
 	double                   *partial, *hh;
 	int                       sigma; // 1: sum sigma^2 into hh; 0: given
 	uint64_t                 *fkey;
-	// A second stream (cudaStream_t) and two events (cudaEvent_t, timing
-	// disabled) of the caller's, or NULL: the batch then runs in parts on
-	// both streams, forked from and joined back into stream.
-	void *stream2, *ev_fork, *ev_join;
+	// Two more streams (cudaStream_t) and events (cudaEvent_t, timing
+	// disabled) of the caller's, or NULL: the batch then runs in parts,
+	// their passes alternating between stream and stream2, each part's
+	// sigma^2 and gather on stream3 once ev_part[p] marks its passes done;
+	// forked from stream (ev_fork) and joined back into it (ev_join,
+	// ev_join3).
+	void *stream2, *stream3, *ev_fork, *ev_join, *ev_join3;
+	void *ev_part[FFTD__MF_MAX_PARTS];
+	// part_done, when not NULL, is called on the caller's thread once a
+	// part's sigma^2 and gather are queued (its slots and hh final once
+	// the stream reaches this point), parts in template order: b0 is its
+	// first template within the batch, nb its count, stream its
+	// cudaStream_t, on which the caller may queue the slots' copy. Returns
+	// 0 or a cudaError_t, which ends the batch. The scan's key, t and z
+	// must then be one region (t = key + S, z = t + S, S = nb (1 + nwin)
+	// of the batch), and each part's slots are laid out as a batch's of
+	// its own from key + 4 (1 + nwin) b0 (32 bytes a slot), so that one
+	// copy takes them; one part is the whole batch laid out as usual.
+	int (*part_done)(void *ctx, int b0, int nb, void *stream);
+	void *ctx;
 } fftd__mf_fourstep_args;
 
-// fftd__mf_fourstep runs the batch: the first pass (product, sigma
-// partials, column FFTs, four-step twiddle), the partials' sum, the second
-// pass (row FFTs, searched samples, keys), the gather; or, where n has a
-// one-pass shape and FFTD_MF_CLUSTER=1 (read once; off by default, being
-// slower on the H200: mf_cluster.cu), fftd__mf_cluster.
+// fftd__mf_fourstep runs the batch in parts: for each, the first pass
+// (product, sigma partials, column FFTs, four-step twiddle), the second
+// pass (row FFTs, searched samples, keys), the partials' sum, the gather,
+// then f->part_done; or, where n has a one-pass shape and
+// FFTD_MF_CLUSTER=1 (read once; off by default, being slower on the H200:
+// mf_cluster.cu), fftd__mf_cluster, then f->part_done for the whole batch.
 int fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream);
 
 // --- The fourstep engine's one-pass kernel (kernels/mf_cluster.cu) ------

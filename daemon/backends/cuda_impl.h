@@ -106,6 +106,7 @@
 #include "backend.h"
 #include "convert.h"
 #include "fftd_kernels.h"
+#include "mf_kernels.h"
 #include "tc.h"
 
 _Static_assert(FFTD__KERN_F64 == (int) FFTD_F64
@@ -185,11 +186,15 @@ struct fftd__cuda_state {
 	// plan_bytes, dropped (fftd__cuda_drop_caches) before anything that
 	// needs its room is refused.
 	fftd__cuda_buf mf_dev;
-	// The fourstep bank's second stream and its fork and join events
-	// (cuda_mf.c), made on first use; mf_aux says they exist.
+	// The fourstep bank's second and third streams and its events (fork,
+	// join, join3; a part's passes done; a part's slots copied, for each
+	// of two batches in flight), made on first use (cuda_mf.c,
+	// mf_kernels.h); mf_aux says they exist.
 	bool         mf_aux;
-	cudaStream_t mf_stream2;
-	cudaEvent_t  mf_ev[2];
+	cudaStream_t mf_stream2, mf_stream3;
+	cudaEvent_t  mf_ev[3];
+	cudaEvent_t  mf_xev[FFTD__MF_MAX_PARTS];
+	cudaEvent_t  mf_pev[2][FFTD__MF_MAX_PARTS];
 };
 
 // fftd__cuda_unit is one executable transform of a plan for a given

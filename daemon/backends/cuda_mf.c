@@ -25,7 +25,7 @@
 //      first such template (FFTD_EINVAL) — before any transform, where the
 //      fftw engine checks batch by batch (only which error is reported
 //      first can differ, when several templates are bad); given
-//      (FFTD_MF_SIGMASQ_USE): copied from the caller's array instead and
+//      (FFTD_MF_SIGMASQ_USE): read in the caller's array instead and
 //      checked finite and >= 0 as read back; STORE copies them there;
 //   3. templates in batches of B: the product q = conj(h) D / S (zero
 //      outside [kmin, kmax), the negative frequencies included), the
@@ -33,7 +33,9 @@
 //      loudest sample, the first on ties — for the f32 engines, samples
 //      whose |z|^2 agree to f32 rounding are ties — z there), the series
 //      rows; peaks, window winners and a non-finite-rho flag read back
-//      (a non-finite rho names the batch's first such template);
+//      (a non-finite rho names the batch's first such template); the
+//      fourstep engine's in parts, each copied as its gather ends and
+//      taken (step 4) while the later parts run;
 //   4. on the host: peaks (z times 4 df), triggers above the threshold
 //      counted in ntotal, the loudest max_triggers kept with the fftw
 //      engine's min-heap and tie order (louder, lower template, earlier
@@ -216,17 +218,19 @@ slot_rho(uint64_t key)
 	return r;
 }
 
-// take_batch turns the batch from j0 (nb templates), read back into the
-// host copies, into peaks and triggers.
+// take_batch turns templates [b0, b1) of the batch from j0, read back
+// into the host copies, into peaks (their sigma left to finish_batch) and
+// triggers; hkey, ht and hz hold the slots from template b0's on.
 static int
-take_batch(fftd__mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
+take_batch(
+    fftd__mf_gpu *g, int64_t j0, int b0, int b1, char *msg, size_t msglen)
 {
 	fftd__mf_args *a     = g->a;
 	double         scale = 4 * a->delta_f;
 	bool           trig  = a->threshold > 0;
-	for (int b = 0; b < nb; b++) {
+	for (int b = b0; b < b1; b++) {
 		int64_t j = j0 + b;
-		size_t  s = (size_t) b * (size_t) g->slots;
+		size_t  s = (size_t) (b - b0) * (size_t) g->slots;
 		if (g->ht[s] >= (uint64_t) a->n) {
 			return fftd__errmsg(FFTD_EINTERNAL, msg, msglen,
 			    "matched filter: no peak found for template %lld",
@@ -234,7 +238,6 @@ take_batch(fftd__mf_gpu *g, int64_t j0, int nb, char *msg, size_t msglen)
 		}
 		a->peaks[j] = (fftd__mf_peak) { .rho = slot_rho(g->hkey[s]),
 			.t                           = (int64_t) g->ht[s],
-			.sigma                       = sqrt(g->hhh[j]),
 			.z_re                        = g->hz[2 * s] * scale,
 			.z_im = g->hz[2 * s + 1] * scale };
 		for (int64_t w = 0; trig && w < g->nwin; w++) {
@@ -321,6 +324,49 @@ transform_fused(fftd__mf_gpu *g, const char *tpl, int64_t j0, int nb,
 	return FFTD_OK;
 }
 
+// part_copy (fftd__mf_fourstep_args.part_done) queues the copy of a
+// part's slots (one region: mf_kernels.h) into the host copies on the
+// part's stream and marks it with the part's event, so that the host reads
+// each part while the later ones run (finish_batch). After the last part
+// every pass, sum and gather of the batch is done on that stream (it
+// waited for each part's passes), so the batch's flags and sigma^2 follow
+// there, unless series rows (queued after the batch) may still flag: a
+// copy after the join was ~13 us more of the batch's span at 2^17 on the
+// H200.
+static int
+part_copy(void *ctx, int b0, int nb, void *stream)
+{
+	fftd__mf_gpu *g   = ctx;
+	int           buf = g->cur_buf, p = g->nparts[buf];
+	if (p >= FFTD__MF_MAX_PARTS) {
+		return (int) cudaErrorInvalidValue;
+	}
+	size_t      off = (size_t) b0 * (size_t) g->slots * 32;
+	cudaError_t e   = cudaMemcpyAsync(g->hreg[buf] + off,
+	      (char *) g->key + off, (size_t) nb * (size_t) g->slots * 32,
+	      cudaMemcpyDeviceToHost, stream);
+	if (e == cudaSuccess && b0 + nb == g->cur_nb && g->a->nseries == 0) {
+		size_t fo = (size_t) ((char *) g->flags - (char *) g->key);
+		e         = cudaMemcpyAsync(g->hreg[buf] + fo, g->flags, 16,
+		            cudaMemcpyDeviceToHost, stream);
+		if (e == cudaSuccess) {
+			e = cudaMemcpyAsync(g->hhh + g->cur_j0,
+			    g->hh + g->cur_j0, (size_t) g->cur_nb * 8,
+			    cudaMemcpyDeviceToHost, stream);
+		}
+		g->tail_copied = e == cudaSuccess;
+	}
+	if (e == cudaSuccess) {
+		e = cudaEventRecord(g->st->mf_pev[buf][p], stream);
+	}
+	if (e == cudaSuccess) {
+		g->part_b0[buf][p] = b0;
+		g->part_nb[buf][p] = nb;
+		g->nparts[buf]     = p + 1;
+	}
+	return (int) e;
+}
+
 // transform_own runs the fourstep engine's steps for a batch
 // (mf_fourstep.cu): the product fused into its first pass, the scan into
 // its second; it writes the searched samples (sa->q) for series rows only.
@@ -343,10 +389,18 @@ transform_own(fftd__mf_gpu *g, const char *tpl, int64_t j0,
 		.hh                        = g->hh + j0,
 		.sigma = a->sigmasq_mode != FFTD_MF_SIGMASQ_USE,
 		.fkey  = g->fkey };
-	if (fftd__cuda_mf_aux_stream(g->st)) {
-		f.stream2 = g->st->mf_stream2;
-		f.ev_fork = g->st->mf_ev[0];
-		f.ev_join = g->st->mf_ev[1];
+	g->parted                = fftd__cuda_mf_aux_stream(g->st);
+	if (g->parted) {
+		f.stream2  = g->st->mf_stream2;
+		f.stream3  = g->st->mf_stream3;
+		f.ev_fork  = g->st->mf_ev[0];
+		f.ev_join  = g->st->mf_ev[1];
+		f.ev_join3 = g->st->mf_ev[2];
+		for (int i = 0; i < FFTD__MF_MAX_PARTS; i++) {
+			f.ev_part[i] = g->st->mf_xev[i];
+		}
+		f.part_done = part_copy;
+		f.ctx       = g;
 	}
 	int rc = fftd__mf_fourstep(&f, s);
 	return rc == 0 ? FFTD_OK
@@ -397,9 +451,14 @@ enqueue_batch(
 			    e, "cudaMemsetAsync", msg, msglen);
 		}
 	}
-	int rc = g->own ? transform_own(g, tpl, j0, &sa, msg, msglen)
-	    : g->fused  ? transform_fused(g, tpl, j0, nb, &sa, msg, msglen)
-	                : transform_plain(g, tpl, nb, &sa, msg, msglen);
+	g->cur_buf     = buf;
+	g->cur_j0      = j0;
+	g->cur_nb      = nb;
+	g->nparts[buf] = 0;
+	g->tail_copied = false;
+	int rc         = g->own ? transform_own(g, tpl, j0, &sa, msg, msglen)
+	            : g->fused ? transform_fused(g, tpl, j0, nb, &sa, msg, msglen)
+	                       : transform_plain(g, tpl, nb, &sa, msg, msglen);
 	if (rc != FFTD_OK) {
 		return rc;
 	}
@@ -431,9 +490,15 @@ enqueue_batch(
 		}
 	}
 	// One copy of the slots and flags into pinned memory (a batch's host
-	// round trip is what the engine's time has beside the kernels).
-	int rv = d2h(g, g->hreg[buf], g->key, g->reg_bytes, msg, msglen);
-	if (rv == FFTD_OK && g->fused) {
+	// round trip is what the engine's time has beside the kernels); the
+	// flags alone where the parts copied their slots (part_copy), none
+	// where the last part copied them too.
+	size_t off = (size_t) ((char *) g->flags - (char *) g->key);
+	int    rv  = g->tail_copied ? FFTD_OK
+	        : g->parted
+	        ? d2h(g, g->hreg[buf] + off, g->flags, 16, msg, msglen)
+	        : d2h(g, g->hreg[buf], g->key, g->reg_bytes, msg, msglen);
+	if (rv == FFTD_OK && g->fused && !g->tail_copied) {
 		rv = d2h(
 		    g, g->hhh + j0, g->hh + j0, (size_t) nb * 8, msg, msglen);
 	}
@@ -448,20 +513,36 @@ enqueue_batch(
 }
 
 // finish_batch waits for the batch enqueued into buf and turns its slots
-// into peaks and triggers.
+// into peaks and triggers: part by part as each part's copy lands where
+// the parts copied their own (the host's reading then runs beside the
+// later parts' kernels), its errors reported only after the flags' and
+// sigma^2's, which name the cause.
 static int
 finish_batch(
     fftd__mf_gpu *g, int64_t j0, int nb, int buf, char *msg, size_t msglen)
 {
-	cudaError_t e = cudaEventSynchronize(g->ev[buf]);
-	if (e != cudaSuccess) {
+	char *k0 = (char *) g->key, *h = g->hreg[buf];
+	g->hflags         = (uint64_t *) (h + ((char *) g->flags - k0));
+	int         taken = FFTD_OK;
+	cudaError_t e     = cudaSuccess;
+	for (int p = 0; g->parted && p < g->nparts[buf] && taken == FFTD_OK;
+	     p++) {
+		if ((e = cudaEventSynchronize(g->st->mf_pev[buf][p]))
+		    != cudaSuccess) {
+			return fftd__cuda_fail(
+			    e, "cudaEventSynchronize", msg, msglen);
+		}
+		// the part's slots, laid out as a batch's (mf_kernels.h)
+		int    b0 = g->part_b0[buf][p], pnb = g->part_nb[buf][p];
+		size_t ns = (size_t) pnb * (size_t) g->slots;
+		g->hkey   = (uint64_t *) (h + (size_t) b0 * g->slots * 32);
+		g->ht     = g->hkey + ns;
+		g->hz     = (double *) (g->ht + ns);
+		taken     = take_batch(g, j0, b0, b0 + pnb, msg, msglen);
+	}
+	if ((e = cudaEventSynchronize(g->ev[buf])) != cudaSuccess) {
 		return fftd__cuda_fail(e, "cudaEventSynchronize", msg, msglen);
 	}
-	char *k0 = (char *) g->key, *h = g->hreg[buf];
-	g->hkey   = (uint64_t *) h;
-	g->ht     = (uint64_t *) (h + ((char *) g->t - k0));
-	g->hz     = (double *) (h + ((char *) g->z - k0));
-	g->hflags = (uint64_t *) (h + ((char *) g->flags - k0));
 	int rv;
 	if (g->fused
 	    && ((rv = bad_input(g, g->hflags[0], msg, msglen)) != FFTD_OK
@@ -477,7 +558,16 @@ finish_batch(
 		    "DYN_RANGE_FAC)",
 		    (long long) (j0 + (int64_t) nonfinite));
 	}
-	return take_batch(g, j0, nb, msg, msglen);
+	if (!g->parted) {
+		g->hkey = (uint64_t *) h;
+		g->ht   = (uint64_t *) (h + ((char *) g->t - k0));
+		g->hz   = (double *) (h + ((char *) g->z - k0));
+		taken   = take_batch(g, j0, 0, nb, msg, msglen);
+	}
+	for (int64_t j = j0; taken == FFTD_OK && j < j0 + nb; j++) {
+		g->a->peaks[j].sigma = sqrt(g->hhh[j]);
+	}
+	return taken;
 }
 
 // fftd__cuda_mf_bank runs the bank a on the GPU (see the top of this file)

@@ -53,10 +53,20 @@ typedef struct fftd__mf_gpu {
 	char       *hreg[2];
 	cudaEvent_t ev[2];
 	int         nev;
-	size_t      reg_bytes;
-	uint64_t   *hkey, *ht, *hflags;
-	double     *hz, *hhh;
-	size_t      nheap;
+	// The fourstep engine on three streams copies each part's slots on
+	// its own (part_copy in cuda_mf.c): nparts[i] of them for hreg[i],
+	// part k of which holds the batch's templates [part_b0, part_b0 +
+	// part_nb) and is done at st->mf_pev[i][k]; cur_buf, cur_j0 and cur_nb
+	// are the batch being queued, tail_copied whether its last part's copy
+	// took its flags and sigma^2 too.
+	bool    parted, tail_copied;
+	int     nparts[2], cur_buf, cur_nb;
+	int     part_b0[2][FFTD__MF_MAX_PARTS], part_nb[2][FFTD__MF_MAX_PARTS];
+	int64_t cur_j0;
+	size_t  reg_bytes;
+	uint64_t *hkey, *ht, *hflags;
+	double   *hz, *hhh;
+	size_t    nheap;
 } fftd__mf_gpu;
 
 // fftd__cuda_mf_setup picks B (halved until plans, scratch and the rest fit

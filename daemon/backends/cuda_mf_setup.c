@@ -290,12 +290,12 @@ fftd__cuda_mf_setup(fftd__mf_gpu *g, char *msg, size_t msglen)
 	char    *p     = g->mem;
 	g->q           = p;
 	p += up(one * (uint64_t) g->batch);
+	// key, t and z one region, as the fourstep engine's parts need
+	// (mf_kernels.h)
 	g->key = (uint64_t *) p;
-	p += up(slots * 8);
-	g->t = (uint64_t *) p;
-	p += up(slots * 8);
-	g->z = (double *) p;
-	p += up(slots * 16);
+	g->t   = g->key + slots;
+	g->z   = (double *) (g->t + slots);
+	p += up(slots * 32);
 	g->flags = (uint64_t *) p;
 	p += up(2 * 8);
 	g->hh = (double *) p;
