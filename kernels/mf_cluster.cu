@@ -388,17 +388,9 @@ fftd__mf_cluster(const fftd__mf_fourstep_args *f, const void *tab, void *stream)
 		    s.k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
 	if (e != cudaSuccess)
 		return (int) e;
-	ScanArgs sa;
-	sa.zout      = a->q == NULL ? NULL : (float2 *) a->q;
-	sa.ld        = a->ld;
-	sa.q0        = a->q0;
-	sa.t_begin   = a->t_begin;
-	sa.width     = width;
-	sa.cluster   = (unsigned) (a->cluster < width ? a->cluster : width);
-	sa.nwin      = a->nwin;
-	sa.fkey      = (u64 *) f->fkey;
-	sa.nonfinite = (u64 *) a->nonfinite;
-	sa.b0        = a->b0;
+	ScanArgs sa       = scan_args(a, width);
+	sa.zout           = a->q == NULL ? NULL : (float2 *) a->q;
+	sa.fkey           = (u64 *) f->fkey;
 	const size_t smem = s.smem_max
 	    - (size_t) (kWinShared
 	          - (a->nwin <= kWinShared ? (int) a->nwin : kWinShared))

@@ -693,14 +693,7 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 	        || (e = cudaStreamWaitEvent(st2, fork, 0)) != cudaSuccess
 	        || (e = cudaStreamWaitEvent(st3, fork, 0)) != cudaSuccess))
 		return (int) e;
-	ScanArgs sa;
-	sa.ld            = a->ld;
-	sa.q0            = a->q0;
-	sa.t_begin       = a->t_begin;
-	sa.width         = width;
-	sa.cluster       = (unsigned) (a->cluster < width ? a->cluster : width);
-	sa.nwin          = a->nwin;
-	sa.nonfinite     = (u64 *) a->nonfinite;
+	ScanArgs      sa = scan_args(a, width);
 	const int64_t sl = 1 + a->nwin; // slots a template
 	int           p  = 0;
 	for (; p < parts; p++) {

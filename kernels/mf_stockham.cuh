@@ -20,6 +20,7 @@
 #include <float.h>
 #include <stdint.h>
 
+#include "mf_kernels.h"
 #include "tc16_dft.cuh"
 
 namespace fftd_mf
@@ -383,6 +384,25 @@ struct ScanArgs {
 	u64     *fkey, *nonfinite;
 	int      b0; // the part's first template in the batch
 };
+
+// scan_args is a's ScanArgs over the whole batch (width = t_end -
+// t_begin); zout and fkey are the caller's to set, and b0 for a part.
+inline ScanArgs
+scan_args(const fftd__mf_scan_args *a, int64_t width)
+{
+	ScanArgs sa;
+	sa.zout      = NULL;
+	sa.ld        = a->ld;
+	sa.q0        = a->q0;
+	sa.t_begin   = a->t_begin;
+	sa.width     = width;
+	sa.cluster   = (unsigned) (a->cluster < width ? a->cluster : width);
+	sa.nwin      = a->nwin;
+	sa.fkey      = NULL;
+	sa.nonfinite = (u64 *) a->nonfinite;
+	sa.b0        = (int) a->b0;
+	return sa;
+}
 
 // Scan keeps one thread's loudest samples as packed keys (mf_kernels.h,
 // fftd__mf_scan_fused): |z|^2 rounded toward zero to f32 in the high word,
