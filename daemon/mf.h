@@ -77,6 +77,12 @@ typedef struct fftd__mf_args {
 int fftd__mf_check_args(const fftd__mf_args *a, const char *backend,
     int64_t max_count, char *msg, size_t msglen);
 
+// fftd__mf_check_sigmasq checks template j's sigma^2 s2 as both engines
+// do: given (FFTD_MF_SIGMASQ_USE), finite and >= 0; else finite, a
+// template not finite over the band naming j (FFTD_EINVAL).
+int fftd__mf_check_sigmasq(
+    const fftd__mf_args *a, int64_t j, double s2, char *msg, size_t msglen);
+
 // fftd__mf_trigger_add counts trigger t in a->ntotal and keeps it in
 // a->triggers (*nheap entries: a list until max_triggers are held, then a
 // min-heap) if it is among the loudest a->max_triggers so far: louder

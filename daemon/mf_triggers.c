@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // mf_triggers.c — what the matched-filter bank's engines share (mf.h;
-// backends/fftw_mf.c, backends/cuda_mf.c): the check of their arguments,
-// and the trigger list, where every trigger is
+// backends/fftw_mf.c, backends/cuda_mf.c): the check of their arguments
+// and of each template's sigma^2, and the trigger list, where every
+// trigger is
 // counted, the loudest max_triggers are kept in the caller's array (a list
 // until it is full, then a min-heap, weakest at the root), and the kept
 // ones are written out in (template, sample) order. Runs on the device's
@@ -106,6 +107,27 @@ fftd__mf_triggers_finish(fftd__mf_args *a, size_t nheap)
 		qsort(a->triggers, nheap, sizeof(*a->triggers), by_time);
 	}
 	a->ntriggers = nheap;
+}
+
+int
+fftd__mf_check_sigmasq(
+    const fftd__mf_args *a, int64_t j, double s2, char *msg, size_t msglen)
+{
+	if (a->sigmasq_mode == FFTD_MF_SIGMASQ_USE
+	    && !(isfinite(s2) && s2 >= 0)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: sigmasq[%lld] = %g is given; it must be "
+		    "finite and >= 0",
+		    (long long) j, s2);
+	}
+	if (!isfinite(s2)) {
+		return fftd__errmsg(FFTD_EINVAL, msg, msglen,
+		    "matched filter: template %lld is not finite over bins "
+		    "[%lld, %lld) (sigma^2 = %g)",
+		    (long long) j, (long long) a->kmin, (long long) a->kmax,
+		    s2);
+	}
+	return FFTD_OK;
 }
 
 // fftd__mf_check_args repeats what the request handler (mf_req.c)

@@ -188,22 +188,11 @@ bad_input(fftd__mf_gpu *g, uint64_t bad, char *msg, size_t msglen)
 static int
 check_sigma(fftd__mf_gpu *g, int64_t j0, int64_t nb, char *msg, size_t msglen)
 {
-	const fftd__mf_args *a = g->a;
 	for (int64_t j = j0; j < j0 + nb; j++) {
-		double s2 = g->hhh[j];
-		if (a->sigmasq_mode == FFTD_MF_SIGMASQ_USE
-		    && !(isfinite(s2) && s2 >= 0)) {
-			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-			    "matched filter: sigmasq[%lld] = %g is given; it "
-			    "must be finite and >= 0",
-			    (long long) j, s2);
-		}
-		if (!isfinite(s2)) {
-			return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-			    "matched filter: template %lld is not "
-			    "finite over bins [%lld, %lld) (sigma^2 = %g)",
-			    (long long) j, (long long) a->kmin,
-			    (long long) a->kmax, s2);
+		int rv
+		    = fftd__mf_check_sigmasq(g->a, j, g->hhh[j], msg, msglen);
+		if (rv != FFTD_OK) {
+			return rv;
 		}
 	}
 	return FFTD_OK;

@@ -301,26 +301,14 @@ run_bank(mf_run *r, char *msg, size_t msglen)
 			// sigma^2 given (fftd_mf_sigmasq): taken as it is
 			if (a->sigmasq_mode == FFTD_MF_SIGMASQ_USE) {
 				s2 = a->sigmasq[j];
-				if (!(isfinite(s2) && s2 >= 0)) {
-					return fftd__errmsg(FFTD_EINVAL, msg,
-					    msglen,
-					    "matched filter: sigmasq[%lld] = "
-					    "%g is given; it must be finite "
-					    "and >= 0",
-					    (long long) j, s2);
-				}
 			} else if (a->sigmasq_mode == FFTD_MF_SIGMASQ_STORE) {
 				a->sigmasq[j] = s2;
 			}
-			r->sigma[b] = sqrt(s2);
-			if (!isfinite(s2)) {
-				return fftd__errmsg(FFTD_EINVAL, msg, msglen,
-				    "matched filter: template %lld is not "
-				    "finite over bins [%lld, %lld) (sigma^2 = "
-				    "%g)",
-				    (long long) (j0 + b), (long long) a->kmin,
-				    (long long) a->kmax, s2);
+			int rv = fftd__mf_check_sigmasq(a, j, s2, msg, msglen);
+			if (rv != FFTD_OK) {
+				return rv;
 			}
+			r->sigma[b] = sqrt(s2);
 		}
 		mf_plan p = nb == r->batch ? r->plan : r->tail;
 		if (r->f64) {
