@@ -33,6 +33,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "busypoll.h"
 #include "client_impl.h"
 #include "clock.h"
 
@@ -55,6 +56,24 @@ channels_setting(void)
 	return v == NULL || strcmp(v, "0") != 0;
 }
 
+// busy_poll_setting reads FFTD_BUSY_POLL_US: how long a call polls its
+// channel for the reply before it sleeps in recv (busypoll.h; unset or
+// "auto": on where the host has CPUs to spare; 0: off).
+static uint64_t
+busy_poll_setting(void)
+{
+	const char *v  = getenv("FFTD_BUSY_POLL_US");
+	int64_t     us = fftd__busy_poll_auto_us();
+	if (v != NULL && strcmp(v, "auto") != 0) {
+		char *end;
+		long  x = strtol(v, &end, 10);
+		us      = end != v && *end == '\0' && x >= 0
+		         ? (x < FFTD__BUSY_POLL_MAX_US ? x : FFTD__BUSY_POLL_MAX_US)
+		         : us;
+	}
+	return (uint64_t) us * 1000u;
+}
+
 // chan_open asks the daemon for a bank channel; ch gets its end and a
 // receive buffer.
 static int
@@ -66,6 +85,7 @@ chan_open(fftd_client *c, fftd__bankch *ch)
 	}
 	Fftd__Wire__StreamOpen so = FFTD__WIRE__STREAM_OPEN__INIT;
 	so.bank                   = true;
+	ch->busy_ns               = busy_poll_setting();
 	int rv                    = fftd__chan_open(c, &so, &ch->fd);
 	if (rv != FFTD_OK) {
 		free(ch->buf);
@@ -170,13 +190,17 @@ fftd__bankch_release(fftd_client *c, int k, bool ok)
 	pthread_mutex_unlock(&c->bank_mtx);
 }
 
-// recv_reply waits up to the client's timeout for channel ch's reply.
+// recv_reply waits up to the client's timeout for channel ch's reply,
+// polling for it (MSG_DONTWAIT) for the first ch->busy_ns: a bank call's
+// reply often comes within that, and the wake-up from recv costs more.
 static int
 recv_reply(fftd_client *c, fftd__bankch *ch, size_t *len)
 {
-	uint64_t t0 = fftd__mono_ns();
+	uint64_t t0      = fftd__mono_ns();
+	bool     polling = ch->busy_ns > 0;
 	for (;;) {
-		ssize_t n = recv(ch->fd, ch->buf, REPLY_ROOM, 0);
+		ssize_t n = recv(
+		    ch->fd, ch->buf, REPLY_ROOM, polling ? MSG_DONTWAIT : 0);
 		if (n > 0) {
 			if ((size_t) n >= REPLY_ROOM) {
 				return fftd__set_error(FFTD_EPROTO,
@@ -198,6 +222,11 @@ recv_reply(fftd_client *c, fftd__bankch *ch, size_t *len)
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			return fftd__set_error(FFTD_ESYSERR + errno,
 			    "bank channel: recv: %s", strerror(errno));
+		}
+		if (polling) {
+			polling = fftd__mono_ns() - t0 < ch->busy_ns;
+			fftd__cpu_relax();
+			continue;
 		}
 		// SO_RCVTIMEO expired: the client's timeout, measured here.
 		uint64_t waited = (fftd__mono_ns() - t0) / 1000000u;

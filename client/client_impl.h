@@ -109,6 +109,7 @@ typedef struct fftd__bankch {
 	uint8_t     *buf;
 	fftd_buffer *res;
 	uint64_t     res_retry_ns; // no result buffer asked for before then
+	uint64_t     busy_ns;      // how long a call polls for its reply
 } fftd__bankch;
 
 struct fftd_client {

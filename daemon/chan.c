@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "busypoll.h"
+#include "clock.h"
 #include "fftd.h"
 #include "log.h"
 #include "wire.h"
@@ -36,6 +39,7 @@ struct fftd__chanpoll {
 	pthread_t          thread;
 	fftd__chanpoll_ops ops;
 	void              *arg;
+	uint64_t           busy_ns; // busy polling window (busypoll.h); 0 off
 	// The largest packet, a bank channel's request (a frame of at most
 	// FFTD__WIRE_MAX_PB protobuf bytes, no payload), and one byte more, so
 	// that an oversized packet shows as such instead of being cut to a
@@ -115,9 +119,15 @@ chanpoll_main(void *arg)
 {
 	fftd__chanpoll    *p = arg;
 	struct epoll_event ev[MAX_EVENTS];
+	uint64_t           last = 0; // when a channel last had a packet
 	for (;;) {
-		int n = epoll_wait(p->ep, ev, MAX_EVENTS, -1);
-		if (n < 0 && errno == EINTR) {
+		// Within busy_ns of the last packet, poll instead of sleeping:
+		// the client's next request usually follows its answer.
+		bool polling = p->busy_ns > 0 && last != 0
+		    && fftd__mono_ns() - last < p->busy_ns;
+		int n = epoll_wait(p->ep, ev, MAX_EVENTS, polling ? 0 : -1);
+		if (n == 0 || (n < 0 && errno == EINTR)) {
+			fftd__cpu_relax();
 			continue;
 		}
 		if (n < 0) {
@@ -131,12 +141,13 @@ chanpoll_main(void *arg)
 			}
 			drain(p, ev[i].data.ptr);
 		}
+		last = fftd__mono_ns();
 	}
 }
 
 int
 fftd__chanpoll_start(fftd__chanpoll **pp, const fftd__chanpoll_ops *ops,
-    void *arg, char *err, size_t errlen)
+    void *arg, uint64_t busy_poll_ns, char *err, size_t errlen)
 {
 	fftd__chanpoll *p = calloc(1, sizeof(*p));
 	if (p == NULL) {
@@ -146,6 +157,7 @@ fftd__chanpoll_start(fftd__chanpoll **pp, const fftd__chanpoll_ops *ops,
 	pthread_mutex_init(&p->mtx, NULL);
 	p->ops     = *ops;
 	p->arg     = arg;
+	p->busy_ns = busy_poll_ns;
 	p->wake[0] = p->wake[1] = -1;
 	p->ep                   = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev   = { .events = EPOLLIN, .data.ptr = NULL };

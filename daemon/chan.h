@@ -33,9 +33,11 @@ typedef struct fftd__chanpoll_ops {
 	void (*on_hangup)(void *arg, void *chan);
 } fftd__chanpoll_ops;
 
-// fftd__chanpoll_start starts the poller's thread.
+// fftd__chanpoll_start starts the poller's thread. After a packet it
+// polls its channels for busy_poll_ns (0: never) before it sleeps
+// (busypoll.h).
 int fftd__chanpoll_start(fftd__chanpoll **pp, const fftd__chanpoll_ops *ops,
-    void *arg, char *err, size_t errlen);
+    void *arg, uint64_t busy_poll_ns, char *err, size_t errlen);
 
 // fftd__chanpoll_add watches fd (made non-blocking) for channel chan.
 int fftd__chanpoll_add(fftd__chanpoll *p, int fd, void *chan);

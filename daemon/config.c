@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "busypoll.h"
 #include "log.h"
 #include "remote.h"
 
@@ -28,6 +29,8 @@ fftd__config_defaults(fftd__config *cfg)
 	// 100 us slices: measured on the H100 host under full load, the
 	// realtime p99 drops and throughput rises (bench/README.md).
 	cfg->slice_us = 100;
+	// auto: on where the host has CPUs to spare (busypoll.h)
+	cfg->busy_poll_us = -1;
 	strcpy(cfg->backend, "auto");
 	strcpy(cfg->devices, "all");
 	cfg->fftw_threads             = 0;
@@ -170,6 +173,14 @@ parse_u64(const char *v, uint64_t *out)
 	return 0;
 }
 
+uint64_t
+fftd__config_busy_poll_ns(const fftd__config *cfg)
+{
+	int64_t us = cfg->busy_poll_us < 0 ? fftd__busy_poll_auto_us()
+	                                   : cfg->busy_poll_us;
+	return (uint64_t) us * 1000u;
+}
+
 // parse_int accepts a decimal integer in lo .. hi (a leading '-' only when
 // lo is negative), nothing after it.
 static int
@@ -255,6 +266,14 @@ fftd__config_set(
 		}
 		cfg->slice_us = i;
 		return 0;
+	}
+	if (IS("server", "busy_poll_us")) {
+		if (strcmp(value, "auto") == 0) {
+			cfg->busy_poll_us = -1;
+			return 0;
+		}
+		return parse_int(
+		    value, 0, FFTD__BUSY_POLL_MAX_US, &cfg->busy_poll_us);
 	}
 	if (IS("server", "socket_mode")) {
 		// Octal permission bits, 1 to 4 digits (0660, 660).

@@ -29,9 +29,10 @@ typedef struct fftd__netmask {
 typedef struct fftd__config {
 	char        *listen[FFTD__MAX_LISTEN]; // NNG URLs (owned)
 	int          nlisten;
-	int          contexts;    // requests served at once
-	int          slice_us;    // EEVDF slice of our threads, us (0: default)
-	char         backend[16]; // "auto", "cuda" or "fftw"
+	int          contexts; // requests served at once
+	int          slice_us; // EEVDF slice of our threads, us (0: default)
+	int          busy_poll_us;    // busypoll.h's window, us: -1 auto, 0 off
+	char         backend[16];     // "auto", "cuda" or "fftw"
 	char         devices[128];    // "all" or "0,2"
 	int          fftw_threads;    // 0: one per online CPU
 	int          cpu_devices;     // fftw backend: devices the CPU serves as
@@ -102,6 +103,10 @@ int fftd__config_add_listen(fftd__config *cfg, const char *url);
 // fftd__config_default_listen writes the default listen URL:
 // ipc:///run/fftd/fftd.sock for root, else ipc://$XDG_RUNTIME_DIR/fftd.sock.
 void fftd__config_default_listen(char *buf, size_t len);
+
+// fftd__config_busy_poll_ns is server.busy_poll_us in ns, auto (-1)
+// resolved for this host (busypoll.h).
+uint64_t fftd__config_busy_poll_ns(const fftd__config *cfg);
 
 // fftd__config_weight is the fair-share weight of user uid (1 unless
 // configured in [weights]).

@@ -525,7 +525,14 @@ main(int argc, char **argv)
 		    uv_strerror(uvrv));
 		goto out;
 	}
-	have_loop = true;
+	have_loop        = true;
+	uint64_t busy_ns = fftd__config_busy_poll_ns(&d.cfg);
+	if (busy_ns > 0) {
+		fftd__log(FFTD_LOG_INFO,
+		    "busy polling: %.0f us after each request "
+		    "(server.busy_poll_us)",
+		    (double) busy_ns / 1e3);
+	}
 	for (int i = 0; i < nords; i++) {
 		if (fftd__worker_start(&d.workers[d.nworkers], be, ords[i], i,
 		        &bc, d.cfg.cache_budget - rt_cache, err, sizeof(err))
@@ -540,6 +547,10 @@ main(int argc, char **argv)
 		        != FFTD_OK) {
 			fftd__log(FFTD_LOG_ERROR, "%s (realtime lane)", err);
 			goto out;
+		}
+		fftd__worker_set_busy_poll(d.workers[i], busy_ns);
+		if (d.cfg.realtime_lane) {
+			fftd__worker_set_busy_poll(d.rt_workers[i], busy_ns);
 		}
 		const fftd__device *dev = fftd__worker_device(d.workers[i]);
 		fftd__log(FFTD_LOG_INFO, "device %d: %s (%s)%s", dev->index,

@@ -357,8 +357,9 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 				    "shared-memory buffers via %s", s->fd_path);
 				const fftd__chanpoll_ops ops
 				    = { chan_packet, fftd__stream_hangup };
-				if (fftd__chanpoll_start(
-				        &s->chanpoll, &ops, s, err, errlen)
+				if (fftd__chanpoll_start(&s->chanpoll, &ops, s,
+				        fftd__config_busy_poll_ns(&s->cfg), err,
+				        errlen)
 				    != FFTD_OK) {
 					// Streams then use NNG.
 					fftd__log(FFTD_LOG_WARN,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "busypoll.h"
 #include "log.h"
 #include "planner.h"
 
@@ -42,6 +43,7 @@ struct fftd__worker {
 	flow                *flows;       // flows of live connections
 	double               vtime[2];    // per class: virtual time now
 	_Atomic size_t       load;
+	_Atomic uint64_t     busy_poll_ns; // busypoll.h; 0 off
 	_Atomic uint64_t     backlog_ns;
 	_Atomic uint64_t     busy_ns, executes, memory_used, ipc_mappings;
 	uint64_t           charge_ns; // set by the running job (worker thread)
@@ -144,9 +146,25 @@ worker_main(void *arg)
 	}
 	for (;;) {
 		pthread_mutex_lock(&w->mtx);
-		fftd__job *job;
-		while ((job = next_job(w)) == NULL && !w->stopping) {
+		fftd__job *job  = next_job(w);
+		uint64_t   busy = atomic_load(&w->busy_poll_ns);
+		if (job == NULL && !w->stopping && busy > 0) {
+			// Poll for the next job a while before sleeping: a
+			// client's next request usually follows its answer, and
+			// a wake-up costs more (busypoll.h). load counts the
+			// jobs posted and not yet run.
+			pthread_mutex_unlock(&w->mtx);
+			uint64_t until = fftd__mono_ns() + busy;
+			while (atomic_load(&w->load) == 0
+			    && fftd__mono_ns() < until) {
+				fftd__cpu_relax();
+			}
+			pthread_mutex_lock(&w->mtx);
+			job = next_job(w);
+		}
+		while (job == NULL && !w->stopping) {
 			pthread_cond_wait(&w->cv, &w->mtx);
+			job = next_job(w);
 		}
 		if (job == NULL) { // stopping and nothing left
 			pthread_mutex_unlock(&w->mtx);
@@ -411,6 +429,12 @@ fftd__worker_stop(fftd__worker *w)
 	pthread_mutex_destroy(&w->mtx);
 	pthread_cond_destroy(&w->cv);
 	free(w);
+}
+
+void
+fftd__worker_set_busy_poll(fftd__worker *w, uint64_t ns)
+{
+	atomic_store(&w->busy_poll_ns, ns);
 }
 
 const fftd__device *

@@ -103,6 +103,10 @@ void fftd__worker_flush(fftd__worker *w);
 // worker.
 void fftd__worker_stop(fftd__worker *w);
 
+// fftd__worker_set_busy_poll makes the worker poll its queue for ns (0:
+// never) after each job before it sleeps (busypoll.h). Any thread.
+void fftd__worker_set_busy_poll(fftd__worker *w, uint64_t ns);
+
 // fftd__worker_device is the worker's device (name, index, backend).
 const fftd__device *fftd__worker_device(const fftd__worker *w);
 

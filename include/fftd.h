@@ -866,7 +866,8 @@ typedef struct fftd_mf_trigger {
 // kernels; the same peaks, windows, tie rules and trigger order). Blocking, any
 // thread; over ipc:// it goes on a bank channel (a socket and a shared buffer
 // the client keeps, one per concurrent caller, up to 8; FFTD_BANK_CHANNEL=0:
-// NNG).
+// NNG), polling for the reply for FFTD_BUSY_POLL_US microseconds before it
+// sleeps (default: 2000 on a host of 8 or more CPUs, else 0).
 // Errors: FFTD_EINVAL (naming the argument: ranges, NULLs, arrays of another
 // client or on two devices, misaligned offsets, a PSD bin not positive, data or
 // a template not finite, a sigma^2 given not finite or negative, a sigmasq

@@ -22,7 +22,14 @@
 //     arrays or buffers, or no result buffer (FFTD_EINVAL), a second
 //     request before the first's answer
 //     was read (FFTD_ELIMIT for one of the two, the other answered);
-//     afterwards the client's own calls over it are still correct.
+//     afterwards the client's own calls over it are still correct;
+//   - a caller built against another ABI's result structs (larger, by a
+//     field the library lacks: fftd_mf_bank_sized) gets the same records
+//     field by field and zeros past them;
+//   - with busy polling on both sides (server.busy_poll_us, and
+//     FFTD_BUSY_POLL_US in the client: common/busypoll.h), calls back to
+//     back, calls after the polling window ran out (the sleeping paths
+//     again) and four threads at once give the same bits as without.
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,13 +61,19 @@
 #define NTEMPLATES 12
 #define NTHREADS 4
 
-static fftd_test_daemon  D; // fftw backend, defaults
-static fftd_client      *C;
+static fftd_test_daemon D; // fftw backend, defaults
+static fftd_client     *C;
+static fftd_test_daemon DP; // the same, polling 2 ms after each request
+static fftd_client     *CP;
+// A window longer than a call here (the fftw backend on 4096 samples), so
+// that polling, not sleeping, catches the answers and requests.
+#define BUSY_POLL_US 2000
 static const char *const DAEMON_ARGS[]
     = { "--backend", "fftw", "--log-level", "info", NULL };
 
 static fftd_test_fixture FX = {
-	.daemon     = { { &D, &C, NULL, DAEMON_ARGS } },
+	.daemon     = { { &D, &C, NULL, DAEMON_ARGS },
+	        { &DP, &CP, "[server]\nbusy_poll_us = 2000\n", DAEMON_ARGS } },
 	.timeout_ms = TIMEOUT_MS,
 };
 
@@ -208,6 +221,7 @@ test_paths_agree(void **state)
 // thread's result for the whole bank (ref, checked against the
 // reference), shifted by first.
 typedef struct job {
+	fftd_client            *c;
 	bank                   *k;
 	const fftd_test_mf_out *ref;
 	int64_t                 first;
@@ -269,11 +283,11 @@ thread_main(void *arg)
 		fftd_test_mf_out_new(&o, &b, j->ref->max_triggers, 0, NULL);
 		fftd_mf_desc d;
 		fftd_test_mf_desc(&b, &d);
-		int rv
-		    = fftd_mf_bank(C, &d, j->k->dp, 0, j->k->dp, j->k->psd_off,
-		        j->k->tpl, (size_t) b.first * j->k->tpl_bytes, b.count,
-		        o.peaks, o.triggers, o.max_triggers, &o.ntriggers,
-		        &o.ntotal, NULL, 0, NULL);
+		int rv = fftd_mf_bank(j->c, &d, j->k->dp, 0, j->k->dp,
+		    j->k->psd_off, j->k->tpl,
+		    (size_t) b.first * j->k->tpl_bytes, b.count, o.peaks,
+		    o.triggers, o.max_triggers, &o.ntriggers, &o.ntotal, NULL,
+		    0, NULL);
 		if (rv == FFTD_OK && same_as_ref(&o, j->ref, j->first)) {
 			j->ok++;
 		}
@@ -282,18 +296,80 @@ thread_main(void *arg)
 	return NULL;
 }
 
-// test_threads: NTHREADS threads of C call at once, each on its own slice
-// of one bank (so that results landing in another thread's buffer would
-// show), 25 times; every result must be the main thread's for the whole
-// bank, which is checked against the reference first.
+// A result struct of a later ABI: this one's and a field it lacks.
+typedef struct {
+	fftd_mf_peak p;
+	double       extra;
+} peak_v2;
+typedef struct {
+	fftd_mf_trigger t;
+	double          extra;
+} trigger_v2;
+
+// test_other_abi_sizes: fftd_mf_bank_sized with larger peak and trigger
+// structs (poisoned) gets what fftd_mf_bank gets, each in its struct's
+// place, and zeros in the field the library lacks.
 static void
-test_threads(void **state)
+test_other_abi_sizes(void **state)
 {
 	(void) state;
 	fftd_test_need_daemon();
-	uint64_t s = fftd_test_case_seed(5);
+	uint64_t s = fftd_test_case_seed(17);
 	bank     k;
-	ASSERT_OK(bank_new(C, &k, 4096, fftd_test_mf_rng_next(&s)));
+	ASSERT_OK(bank_new(C, &k, 1000, fftd_test_mf_rng_next(&s)));
+	fftd_test_mf_out o;
+	draw(&k, &s, &o);
+	ASSERT_OK(bank_call(C, &k, &o));
+	fftd_test_mf_check(&k.b, &o);
+	size_t      nt = o.max_triggers;
+	peak_v2    *pv = malloc(NTEMPLATES * sizeof(*pv));
+	trigger_v2 *tv = malloc((nt + 1) * sizeof(*tv));
+	assert_non_null(pv);
+	assert_non_null(tv);
+	memset(pv, 0xA5, NTEMPLATES * sizeof(*pv));
+	memset(tv, 0xA5, (nt + 1) * sizeof(*tv));
+	void        *series = o.nseries > 0
+	           ? malloc((size_t) o.nseries * (size_t) k.b.width * 8)
+	           : NULL;
+	size_t       ntrig = 0, ntotal = 0;
+	fftd_mf_desc d;
+	fftd_test_mf_desc(&k.b, &d);
+	ASSERT_OK(fftd_mf_bank_sized(C, &d, sizeof(d), k.dp, 0, k.dp, k.psd_off,
+	    k.tpl, 0, NTEMPLATES, &pv[0].p, sizeof(*pv), &tv[0].t, sizeof(*tv),
+	    nt, &ntrig, &ntotal, o.series_index, o.nseries, series));
+	assert_int_equal(ntrig, o.ntriggers);
+	assert_int_equal(ntotal, o.ntotal);
+	for (int j = 0; j < NTEMPLATES; j++) {
+		assert_memory_equal(&pv[j].p, &o.peaks[j], sizeof(pv[j].p));
+		assert_true(pv[j].extra == 0);
+	}
+	for (size_t i = 0; i < ntrig; i++) {
+		assert_memory_equal(&tv[i].t, &o.triggers[i], sizeof(tv[i].t));
+		assert_true(tv[i].extra == 0);
+	}
+	uint8_t poison[sizeof(*tv)];
+	memset(poison, 0xA5, sizeof(poison));
+	assert_memory_equal(&tv[ntrig], poison, sizeof(poison));
+	if (o.nseries > 0) {
+		assert_memory_equal(series, o.series,
+		    (size_t) o.nseries * (size_t) k.b.width * 8);
+	}
+	free(series);
+	free(pv);
+	free(tv);
+	fftd_test_mf_out_free(&o);
+	bank_free(&k);
+}
+
+// threads_agree: NTHREADS threads of client c call at once, each on its
+// own slice of one bank (so that results landing in another thread's
+// buffer would show), 25 times; every result must be the main thread's
+// for the whole bank, which is checked against the reference first.
+static bool
+threads_agree(fftd_client *c, uint64_t s)
+{
+	bank k;
+	ASSERT_OK(bank_new(c, &k, 4096, fftd_test_mf_rng_next(&s)));
 	k.b.first = 0;
 	k.b.count = NTEMPLATES;
 	size_t  maxt;
@@ -302,26 +378,39 @@ test_threads(void **state)
 	fftd_test_mf_draw(&k.b, &s, 0, &maxt, idx, &ns);
 	fftd_test_mf_out ref; // room for every trigger found
 	fftd_test_mf_out_new(&ref, &k.b, fftd_test_mf_found(&k.b) + 1, 0, NULL);
-	ASSERT_OK(bank_call(C, &k, &ref));
+	ASSERT_OK(bank_call(c, &k, &ref));
 	fftd_test_mf_check(&k.b, &ref);
 	assert_int_equal(ref.ntriggers, ref.ntotal);
 	pthread_t th[NTHREADS];
 	job       jobs[NTHREADS];
 	for (int i = 0; i < NTHREADS; i++) {
-		jobs[i] = (job) {
-			.k = &k, .ref = &ref, .first = 1 + 2 * i, .calls = 25
-		};
+		jobs[i] = (job) { .c = c,
+			.k           = &k,
+			.ref         = &ref,
+			.first       = 1 + 2 * i,
+			.calls       = 25 };
 		assert_int_equal(
 		    pthread_create(&th[i], NULL, thread_main, &jobs[i]), 0);
 	}
+	bool ok = true;
 	for (int i = 0; i < NTHREADS; i++) {
 		pthread_join(th[i], NULL);
-		assert_int_equal(jobs[i].ok, jobs[i].calls);
+		ok = ok && jobs[i].ok == jobs[i].calls;
 	}
-	// At most one channel per thread that ever waited at once.
-	assert_true(seqpacket_count() <= NTHREADS + 1);
 	fftd_test_mf_out_free(&ref);
 	bank_free(&k);
+	return ok;
+}
+
+// test_threads: threads_agree on C.
+static void
+test_threads(void **state)
+{
+	(void) state;
+	fftd_test_need_daemon();
+	assert_true(threads_agree(C, fftd_test_case_seed(5)));
+	// At most one channel per thread that ever waited at once.
+	assert_true(seqpacket_count() <= NTHREADS + 1);
 }
 
 // test_big_results: results larger than any socket packet (three series
@@ -584,6 +673,59 @@ test_misbehaving(void **state)
 	assert_int_equal(seqpacket_count(), before);
 }
 
+// test_busy_poll: the same requests to a daemon and client that poll
+// (DP, FFTD_BUSY_POLL_US) as to ones that sleep (D, FFTD_BUSY_POLL_US=0),
+// back to back and after pauses longer than the window; then the threads
+// of test_threads against DP.
+static void
+test_busy_poll(void **state)
+{
+	(void) state;
+	fftd_test_need_daemon();
+	char us[32];
+	snprintf(us, sizeof(us), "%d", BUSY_POLL_US);
+	for (int round = 0; round < 2; round++) {
+		uint64_t s    = fftd_test_case_seed(91 + (uint64_t) round);
+		uint64_t seed = fftd_test_mf_rng_next(&s);
+		setenv("FFTD_BUSY_POLL_US", "0", 1); // channels read it at open
+		fftd_client *cs, *cp;
+		ASSERT_OK(fftd_client_open(&cs, D.url, TIMEOUT_MS));
+		setenv("FFTD_BUSY_POLL_US", us, 1);
+		ASSERT_OK(fftd_client_open(&cp, DP.url, TIMEOUT_MS));
+		bank ks, kp;
+		ASSERT_OK(bank_new(cs, &ks, 4096, seed));
+		ASSERT_OK(bank_new(cp, &kp, 4096, seed));
+		for (int call = 0; call < 6; call++) {
+			fftd_test_mf_out os, op;
+			uint64_t         s2 = s;
+			draw(&ks, &s, &os);
+			draw(&kp, &s2, &op);
+			ASSERT_OK(bank_call(cs, &ks, &os));
+			// Odd calls come after the window ran out on both
+			// sides (the poller, the worker and this thread
+			// sleep again).
+			if (call % 2 == 1) {
+				usleep(3 * BUSY_POLL_US);
+			}
+			ASSERT_OK(bank_call(cp, &kp, &op));
+			fftd_test_mf_check(&kp.b, &op);
+			same_results(&os, &op, NTEMPLATES, kp.b.width);
+			fftd_test_mf_out_free(&os);
+			fftd_test_mf_out_free(&op);
+		}
+		bank_free(&ks);
+		bank_free(&kp);
+		fftd_client_close(cs);
+		fftd_client_close(cp);
+	}
+	// Threads of one polling client, each on its own channel.
+	fftd_client *cp;
+	ASSERT_OK(fftd_client_open(&cp, DP.url, TIMEOUT_MS));
+	assert_true(threads_agree(cp, fftd_test_case_seed(95)));
+	fftd_client_close(cp);
+	unsetenv("FFTD_BUSY_POLL_US");
+}
+
 int
 main(void)
 {
@@ -593,6 +735,8 @@ main(void)
 		cmocka_unit_test(test_big_results),
 		cmocka_unit_test(test_no_result_buffer),
 		cmocka_unit_test(test_misbehaving),
+		cmocka_unit_test(test_other_abi_sizes),
+		cmocka_unit_test(test_busy_poll),
 	};
 	return fftd_test_run_group("test_bankchan", tests, &FX);
 }

@@ -74,6 +74,12 @@ static const struct {
 	    "F:3: [server] contexts = 0: out of range 1 .. 4096" },
 	{ "server", "contexts = 99999999999999999999999",
 	    "F:3: [server] contexts = 99999999999999999999999: too large" },
+	{ "server", "busy_poll_us = 100001",
+	    "F:3: [server] busy_poll_us = 100001: out of range 0 .. 100000" },
+	{ "server", "busy_poll_us = -1",
+	    "F:3: [server] busy_poll_us = -1: not a decimal number" },
+	{ "server", "busy_poll_us = on",
+	    "F:3: [server] busy_poll_us = on: not a decimal number" },
 	{ "limits", "max_request_bytes =",
 	    "F:3: [limits] max_request_bytes = : a value is required" },
 	{ "limits", "max_request_bytes = 5iB",
@@ -152,6 +158,7 @@ test_good_forms(void **state)
 	fftd__config cfg;
 	char         err[512];
 	assert_int_equal(load("[server]\nsocket_mode = 0640\ncontexts = 010\n"
+	                      "busy_poll_us = 250\n"
 	                      "[limits]\nmax_request_bytes = 010\n"
 	                      "max_batch = 3K\nmax_buffer_bytes = 2M\n"
 	                      "max_queued_bytes_per_client = 5G\n"
@@ -173,6 +180,8 @@ test_good_forms(void **state)
 	assert_string_equal(err, "");
 	assert_int_equal(cfg.socket_mode, 0640);
 	assert_int_equal(cfg.contexts, 10);
+	assert_int_equal(cfg.busy_poll_us, 250);
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg), 250000);
 	assert_int_equal(cfg.limits.max_request_bytes, 10);
 	assert_int_equal(cfg.limits.max_batch, 3 << 10);
 	assert_int_equal(cfg.max_buffer_bytes, 2 << 20);
@@ -189,6 +198,26 @@ test_good_forms(void **state)
 	assert_int_equal(cfg.cache_budget, 1ull << 40);
 	assert_string_equal(cfg.metrics_listen, "");
 	assert_int_equal(cfg.nallow, 0);
+}
+
+// test_busy_poll_auto: "auto" (the default) polls 2 ms on a host of 8
+// online CPUs or more, not at all on a smaller one; 0 is off.
+static void
+test_busy_poll_auto(void **state)
+{
+	(void) state;
+	fftd__config cfg;
+	char         err[512];
+	uint64_t     want = sysconf(_SC_NPROCESSORS_ONLN) >= 8 ? 2000000 : 0;
+	fftd__config_defaults(&cfg);
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg), want);
+	assert_int_equal(
+	    load("[server]\nbusy_poll_us = auto\n", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.busy_poll_us, -1);
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg), want);
+	assert_int_equal(
+	    load("[server]\nbusy_poll_us = 0\n", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg), 0);
 }
 
 // test_shipped_config: deploy/fftd.conf loads as it is.
@@ -213,6 +242,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_forms),
 		cmocka_unit_test(test_good_forms),
+		cmocka_unit_test(test_busy_poll_auto),
 		cmocka_unit_test(test_shipped_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
