@@ -100,6 +100,16 @@ fftd__array_unref(fftd__server *s, fftd__array *a)
 	fftd__worker_post(s->workers[a->wi], &a->job);
 }
 
+// fftd__array_touch (server_impl.h).
+void
+fftd__array_touch(fftd__array *a)
+{
+	static _Atomic uint64_t next = 1;
+	if (a != NULL && a->ipc == NULL) {
+		atomic_store(&a->gen, atomic_fetch_add(&next, 1));
+	}
+}
+
 // fftd__array_find returns session ss's array id with one more reference,
 // or NULL (server lock held).
 fftd__array *
@@ -227,6 +237,7 @@ create_run(array_job *aj, fftd__device *dev)
 		a->ptr   = ptr;
 		a->ipc   = ipc;
 		a->bytes = size;
+		fftd__array_touch(a);
 		atomic_store(&a->refs, 1); // the session's
 		a->next    = ss->arrays;
 		ss->arrays = a;
@@ -270,6 +281,7 @@ copy_run(array_job *aj, fftd__device *dev)
 		rv = dev->backend->array_copy(dev, dptr,
 		    host ? host : aj->payload, (size_t) aj->len, 0, msg,
 		    sizeof(msg));
+		fftd__array_touch(aj->a); // done (or failed part way)
 		atomic_fetch_add(&aj->srv->n_bytes_in, aj->len);
 	} else {
 		Fftd__Wire__Reply r = FFTD__WIRE__REPLY__INIT;
@@ -456,6 +468,9 @@ copy_prepare(fftd__server *s, uint32_t pipe, uint64_t array_id,
 	pthread_mutex_lock(&s->mtx);
 	fftd__session *ss = fftd__session_find(s, pipe);
 	aj->a             = fftd__array_find(ss, array_id);
+	if (aj->op == OP_WRITE) {
+		fftd__array_touch(aj->a); // posted
+	}
 	if (aj->a != NULL && buffer_id != 0) {
 		aj->b = fftd__buf_find(ss, buffer_id);
 	}

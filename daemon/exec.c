@@ -232,6 +232,7 @@ exec_job_drop(fftd__worker *w, fftd__job *job, int status)
 	fftd__buf_unref(s, ej->inb);
 	fftd__buf_unref(s, ej->outb);
 	fftd__array_unref(s, ej->ina);
+	fftd__array_touch(ej->outa); // its write dropped
 	fftd__array_unref(s, ej->outa);
 	uint64_t deadline_us = ej->deadline_us;
 	free(ej);
@@ -461,6 +462,7 @@ done:
 	fftd__buf_unref(s, inb);
 	fftd__buf_unref(s, outb);
 	fftd__array_unref(s, ina);
+	fftd__array_touch(outa); // its write done
 	fftd__array_unref(s, outa);
 	if (rv != FFTD_OK) {
 		if (m != NULL) {
@@ -728,7 +730,8 @@ fftd__exec_request(fftd__ctx *c, uint32_t pipe, const Fftd__Wire__Execute *ex,
 		ej->in_off       = ex->in_offset;
 		ej->out_off      = ex->out_offset;
 		ej->inline_bytes = f->payload_len;
-		rv               = exec_admit(s, pipe, ej, msg, sizeof(msg));
+		fftd__array_touch(outa); // a write posted
+		rv = exec_admit(s, pipe, ej, msg, sizeof(msg));
 		if (rv == FFTD_OK) {
 			return;
 		}

@@ -60,6 +60,14 @@ typedef struct fftd__mf_args {
 	// by the backend, finite and >= 0)
 	int     sigmasq_mode;
 	double *sigmasq;
+	// The write generations of the arrays holding the templates and the
+	// PSD when the call started (server_impl.h: fftd__array.gen; 0: not
+	// known, as for a CUDA IPC mapping). A backend may keep the sigma^2
+	// it computed and give them to a later call of the same spans, band,
+	// delta_f and generations instead of computing them again (cuda:
+	// cuda_mf_setup.c), as PyCBC's filter banks cache sigmasq per
+	// template and PSD. Same values, bit for bit.
+	uint64_t tpl_gen, psd_gen;
 	// Results, host memory the caller owns:
 	fftd__mf_peak    *peaks;        // count entries
 	fftd__mf_trigger *triggers;     // room for max_triggers

@@ -62,6 +62,9 @@ mf_job_free(mf_job *mj)
 	fftd__array_unref(mj->srv, mj->data);
 	fftd__array_unref(mj->srv, mj->psd);
 	fftd__array_unref(mj->srv, mj->tpl);
+	if (mj->args.sigmasq_mode == FFTD_MF_SIGMASQ_STORE) {
+		fftd__array_touch(mj->sq); // its write done, or dropped
+	}
 	fftd__array_unref(mj->srv, mj->sq); // NULL: none
 	fftd__buf_unref(mj->srv, mj->rbuf);
 	free(mj->series_index);
@@ -212,6 +215,8 @@ mf_run(fftd__worker *w, fftd__job *job)
 	a->data                 = (const char *) mj->data->ptr + mj->data_off;
 	a->psd                  = (const char *) mj->psd->ptr + mj->psd_off;
 	a->templates            = (const char *) mj->tpl->ptr + mj->tpl_off;
+	a->tpl_gen              = atomic_load(&mj->tpl->gen);
+	a->psd_gen              = atomic_load(&mj->psd->gen);
 	a->sigmasq              = mj->sq == NULL
 	                 ? NULL
 	                 : (double *) ((char *) mj->sq->ptr + mj->sq_off);
@@ -502,6 +507,9 @@ mf_submit(fftd__server *s, fftd__ctx *c, fftd__stream *ch, uint32_t pipe,
 		} else {
 			mj->job.weight = ss->weight;
 			mj->posted     = fftd__mono_s();
+			if (mj->args.sigmasq_mode == FFTD_MF_SIGMASQ_STORE) {
+				fftd__array_touch(mj->sq); // a write posted
+			}
 			if (ch != NULL) {
 				// A unit of accepted work, as an NNG context's
 				// request is one while it is served: the drain

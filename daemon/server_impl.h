@@ -181,6 +181,11 @@ struct fftd__array {
 	uint64_t      bytes;
 	_Atomic int   refs;
 	fftd__array  *next; // in the session's list
+	// Its write generation (fftd__array_touch), unique in the daemon: a
+	// new one at creation and whenever a write into it is posted or
+	// done; 0 for a CUDA IPC mapping, which its owner writes unseen. The
+	// bank's sigma^2 cache keys on it (mf.h).
+	_Atomic uint64_t gen;
 };
 
 #define MAX_PENDING_TOKENS 4
@@ -471,6 +476,10 @@ void fftd__array_open_ipc(
 // fftd__array_find returns session ss's array id with one more reference,
 // or NULL (server lock held).
 fftd__array *fftd__array_find(fftd__session *ss, uint64_t id);
+
+// fftd__array_touch gives a (NULL: none) a new write generation, unless
+// it is a CUDA IPC mapping (array.c). Any thread.
+void fftd__array_touch(fftd__array *a);
 
 // fftd__array_unref drops one reference to a (NULL: none); the last posts
 // its free to its device's worker. Any thread.

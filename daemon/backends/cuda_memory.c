@@ -48,7 +48,7 @@ fftd__cuda_buf_free_host(fftd__cuda_buf *b)
 uint64_t
 fftd__cuda_cache_bytes(const fftd__cuda_state *st)
 {
-	return st->d_in.cap + st->d_out.cap + st->mf_dev.cap;
+	return st->d_in.cap + st->d_out.cap + st->mf_dev.cap + st->mf_sigma.cap;
 }
 
 // fftd__cuda_drop_caches frees them, when their room is needed: nothing
@@ -59,6 +59,7 @@ fftd__cuda_drop_caches(fftd__cuda_state *st)
 	fftd__cuda_buf_free_dev(&st->d_in);
 	fftd__cuda_buf_free_dev(&st->d_out);
 	fftd__cuda_buf_free_dev(&st->mf_dev);
+	fftd__cuda_buf_free_dev(&st->mf_sigma);
 }
 
 // round_up rounds n up to a whole GROW_STEP.
@@ -79,8 +80,9 @@ fftd__cuda_grow_dev(fftd__cuda_state *st, fftd__cuda_buf *b,
 		return FFTD_OK;
 	}
 	uint64_t held = st->plan_bytes + st->pipe_bytes + other->cap;
-	if (held + st->mf_dev.cap + need > st->budget) {
-		fftd__cuda_buf_free_dev(&st->mf_dev); // a cache
+	if (held + st->mf_dev.cap + st->mf_sigma.cap + need > st->budget) {
+		fftd__cuda_buf_free_dev(&st->mf_dev); // caches
+		fftd__cuda_buf_free_dev(&st->mf_sigma);
 	}
 	if (held > st->budget || need > st->budget - held) {
 		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,

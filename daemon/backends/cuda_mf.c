@@ -27,6 +27,9 @@
 //      first can differ, when several templates are bad); given
 //      (FFTD_MF_SIGMASQ_USE): read in the caller's array instead and
 //      checked finite and >= 0 as read back; STORE copies them there;
+//      computed by an earlier call from the same templates and PSD (same
+//      spans, band, delta_f and array generations: mf.h): the device's
+//      kept ones (cuda_mf_setup.c), as if given;
 //   3. templates in batches of B: the product q = conj(h) D / S (zero
 //      outside [kmin, kmax), the negative frequencies included), the
 //      inverse C2C/Z2Z of length N, the scan (peak and each window's
@@ -119,7 +122,7 @@ check_inputs(fftd__mf_gpu *g, char *msg, size_t msglen)
 	if (g->fused) { // sigma too is summed batch by batch
 		return FFTD_OK;
 	}
-	if (a->sigmasq_mode != FFTD_MF_SIGMASQ_USE) { // else given in hh
+	if (!g->given) {
 		rc = fftd__mf_sigma2(a->templates, a->psd, (int) a->precision,
 		    a->n / 2 + 1, a->kmin, a->kmax, a->count, 4 * a->delta_f,
 		    g->hh, s);
@@ -296,8 +299,8 @@ transform_fused(fftd__mf_gpu *g, const char *tpl, int64_t j0, int nb,
 {
 	fftd__mf_args *a = g->a;
 	cudaStream_t   s = g->st->stream;
-	// sigma^2 given (FFTD_MF_SIGMASQ_USE): hh holds it, not overwritten
-	double *hh = a->sigmasq_mode == FFTD_MF_SIGMASQ_USE ? NULL : g->hh + j0;
+	// sigma^2 given: hh holds it, not overwritten
+	double *hh = g->given ? NULL : g->hh + j0;
 	int     rc = fftd__mf_product_sigma(g->q, a->n, tpl, a->n / 2 + 1, g->w,
 	        g->is, a->kmin, a->kmax, nb, g->partial, 4 * a->delta_f, hh, s);
 	if (rc != 0) {
@@ -376,8 +379,8 @@ transform_own(fftd__mf_gpu *g, const char *tpl, int64_t j0,
 		.tab                       = g->tab,
 		.partial                   = g->partial,
 		.hh                        = g->hh + j0,
-		.sigma = a->sigmasq_mode != FFTD_MF_SIGMASQ_USE,
-		.fkey  = g->fkey };
+		.sigma                     = !g->given,
+		.fkey                      = g->fkey };
 	g->parted                = fftd__cuda_mf_aux_stream(g->st);
 	if (g->parted) {
 		f.stream2  = g->st->mf_stream2;
@@ -609,8 +612,15 @@ fftd__cuda_mf_bank(
 	// USE: sigma^2 given; the engines read it where it is, writing none
 	// (checked as each batch's are read back: check_sigma). A copy into
 	// hh cost ~30 us before the first kernel on the H200.
+	double *kept = NULL;
 	if (rv == FFTD_OK && a->sigmasq_mode == FFTD_MF_SIGMASQ_USE) {
-		g.hh = a->sigmasq;
+		g.hh    = a->sigmasq;
+		g.given = true;
+	} else if (rv == FFTD_OK
+	    && (kept = fftd__cuda_mf_sigma_cached(&g)) != NULL) {
+		// An earlier call's, from the same templates and PSD.
+		g.hh    = kept;
+		g.given = true;
 	}
 	if (rv == FFTD_OK) {
 		rv = check_inputs(&g, msg, msglen);
@@ -661,6 +671,9 @@ fftd__cuda_mf_bank(
 	}
 	if (rv == FFTD_OK) {
 		fftd__mf_triggers_finish(a, g.nheap);
+	}
+	if (rv == FFTD_OK && !g.given) {
+		fftd__cuda_mf_sigma_keep(&g);
 	}
 	double t3    = fftd__mono_s();
 	float  gspan = -1;

@@ -34,7 +34,10 @@ typedef struct fftd__mf_gpu {
 	void             *q;               // batch x N complex
 	uint64_t         *key, *t, *flags; // flags: [0] bad input, [1] rho
 	double           *z, *hh;
-	void             *row; // one series row
+	// sigma^2 given in hh (FFTD_MF_SIGMASQ_USE's, or the kept ones of an
+	// earlier call: fftd__cuda_mf_sigma_cached), not computed
+	bool  given;
+	void *row; // one series row
 	// The fused engine (f32): the cached plan (cuda_mf_plans.c), w = D/S,
 	// 1/S, the transforms' output, the scan's packed keys, sigma partials.
 	bool                 fused;
@@ -75,6 +78,17 @@ typedef struct fftd__mf_gpu {
 // FFTD_EDEVMEM, FFTD_ENOMEM, FFTD_EBACKEND; whatever it took, teardown
 // gives back.
 int fftd__cuda_mf_setup(fftd__mf_gpu *g, char *msg, size_t msglen);
+
+// fftd__cuda_mf_sigma_cached is the device's kept sigma^2 of an earlier
+// call that computed them from the same templates, PSD, band, delta_f and
+// array generations as g's call (mf.h: tpl_gen, psd_gen), or NULL. After
+// setup, which may drop the caches.
+double *fftd__cuda_mf_sigma_cached(const fftd__mf_gpu *g);
+
+// fftd__cuda_mf_sigma_keep queues the copy of the sigma^2 g's call
+// computed (g->hh, count f64) into the device's cache, where the budget
+// has room (nothing otherwise: a cache). On a call that succeeded.
+void fftd__cuda_mf_sigma_keep(fftd__mf_gpu *g);
 
 // fftd__cuda_mf_teardown gives back what setup took (any part of it),
 // the device scratch kept as the next call's cache.

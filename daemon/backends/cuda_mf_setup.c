@@ -9,8 +9,10 @@
 // engines' keys, w and 1/S, cufft's output rows, fourstep's twiddle
 // tables and cuFFT's workspace, reserved with
 // fftd__cuda_reserve_plan_bytes and kept as the next call's cache
-// (dropped when anything else needs its room: cuda_memory.c); and the
-// pinned host copies the batches' results come back into.
+// (dropped when anything else needs its room: cuda_memory.c); the
+// pinned host copies the batches' results come back into; and the cache
+// of the last computed sigma^2 (st->mf_sigma), given to a later call of
+// the same templates and PSD.
 //
 // Threads: the device's batch worker, holding st->mtx (cuda_mf.c).
 
@@ -350,6 +352,73 @@ fftd__cuda_mf_setup(fftd__mf_gpu *g, char *msg, size_t msglen)
 		}
 	}
 	return FFTD_OK;
+}
+
+// sigma_key is what g's call computes sigma^2 from.
+static struct fftd__mf_sigma_key
+sigma_key(const fftd__mf_gpu *g)
+{
+	const fftd__mf_args *a = g->a;
+	return (struct fftd__mf_sigma_key) { .templates = a->templates,
+		.psd                                    = a->psd,
+		.count                                  = a->count,
+		.n                                      = a->n,
+		.kmin                                   = a->kmin,
+		.kmax                                   = a->kmax,
+		.delta_f                                = a->delta_f,
+		.precision                              = (int) a->precision,
+		.tpl_gen                                = a->tpl_gen,
+		.psd_gen                                = a->psd_gen };
+}
+
+// fftd__cuda_mf_sigma_cached (cuda_mf_impl.h): only where both arrays'
+// generations are known; the key's fields one by one (no padding read).
+double *
+fftd__cuda_mf_sigma_cached(const fftd__mf_gpu *g)
+{
+	const struct fftd__mf_sigma_key *k = &g->st->mf_sigma_key;
+	struct fftd__mf_sigma_key        w = sigma_key(g);
+	if (g->st->mf_sigma.p == NULL || w.tpl_gen == 0 || w.psd_gen == 0) {
+		return NULL;
+	}
+	bool same = k->templates == w.templates && k->psd == w.psd
+	    && k->count == w.count && k->n == w.n && k->kmin == w.kmin
+	    && k->kmax == w.kmax && k->delta_f == w.delta_f
+	    && k->precision == w.precision && k->tpl_gen == w.tpl_gen
+	    && k->psd_gen == w.psd_gen;
+	return same ? g->st->mf_sigma.p : NULL;
+}
+
+// fftd__cuda_mf_sigma_keep (cuda_mf_impl.h): the copy is queued on the
+// worker's stream after the call's work, so the next call reads it done.
+void
+fftd__cuda_mf_sigma_keep(fftd__mf_gpu *g)
+{
+	fftd__cuda_state *st   = g->st;
+	size_t            need = (size_t) g->a->count * 8;
+	if (g->a->tpl_gen == 0 || g->a->psd_gen == 0) {
+		return; // a CUDA IPC mapping: its owner writes it unseen
+	}
+	st->mf_sigma_key = (struct fftd__mf_sigma_key) { 0 }; // none yet
+	if (st->mf_sigma.cap < need) {
+		fftd__cuda_buf_free_dev(&st->mf_sigma);
+		uint64_t held = st->plan_bytes + st->pipe_bytes
+		    + fftd__cuda_cache_bytes(st);
+		void *p = NULL;
+		if (held > st->budget || need > st->budget - held
+		    || cudaMalloc(&p, need) != cudaSuccess) {
+			(void) cudaGetLastError();
+			return;
+		}
+		st->mf_sigma = (fftd__cuda_buf) { p, need };
+	}
+	if (cudaMemcpyAsync(st->mf_sigma.p, g->hh, need,
+	        cudaMemcpyDeviceToDevice, st->stream)
+	    != cudaSuccess) {
+		(void) cudaGetLastError();
+		return;
+	}
+	st->mf_sigma_key = sigma_key(g);
 }
 
 // fftd__cuda_mf_teardown (cuda_mf_impl.h).

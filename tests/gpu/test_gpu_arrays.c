@@ -11,7 +11,9 @@
 // reference of tests/util/mf_ref.h (f64 within 1e-12, f32 within 1e-5 of
 // the peak rho; peaks, sigma, triggers, series; slices of a resident bank;
 // outputs poisoned), a PSD bin of zero refused with FFTD_EINVAL; its sigma^2
-// modes (STORE, USE: tests/util/mf_sigmasq.h) on every engine's sizes.
+// modes (STORE, USE: tests/util/mf_sigmasq.h) on every engine's sizes;
+// the sigma^2 a call computed, kept for the next call of the same inputs
+// and not after new values were written into them.
 // Without FFTD_TEST_GPU=1 or a usable GPU every test reports SKIPPED.
 
 #include <setjmp.h>
@@ -338,6 +340,99 @@ test_mf_sigmasq(void **state)
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 }
 
+// test_mf_sigma_kept: the device keeps the sigma^2 a call computed and
+// gives them to the next call of the same templates, PSD, band and arrays
+// (cuda_mf_setup.c), on fourstep's (f32 2^17), cuFFT's (f32 1000) and the
+// plain engine (f64 4096): the same request twice gives the same bits,
+// both against the reference; after new PSD values are written into the
+// PSD's array, and new values into one template of the bank's, the next
+// call's sigma, peaks and triggers are the new inputs' (against the
+// reference recomputed), not the kept ones'.
+static void
+test_mf_sigma_kept(void **state)
+{
+	(void) state;
+	if (skip_reason != NULL) {
+		skip();
+	}
+	static const struct {
+		int64_t        n;
+		fftd_precision p;
+	} cases[]
+	    = { { 131072, FFTD_F32 }, { 1000, FFTD_F32 }, { 4096, FFTD_F64 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t     s = fftd_test_case_seed(900 + (uint64_t) i);
+		fftd_test_mf b;
+		mf_resident  r;
+		fftd_test_mf_new(
+		    &b, cases[i].n, cases[i].p, 8, fftd_test_mf_rng_next(&s));
+		mf_resident_new(&r, &b);
+		size_t  rs = fftd_test_mf_real_size(b.precision);
+		size_t  nb = (size_t) b.nbins, maxt;
+		int64_t idx[3];
+		int     ns;
+		b.first = 1;
+		b.count = 6;
+		fftd_test_mf_draw(&b, &s, 6, &maxt, idx, &ns);
+		printf("%s N = %lld: the same request 4 times, new inputs "
+		       "before the last 2\n",
+		    cases[i].p == FFTD_F64 ? "f64" : "f32", (long long) b.n);
+		fftd_test_mf_out o[4];
+		for (int call = 0; call < 4; call++) {
+			if (call == 2) { // the PSD, each bin x [0.25, 4]
+				for (size_t k = 0; k < nb; k++) {
+					long double v = fftd_test_mf_get(
+					    b.psd, b.precision, k);
+					fftd_test_mf_put(b.psd, b.precision, k,
+					    v
+					        * (0.25L
+					            + 3.75L
+					                * fftd_test_mf_unit(
+					                    &s)));
+				}
+				ASSERT_OK(fftd_array_write(
+				    r.dp, r.psd_off, b.psd, nb * rs));
+				fftd_test_mf_reference(&b);
+			}
+			if (call
+			    == 3) { // template first + 2, each bin x [1, 3]
+				size_t j = (size_t) b.first + 2;
+				char  *hj
+				    = (char *) b.templates + j * r.tpl_bytes;
+				for (size_t k = 0; k < 2 * nb; k++) {
+					long double v = fftd_test_mf_get(
+					    hj, b.precision, k);
+					fftd_test_mf_put(hj, b.precision, k,
+					    v
+					        * (1
+					            + 2
+					                * fftd_test_mf_unit(
+					                    &s)));
+				}
+				ASSERT_OK(fftd_array_write(r.tpl,
+				    r.tpl_off + j * r.tpl_bytes, hj,
+				    r.tpl_bytes));
+				fftd_test_mf_reference(&b);
+			}
+			fftd_test_mf_out_new(&o[call], &b, maxt, ns, idx);
+			ASSERT_OK(mf_call(&r, &b, &o[call]));
+			fftd_test_mf_check(&b, &o[call]);
+		}
+		// The second call took the first's sigma^2: the same bits.
+		assert_memory_equal(o[0].peaks, o[1].peaks,
+		    (size_t) b.count * sizeof(*o[0].peaks));
+		assert_int_equal(o[0].ntriggers, o[1].ntriggers);
+		for (int call = 0; call < 4; call++) {
+			fftd_test_mf_out_free(&o[call]);
+		}
+		fftd_array_destroy(r.dp);
+		fftd_array_destroy(r.tpl);
+		fftd_test_mf_free(&b);
+	}
+	fftd_test_mf_print_worst("cuda");
+	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
+}
+
 static const fftd_test_role roles[] = {
 	{ "holder", arrays_role_holder },
 	{ NULL, NULL },
@@ -355,6 +450,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_freed),
 		cmocka_unit_test(test_mf_bank),
 		cmocka_unit_test(test_mf_sigmasq),
+		cmocka_unit_test(test_mf_sigma_kept),
 	};
 	return fftd_test_run_group("arrays[cuda]", tests, &FX);
 }
