@@ -63,7 +63,7 @@ static uint64_t
 busy_poll_setting(void)
 {
 	const char *v  = getenv("FFTD_BUSY_POLL_US");
-	int64_t     us = fftd__busy_poll_auto_us();
+	int64_t     us = fftd__busy_poll_auto_us(1);
 	if (v != NULL && strcmp(v, "auto") != 0) {
 		char *end;
 		long  x = strtol(v, &end, 10);

@@ -9,7 +9,7 @@
 // per call, where polling takes one or two. The price is a CPU busy while
 // requests keep coming, and for the window after the last; so it is on by
 // default only where the host has CPUs to spare, as CUDA's
-// cudaDeviceScheduleAuto spins only when the process has a core to
+// cudaDeviceScheduleAuto spins only when each context can have a core to
 // itself.
 
 #ifndef FFTD_COMMON_BUSYPOLL_H
@@ -22,18 +22,23 @@
 // than a bank call of 1,024 templates at 2^17 samples on the H200 (~1.1
 // ms), so that a client calling back to back never finds its peer asleep.
 #define FFTD__BUSY_POLL_AUTO_US 2000
-// FFTD__BUSY_POLL_AUTO_CPUS: at least this many online CPUs for that.
+// FFTD__BUSY_POLL_AUTO_CPUS: at least this many online CPUs for that, and
+// two per thread that polls.
 #define FFTD__BUSY_POLL_AUTO_CPUS 8
 // FFTD__BUSY_POLL_MAX_US bounds a configured window (0.1 s).
 #define FFTD__BUSY_POLL_MAX_US 100000
 
-// fftd__busy_poll_auto_us is the default window, us: FFTD__BUSY_POLL_AUTO_US
-// on a host of FFTD__BUSY_POLL_AUTO_CPUS online CPUs or more, else 0 (off).
+// fftd__busy_poll_auto_us is the default window for a process of
+// `threads` polling threads, us: FFTD__BUSY_POLL_AUTO_US on a host of
+// FFTD__BUSY_POLL_AUTO_CPUS online CPUs or more and two per such thread,
+// else 0 (off).
 static inline int64_t
-fftd__busy_poll_auto_us(void)
+fftd__busy_poll_auto_us(int threads)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n >= FFTD__BUSY_POLL_AUTO_CPUS ? FFTD__BUSY_POLL_AUTO_US : 0;
+	return n >= FFTD__BUSY_POLL_AUTO_CPUS && n >= 2L * threads
+	    ? FFTD__BUSY_POLL_AUTO_US
+	    : 0;
 }
 
 // fftd__cpu_relax tells the CPU that this is a polling loop (x86 PAUSE,

@@ -174,9 +174,9 @@ parse_u64(const char *v, uint64_t *out)
 }
 
 uint64_t
-fftd__config_busy_poll_ns(const fftd__config *cfg)
+fftd__config_busy_poll_ns(const fftd__config *cfg, int threads)
 {
-	int64_t us = cfg->busy_poll_us < 0 ? fftd__busy_poll_auto_us()
+	int64_t us = cfg->busy_poll_us < 0 ? fftd__busy_poll_auto_us(threads)
 	                                   : cfg->busy_poll_us;
 	return (uint64_t) us * 1000u;
 }

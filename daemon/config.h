@@ -105,8 +105,8 @@ int fftd__config_add_listen(fftd__config *cfg, const char *url);
 void fftd__config_default_listen(char *buf, size_t len);
 
 // fftd__config_busy_poll_ns is server.busy_poll_us in ns, auto (-1)
-// resolved for this host (busypoll.h).
-uint64_t fftd__config_busy_poll_ns(const fftd__config *cfg);
+// resolved for this host and `threads` polling threads (busypoll.h).
+uint64_t fftd__config_busy_poll_ns(const fftd__config *cfg, int threads);
 
 // fftd__config_weight is the fair-share weight of user uid (1 unless
 // configured in [weights]).

@@ -525,8 +525,12 @@ main(int argc, char **argv)
 		    uv_strerror(uvrv));
 		goto out;
 	}
-	have_loop        = true;
-	uint64_t busy_ns = fftd__config_busy_poll_ns(&d.cfg);
+	have_loop = true;
+	// The channels' poller and every worker poll: auto counts them all,
+	// and the server's copy of the config gets the resolved window.
+	uint64_t busy_ns = fftd__config_busy_poll_ns(
+	    &d.cfg, 1 + nords * (d.cfg.realtime_lane ? 2 : 1));
+	d.cfg.busy_poll_us = (int) (busy_ns / 1000);
 	if (busy_ns > 0) {
 		fftd__log(FFTD_LOG_INFO,
 		    "busy polling: %.0f us after each request "

@@ -358,8 +358,8 @@ fftd__server_start(fftd__server *s, char *err, size_t errlen)
 				const fftd__chanpoll_ops ops
 				    = { chan_packet, fftd__stream_hangup };
 				if (fftd__chanpoll_start(&s->chanpoll, &ops, s,
-				        fftd__config_busy_poll_ns(&s->cfg), err,
-				        errlen)
+				        fftd__config_busy_poll_ns(&s->cfg, 1),
+				        err, errlen)
 				    != FFTD_OK) {
 					// Streams then use NNG.
 					fftd__log(FFTD_LOG_WARN,

@@ -181,7 +181,7 @@ test_good_forms(void **state)
 	assert_int_equal(cfg.socket_mode, 0640);
 	assert_int_equal(cfg.contexts, 10);
 	assert_int_equal(cfg.busy_poll_us, 250);
-	assert_int_equal(fftd__config_busy_poll_ns(&cfg), 250000);
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg, 1000), 250000);
 	assert_int_equal(cfg.limits.max_request_bytes, 10);
 	assert_int_equal(cfg.limits.max_batch, 3 << 10);
 	assert_int_equal(cfg.max_buffer_bytes, 2 << 20);
@@ -201,23 +201,27 @@ test_good_forms(void **state)
 }
 
 // test_busy_poll_auto: "auto" (the default) polls 2 ms on a host of 8
-// online CPUs or more, not at all on a smaller one; 0 is off.
+// online CPUs or more and two per polling thread, not at all otherwise;
+// 0 is off.
 static void
 test_busy_poll_auto(void **state)
 {
 	(void) state;
 	fftd__config cfg;
 	char         err[512];
-	uint64_t     want = sysconf(_SC_NPROCESSORS_ONLN) >= 8 ? 2000000 : 0;
+	long         n    = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t     want = n >= 8 && n >= 6 ? 2000000 : 0; // 3 threads
 	fftd__config_defaults(&cfg);
-	assert_int_equal(fftd__config_busy_poll_ns(&cfg), want);
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg, 3), want);
+	// More polling threads than half the CPUs: off.
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg, (int) n / 2 + 1), 0);
 	assert_int_equal(
 	    load("[server]\nbusy_poll_us = auto\n", &cfg, err, sizeof(err)), 0);
 	assert_int_equal(cfg.busy_poll_us, -1);
-	assert_int_equal(fftd__config_busy_poll_ns(&cfg), want);
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg, 3), want);
 	assert_int_equal(
 	    load("[server]\nbusy_poll_us = 0\n", &cfg, err, sizeof(err)), 0);
-	assert_int_equal(fftd__config_busy_poll_ns(&cfg), 0);
+	assert_int_equal(fftd__config_busy_poll_ns(&cfg, 3), 0);
 }
 
 // test_shipped_config: deploy/fftd.conf loads as it is.
