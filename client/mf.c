@@ -144,21 +144,8 @@ mf_payload_len(const Fftd__Wire__MatchedFilterReply *mr,
 	    + mr->ntriggers * FFTD__MF_TRIGGER_BYTES + sz->series_bytes;
 }
 
-// RECORDS_ARE_STRUCTS: the wire's peak and trigger records (mf_wire.h,
-// little-endian hosts only) are fftd_mf_peak's and fftd_mf_trigger's
-// bytes.
-#define RECORDS_ARE_STRUCTS                                                    \
-	(sizeof(fftd_mf_peak) == FFTD__MF_PEAK_BYTES                           \
-	    && offsetof(fftd_mf_peak, t) == 8                                  \
-	    && offsetof(fftd_mf_peak, sigma) == 16                             \
-	    && offsetof(fftd_mf_peak, z_re) == 24                              \
-	    && offsetof(fftd_mf_peak, z_im) == 32                              \
-	    && sizeof(fftd_mf_trigger) == FFTD__MF_TRIGGER_BYTES               \
-	    && offsetof(fftd_mf_trigger, t) == 8                               \
-	    && offsetof(fftd_mf_trigger, rho) == 16                            \
-	    && offsetof(fftd_mf_trigger, z_re) == 24                           \
-	    && offsetof(fftd_mf_trigger, z_im) == 32)
-_Static_assert(RECORDS_ARE_STRUCTS, "mf_wire.h's records are the structs");
+_Static_assert(FFTD__MF_RECORDS_ARE(fftd_mf_peak, fftd_mf_trigger),
+    "the wire's records are these structs' bytes (mf_wire.h)");
 
 // mf_unpack copies the reply's payload into the caller's results.
 static int
@@ -180,7 +167,7 @@ mf_unpack(const Fftd__Wire__MatchedFilterReply *mr, const fftd__frame *f,
 	size_t         nt = (size_t) mr->ntriggers * FFTD__MF_TRIGGER_BYTES;
 	if (peak_size == sizeof(fftd_mf_peak)
 	    && trigger_size == sizeof(fftd_mf_trigger)) {
-		// The records are these structs' bytes (RECORDS_ARE_STRUCTS):
+		// The records are these structs' bytes (FFTD__MF_RECORDS_ARE):
 		// one copy each, not a field at a time, which took ~30 us for
 		// a 1,024-template call on the H200 host.
 		memcpy(peaks, p, np);

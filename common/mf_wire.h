@@ -36,6 +36,19 @@
 #define FFTD__MF_PEAK_BYTES 40
 #define FFTD__MF_TRIGGER_BYTES 40
 
+// FFTD__MF_RECORDS_ARE says that the peak and trigger records are the
+// bytes of structs P and T (fields in the records' order, no padding), so
+// that whole arrays of them are copied in and out as they are: the
+// daemon's (mf.h) and the public ones (fftd.h) are asserted to be.
+#define FFTD__MF_RECORDS_ARE(P, T)                                             \
+	(sizeof(P) == FFTD__MF_PEAK_BYTES && offsetof(P, rho) == 0             \
+	    && offsetof(P, t) == 8 && offsetof(P, sigma) == 16                 \
+	    && offsetof(P, z_re) == 24 && offsetof(P, z_im) == 32              \
+	    && sizeof(T) == FFTD__MF_TRIGGER_BYTES                             \
+	    && offsetof(T, template_index) == 0 && offsetof(T, t) == 8         \
+	    && offsetof(T, rho) == 16 && offsetof(T, z_re) == 24               \
+	    && offsetof(T, z_im) == 32)
+
 // fftd__mf_peak_pack writes one peak record (40 bytes at p).
 void fftd__mf_peak_pack(
     uint8_t *p, double rho, int64_t t, double sigma, double z_re, double z_im);
