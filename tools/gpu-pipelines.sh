@@ -3,7 +3,7 @@
 #
 # gpu-pipelines.sh — bench/pipelines (issue 16, item 5) on the lent GPU
 # machine, with PyCBC for case (d) from the pieces tools/pycbc-bundle.sh
-# packs under gpu-carry/pycbc (git-ignored, at most 60 MiB each, so that
+# packs under gpu-carry/pycbc (git-ignored, at most 24 MiB each, so that
 # they can be carried in consecutive calls):
 #
 #   sh tools/gpu-pipelines.sh receive   (a call carrying some pieces: each

@@ -19,7 +19,9 @@
 #    of *.libs that no kept extension needs (readelf NEEDED, transitively)
 #    are removed (for LALSuite that keeps lal and lalsimulation, which
 #    pycbc imports, and drops the rest);
-# 4. tar.xz of the result split into pieces of at most 60 MiB:
+# 4. tar.xz of the result split into pieces of at most 24 MiB (a call
+#    carries at most 64 MiB with the tree: two pieces, or one beside the
+#    binaries):
 #    OUT_DIR/pycbc.tar.xz.00, .01, ... and OUT_DIR/SHA256SUMS, and a
 #    kept-modules list beside. The total size is printed.
 #
@@ -134,7 +136,7 @@ echo "pycbc-bundle: pruned to $(du -sh "$work/site" | cut -f1)"
 # 4. Pack and split.
 mkdir -p "$out"
 rm -f "$out"/pycbc.tar.xz.* "$out/SHA256SUMS"
-tar -C "$work/site" -cf - . | xz -T0 -6 | split -b 60M -d - "$out/pycbc.tar.xz."
+tar -C "$work/site" -cf - . | xz -T0 -6 | split -b 24M -d - "$out/pycbc.tar.xz."
 cp "$work/modules.txt" "$out/modules.txt"
 (cd "$out" && sha256sum pycbc.tar.xz.* >SHA256SUMS)
 ls -l "$out"
