@@ -161,8 +161,7 @@ cuda_close(fftd__device *dev)
 	}
 	fftd__cuda_mf_plans_free(st);
 	fftd__cuda_buf_free_host(&st->mf_host);
-	fftd__cuda_buf_free_dev(&st->mf_dev);
-	fftd__cuda_buf_free_dev(&st->mf_sigma);
+	fftd__cuda_drop_caches(st); // the bank's scratch, kept sigma^2
 	fftd__cuda_buf_free_dev(&st->d_in);
 	fftd__cuda_buf_free_dev(&st->d_out);
 	fftd__cuda_buf_free_host(&st->h_in);

@@ -136,6 +136,9 @@ typedef struct fftd__cuda_state fftd__cuda_state;
 typedef struct fftd__cuda_plan  fftd__cuda_plan;
 
 // fftd__cuda_buf is a device or pinned host buffer grown on demand.
+// FFTD__MF_SIGMA_KEPT is how many calls' sigma^2 a device keeps.
+#define FFTD__MF_SIGMA_KEPT 8
+
 typedef struct fftd__cuda_buf {
 	void  *p;
 	size_t cap;
@@ -186,18 +189,24 @@ struct fftd__cuda_state {
 	// plan_bytes, dropped (fftd__cuda_drop_caches) before anything that
 	// needs its room is refused.
 	fftd__cuda_buf mf_dev;
-	// The sigma^2 of the last bank call that computed them, count f64,
-	// and what they were computed from (cuda_mf_setup.c): a cache like
-	// mf_dev, given to a later call of the same key instead of summing
-	// them again (~6% of a template's time at 2^17 on the H200).
-	fftd__cuda_buf mf_sigma;
-	struct fftd__mf_sigma_key {
-		const void *templates, *psd;
-		int64_t     count, n, kmin, kmax;
-		double      delta_f;
-		int         precision;
-		uint64_t    tpl_gen, psd_gen; // never 0 when kept
-	} mf_sigma_key;
+	// The sigma^2 of the last FFTD__MF_SIGMA_KEPT bank calls that
+	// computed them (count f64 each) and what they were computed from
+	// (cuda_mf_setup.c), least recently used out: a cache like mf_dev,
+	// given to a later call of the same key instead of summing them again
+	// (~6% of a template's time at 2^17 on the H200). Several, so that a
+	// search alternating detectors (one PSD each) or banks keeps each.
+	struct fftd__mf_sigma_kept {
+		fftd__cuda_buf buf;
+		struct fftd__mf_sigma_key {
+			const void *templates, *psd;
+			int64_t     count, n, kmin, kmax;
+			double      delta_f;
+			int         precision;
+			uint64_t    tpl_gen, psd_gen; // 0: no entry
+		} key;
+		uint64_t used; // mf_sigma_clock at its last use
+	} mf_sigma[FFTD__MF_SIGMA_KEPT];
+	uint64_t mf_sigma_clock;
 	// The fourstep bank's second and third streams and its events (fork,
 	// join, join3; a part's passes done; a part's slots copied, for each
 	// of two batches in flight), made on first use (cuda_mf.c,

@@ -43,12 +43,35 @@ fftd__cuda_buf_free_host(fftd__cuda_buf *b)
 	b->cap = 0;
 }
 
+// bank_cache_bytes is what the bank keeps between calls: its scratch and
+// the kept sigma^2.
+static uint64_t
+bank_cache_bytes(const fftd__cuda_state *st)
+{
+	uint64_t b = st->mf_dev.cap;
+	for (int i = 0; i < FFTD__MF_SIGMA_KEPT; i++) {
+		b += st->mf_sigma[i].buf.cap;
+	}
+	return b;
+}
+
+// drop_bank_caches frees them.
+static void
+drop_bank_caches(fftd__cuda_state *st)
+{
+	fftd__cuda_buf_free_dev(&st->mf_dev);
+	for (int i = 0; i < FFTD__MF_SIGMA_KEPT; i++) {
+		fftd__cuda_buf_free_dev(&st->mf_sigma[i].buf);
+		st->mf_sigma[i].key = (struct fftd__mf_sigma_key) { 0 };
+	}
+}
+
 // fftd__cuda_cache_bytes is the device memory held as caches: the
-// single-shot request buffers and the bank's scratch. Under st->mtx.
+// single-shot request buffers and what the bank keeps. Under st->mtx.
 uint64_t
 fftd__cuda_cache_bytes(const fftd__cuda_state *st)
 {
-	return st->d_in.cap + st->d_out.cap + st->mf_dev.cap + st->mf_sigma.cap;
+	return st->d_in.cap + st->d_out.cap + bank_cache_bytes(st);
 }
 
 // fftd__cuda_drop_caches frees them, when their room is needed: nothing
@@ -58,8 +81,7 @@ fftd__cuda_drop_caches(fftd__cuda_state *st)
 {
 	fftd__cuda_buf_free_dev(&st->d_in);
 	fftd__cuda_buf_free_dev(&st->d_out);
-	fftd__cuda_buf_free_dev(&st->mf_dev);
-	fftd__cuda_buf_free_dev(&st->mf_sigma);
+	drop_bank_caches(st);
 }
 
 // round_up rounds n up to a whole GROW_STEP.
@@ -80,9 +102,8 @@ fftd__cuda_grow_dev(fftd__cuda_state *st, fftd__cuda_buf *b,
 		return FFTD_OK;
 	}
 	uint64_t held = st->plan_bytes + st->pipe_bytes + other->cap;
-	if (held + st->mf_dev.cap + st->mf_sigma.cap + need > st->budget) {
-		fftd__cuda_buf_free_dev(&st->mf_dev); // caches
-		fftd__cuda_buf_free_dev(&st->mf_sigma);
+	if (held + bank_cache_bytes(st) + need > st->budget) {
+		drop_bank_caches(st);
 	}
 	if (held > st->budget || need > st->budget - held) {
 		return fftd__errmsg(FFTD_EDEVMEM, msg, msglen,

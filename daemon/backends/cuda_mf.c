@@ -621,6 +621,10 @@ fftd__cuda_mf_bank(
 		// An earlier call's, from the same templates and PSD.
 		g.hh    = kept;
 		g.given = true;
+		fftd__log(FFTD_LOG_DEBUG,
+		    "device %d: matched filter: sigma^2 of %lld templates kept "
+		    "from an earlier call",
+		    st->ordinal, (long long) a->count);
 	}
 	if (rv == FFTD_OK) {
 		rv = check_inputs(&g, msg, msglen);

@@ -86,8 +86,9 @@ int fftd__cuda_mf_setup(fftd__mf_gpu *g, char *msg, size_t msglen);
 double *fftd__cuda_mf_sigma_cached(const fftd__mf_gpu *g);
 
 // fftd__cuda_mf_sigma_keep queues the copy of the sigma^2 g's call
-// computed (g->hh, count f64) into the device's cache, where the budget
-// has room (nothing otherwise: a cache). On a call that succeeded.
+// computed (g->hh, count f64) into the device's cache (FFTD__MF_SIGMA_KEPT
+// entries, least recently used out), where the budget has room (nothing
+// otherwise: a cache). On a call that succeeded.
 void fftd__cuda_mf_sigma_keep(fftd__mf_gpu *g);
 
 // fftd__cuda_mf_teardown gives back what setup took (any part of it),

@@ -11,8 +11,8 @@
 // fftd__cuda_reserve_plan_bytes and kept as the next call's cache
 // (dropped when anything else needs its room: cuda_memory.c); the
 // pinned host copies the batches' results come back into; and the cache
-// of the last computed sigma^2 (st->mf_sigma), given to a later call of
-// the same templates and PSD.
+// of the last calls' computed sigma^2 (st->mf_sigma), given to a later
+// call of the same templates and PSD.
 //
 // Threads: the device's batch worker, holding st->mtx (cuda_mf.c).
 
@@ -371,26 +371,40 @@ sigma_key(const fftd__mf_gpu *g)
 		.psd_gen                                = a->psd_gen };
 }
 
+// same_key compares two keys field by field (no padding read).
+static bool
+same_key(const struct fftd__mf_sigma_key *k, const struct fftd__mf_sigma_key *w)
+{
+	return k->templates == w->templates && k->psd == w->psd
+	    && k->count == w->count && k->n == w->n && k->kmin == w->kmin
+	    && k->kmax == w->kmax && k->delta_f == w->delta_f
+	    && k->precision == w->precision && k->tpl_gen == w->tpl_gen
+	    && k->psd_gen == w->psd_gen;
+}
+
 // fftd__cuda_mf_sigma_cached (cuda_mf_impl.h): only where both arrays'
-// generations are known; the key's fields one by one (no padding read).
+// generations are known (an entry's are never 0).
 double *
 fftd__cuda_mf_sigma_cached(const fftd__mf_gpu *g)
 {
-	const struct fftd__mf_sigma_key *k = &g->st->mf_sigma_key;
-	struct fftd__mf_sigma_key        w = sigma_key(g);
-	if (g->st->mf_sigma.p == NULL || w.tpl_gen == 0 || w.psd_gen == 0) {
+	fftd__cuda_state         *st = g->st;
+	struct fftd__mf_sigma_key w  = sigma_key(g);
+	if (w.tpl_gen == 0 || w.psd_gen == 0) {
 		return NULL;
 	}
-	bool same = k->templates == w.templates && k->psd == w.psd
-	    && k->count == w.count && k->n == w.n && k->kmin == w.kmin
-	    && k->kmax == w.kmax && k->delta_f == w.delta_f
-	    && k->precision == w.precision && k->tpl_gen == w.tpl_gen
-	    && k->psd_gen == w.psd_gen;
-	return same ? g->st->mf_sigma.p : NULL;
+	for (int i = 0; i < FFTD__MF_SIGMA_KEPT; i++) {
+		struct fftd__mf_sigma_kept *e = &st->mf_sigma[i];
+		if (e->buf.p != NULL && same_key(&e->key, &w)) {
+			e->used = ++st->mf_sigma_clock;
+			return e->buf.p;
+		}
+	}
+	return NULL;
 }
 
-// fftd__cuda_mf_sigma_keep (cuda_mf_impl.h): the copy is queued on the
-// worker's stream after the call's work, so the next call reads it done.
+// fftd__cuda_mf_sigma_keep (cuda_mf_impl.h): into a free entry or the
+// least recently used one; the copy is queued on the worker's stream
+// after the call's work, so the next call reads it done.
 void
 fftd__cuda_mf_sigma_keep(fftd__mf_gpu *g)
 {
@@ -399,9 +413,16 @@ fftd__cuda_mf_sigma_keep(fftd__mf_gpu *g)
 	if (g->a->tpl_gen == 0 || g->a->psd_gen == 0) {
 		return; // a CUDA IPC mapping: its owner writes it unseen
 	}
-	st->mf_sigma_key = (struct fftd__mf_sigma_key) { 0 }; // none yet
-	if (st->mf_sigma.cap < need) {
-		fftd__cuda_buf_free_dev(&st->mf_sigma);
+	struct fftd__mf_sigma_kept *e = &st->mf_sigma[0];
+	for (int i = 1; i < FFTD__MF_SIGMA_KEPT && e->key.tpl_gen != 0; i++) {
+		if (st->mf_sigma[i].key.tpl_gen == 0
+		    || st->mf_sigma[i].used < e->used) {
+			e = &st->mf_sigma[i];
+		}
+	}
+	e->key = (struct fftd__mf_sigma_key) { 0 }; // none until queued
+	if (e->buf.cap < need) {
+		fftd__cuda_buf_free_dev(&e->buf);
 		uint64_t held = st->plan_bytes + st->pipe_bytes
 		    + fftd__cuda_cache_bytes(st);
 		void *p = NULL;
@@ -410,15 +431,16 @@ fftd__cuda_mf_sigma_keep(fftd__mf_gpu *g)
 			(void) cudaGetLastError();
 			return;
 		}
-		st->mf_sigma = (fftd__cuda_buf) { p, need };
+		e->buf = (fftd__cuda_buf) { p, need };
 	}
-	if (cudaMemcpyAsync(st->mf_sigma.p, g->hh, need,
-	        cudaMemcpyDeviceToDevice, st->stream)
+	if (cudaMemcpyAsync(
+	        e->buf.p, g->hh, need, cudaMemcpyDeviceToDevice, st->stream)
 	    != cudaSuccess) {
 		(void) cudaGetLastError();
 		return;
 	}
-	st->mf_sigma_key = sigma_key(g);
+	e->key  = sigma_key(g);
+	e->used = ++st->mf_sigma_clock;
 }
 
 // fftd__cuda_mf_teardown (cuda_mf_impl.h).

@@ -340,14 +340,53 @@ test_mf_sigmasq(void **state)
 	assert_int_equal(fftd_ping(C, NULL), FFTD_OK);
 }
 
-// test_mf_sigma_kept: the device keeps the sigma^2 a call computed and
-// gives them to the next call of the same templates, PSD, band and arrays
-// (cuda_mf_setup.c), on fourstep's (f32 2^17), cuFFT's (f32 1000) and the
-// plain engine (f64 4096): the same request twice gives the same bits,
-// both against the reference; after new PSD values are written into the
-// PSD's array, and new values into one template of the bank's, the next
-// call's sigma, peaks and triggers are the new inputs' (against the
-// reference recomputed), not the kept ones'.
+// scale_reals multiplies n reals of arr (p's type) each by a factor drawn
+// from [lo, hi].
+static void
+scale_reals(void *arr, fftd_precision p, size_t n, uint64_t *s, long double lo,
+    long double hi)
+{
+	for (size_t k = 0; k < n; k++) {
+		long double f = lo + (hi - lo) * fftd_test_mf_unit(s);
+		fftd_test_mf_put(arr, p, k, fftd_test_mf_get(arr, p, k) * f);
+	}
+}
+
+// kept_call runs b's request with the PSD in array dp (at r's offsets)
+// into o, after making psd b's PSD and the reference b's, and checks it.
+static void
+kept_call(const mf_resident *r, fftd_array *dp, fftd_test_mf *b,
+    const void *psd, size_t maxt, int ns, const int64_t *idx,
+    fftd_test_mf_out *o)
+{
+	size_t rs = fftd_test_mf_real_size(b->precision);
+	memcpy(b->psd, psd, (size_t) b->nbins * rs);
+	fftd_test_mf_reference(b);
+	mf_resident rd = *r;
+	rd.dp          = dp;
+	fftd_test_mf_out_new(o, b, maxt, ns, idx);
+	ASSERT_OK(mf_call(&rd, b, o));
+	fftd_test_mf_check(b, o);
+}
+
+// same_peaks: two runs of one request returned the same bits.
+static void
+same_peaks(const fftd_test_mf_out *x, const fftd_test_mf_out *y, int64_t n)
+{
+	assert_memory_equal(x->peaks, y->peaks, (size_t) n * sizeof(*x->peaks));
+	assert_int_equal(x->ntriggers, y->ntriggers);
+}
+
+// test_mf_sigma_kept: the device keeps the sigma^2 of the last calls that
+// computed them and gives them to a later call of the same templates, PSD,
+// band and arrays (cuda_mf_setup.c), on fourstep's (f32 2^17), cuFFT's
+// (f32 1000) and the plain engine (f64 4096). Calls on PSD A, A, B (a
+// second array), A, B, as a search alternating two detectors makes: each
+// against the reference, a repeated call the same bits as the first on its
+// PSD (with FFTD_TEST_DAEMON_LOG and a debug-level daemon, three "kept"
+// lines a case show the second, fourth and fifth took kept values). Then
+// new values written into A's PSD, and into one template of the bank: the
+// next calls match the reference of the new inputs, not the kept sigma^2.
 static void
 test_mf_sigma_kept(void **state)
 {
@@ -367,64 +406,53 @@ test_mf_sigma_kept(void **state)
 		fftd_test_mf_new(
 		    &b, cases[i].n, cases[i].p, 8, fftd_test_mf_rng_next(&s));
 		mf_resident_new(&r, &b);
-		size_t  rs = fftd_test_mf_real_size(b.precision);
-		size_t  nb = (size_t) b.nbins, maxt;
+		size_t rs = fftd_test_mf_real_size(b.precision);
+		size_t nb = (size_t) b.nbins, maxt;
+		// PSD B: A's, each bin x [0.25, 4], in an array of its own.
+		void *pa = malloc(nb * rs), *pb = malloc(nb * rs);
+		assert_true(pa && pb);
+		memcpy(pa, b.psd, nb * rs);
+		memcpy(pb, b.psd, nb * rs);
+		scale_reals(pb, b.precision, nb, &s, 0.25L, 4);
+		fftd_array *db;
+		ASSERT_OK(
+		    fftd_array_create(C, 0, r.psd_off + nb * rs + 7 * rs, &db));
+		ASSERT_OK(
+		    fftd_array_write(db, r.data_off, b.data, 2 * nb * rs));
+		ASSERT_OK(fftd_array_write(db, r.psd_off, pb, nb * rs));
 		int64_t idx[3];
 		int     ns;
 		b.first = 1;
 		b.count = 6;
 		fftd_test_mf_draw(&b, &s, 6, &maxt, idx, &ns);
-		printf("%s N = %lld: the same request 4 times, new inputs "
-		       "before the last 2\n",
+		printf("%s N = %lld: PSD A, A, B, A, B; new PSD A; a new "
+		       "template\n",
 		    cases[i].p == FFTD_F64 ? "f64" : "f32", (long long) b.n);
-		fftd_test_mf_out o[4];
-		for (int call = 0; call < 4; call++) {
-			if (call == 2) { // the PSD, each bin x [0.25, 4]
-				for (size_t k = 0; k < nb; k++) {
-					long double v = fftd_test_mf_get(
-					    b.psd, b.precision, k);
-					fftd_test_mf_put(b.psd, b.precision, k,
-					    v
-					        * (0.25L
-					            + 3.75L
-					                * fftd_test_mf_unit(
-					                    &s)));
-				}
-				ASSERT_OK(fftd_array_write(
-				    r.dp, r.psd_off, b.psd, nb * rs));
-				fftd_test_mf_reference(&b);
-			}
-			if (call
-			    == 3) { // template first + 2, each bin x [1, 3]
-				size_t j = (size_t) b.first + 2;
-				char  *hj
-				    = (char *) b.templates + j * r.tpl_bytes;
-				for (size_t k = 0; k < 2 * nb; k++) {
-					long double v = fftd_test_mf_get(
-					    hj, b.precision, k);
-					fftd_test_mf_put(hj, b.precision, k,
-					    v
-					        * (1
-					            + 2
-					                * fftd_test_mf_unit(
-					                    &s)));
-				}
-				ASSERT_OK(fftd_array_write(r.tpl,
-				    r.tpl_off + j * r.tpl_bytes, hj,
-				    r.tpl_bytes));
-				fftd_test_mf_reference(&b);
-			}
-			fftd_test_mf_out_new(&o[call], &b, maxt, ns, idx);
-			ASSERT_OK(mf_call(&r, &b, &o[call]));
-			fftd_test_mf_check(&b, &o[call]);
-		}
-		// The second call took the first's sigma^2: the same bits.
-		assert_memory_equal(o[0].peaks, o[1].peaks,
-		    (size_t) b.count * sizeof(*o[0].peaks));
-		assert_int_equal(o[0].ntriggers, o[1].ntriggers);
-		for (int call = 0; call < 4; call++) {
+		fftd_test_mf_out o[7];
+		kept_call(&r, r.dp, &b, pa, maxt, ns, idx, &o[0]);
+		kept_call(&r, r.dp, &b, pa, maxt, ns, idx, &o[1]);
+		kept_call(&r, db, &b, pb, maxt, ns, idx, &o[2]);
+		kept_call(&r, r.dp, &b, pa, maxt, ns, idx, &o[3]);
+		kept_call(&r, db, &b, pb, maxt, ns, idx, &o[4]);
+		same_peaks(&o[0], &o[1], b.count);
+		same_peaks(&o[0], &o[3], b.count);
+		same_peaks(&o[2], &o[4], b.count);
+		// New values in A's PSD, then in template first + 2.
+		scale_reals(pa, b.precision, nb, &s, 0.25L, 4);
+		ASSERT_OK(fftd_array_write(r.dp, r.psd_off, pa, nb * rs));
+		kept_call(&r, r.dp, &b, pa, maxt, ns, idx, &o[5]);
+		size_t j  = (size_t) b.first + 2;
+		char  *hj = (char *) b.templates + j * r.tpl_bytes;
+		scale_reals(hj, b.precision, 2 * nb, &s, 1, 3);
+		ASSERT_OK(fftd_array_write(
+		    r.tpl, r.tpl_off + j * r.tpl_bytes, hj, r.tpl_bytes));
+		kept_call(&r, r.dp, &b, pa, maxt, ns, idx, &o[6]);
+		for (int call = 0; call < 7; call++) {
 			fftd_test_mf_out_free(&o[call]);
 		}
+		free(pa);
+		free(pb);
+		fftd_array_destroy(db);
 		fftd_array_destroy(r.dp);
 		fftd_array_destroy(r.tpl);
 		fftd_test_mf_free(&b);
