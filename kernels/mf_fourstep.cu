@@ -553,9 +553,7 @@ finish_part(const fftd__mf_fourstep_args *f, const Shape &s, const float2 *tab1,
 	pa.nb                 = nb;
 	pa.b0                 = a->b0 + b0;
 	pa.hh                 = a->hh + b0;
-	pa.key                = a->key + 4 * sl * b0;
-	pa.t                  = pa.key + sl * nb;
-	pa.z                  = (double *) (pa.t + sl * nb);
+	fftd__mf_part_slots(a->key, sl, b0, nb, &pa.key, &pa.t, &pa.z);
 	pa.q   = a->q == NULL ? NULL : (const float2 *) a->q + a->ld * b0;
 	int rc = f->sigma
 	    ? fftd__mf_sum_partials(f->partial + (int64_t) blocks1 * b0,
@@ -640,8 +638,8 @@ fftd__mf_fourstep(const fftd__mf_fourstep_args *f, void *stream)
 		// one part, laid out as part_done's are (mf_kernels.h)
 		fftd__mf_scan_args     ca = *a;
 		fftd__mf_fourstep_args cf = *f;
-		ca.t                      = ca.key + (1 + a->nwin) * a->nb;
-		ca.z    = (double *) (ca.t + (1 + a->nwin) * a->nb);
+		fftd__mf_part_slots(
+		    a->key, 1 + a->nwin, 0, a->nb, &ca.key, &ca.t, &ca.z);
 		cf.scan = &ca;
 		int rc  = fftd__mf_cluster(&cf, tab + tt.total, stream);
 		return rc == 0 ? f->part_done(f->ctx, 0, a->nb, stream) : rc;

@@ -180,6 +180,25 @@ int    fftd__mf_fourstep_tables(void *tab, int64_t n, void *stream);
 // (FFTD_MF_FOURSTEP_PARTS), so that the caller may keep an event a part.
 #define FFTD__MF_MAX_PARTS 32
 
+// FFTD__MF_SLOT_BYTES is one slot's share of the scan's region: its key,
+// its sample and its z (two doubles).
+#define FFTD__MF_SLOT_BYTES 32
+
+// fftd__mf_part_slots gives where the templates [b0, b0 + nb) of a batch
+// run in parts (part_done) keep their slots, `slots` (1 + nwin) a
+// template, in the region from key (the device's, or its host copy): the
+// part's FFTD__MF_SLOT_BYTES slots (b0) bytes in, laid out as a batch of
+// nb of its own, its keys, then its samples, then its z.
+static inline void
+fftd__mf_part_slots(uint64_t *key, int64_t slots, int64_t b0, int64_t nb,
+    uint64_t **pkey, uint64_t **pt, double **pz)
+{
+	uint64_t *k = key + FFTD__MF_SLOT_BYTES / 8 * slots * b0;
+	*pkey       = k;
+	*pt         = k + slots * nb;
+	*pz         = (double *) (k + 2 * slots * nb);
+}
+
 typedef struct fftd__mf_fourstep_args {
 	const fftd__mf_scan_args *scan;
 	void                     *scratch;
@@ -208,8 +227,8 @@ typedef struct fftd__mf_fourstep_args {
 	// 0 or a cudaError_t, which ends the batch. The scan's key, t and z
 	// must then be one region (t = key + S, z = t + S, S = nb (1 + nwin)
 	// of the batch), and each part's slots are laid out as a batch's of
-	// its own from key + 4 (1 + nwin) b0 (32 bytes a slot), so that one
-	// copy takes them; one part is the whole batch laid out as usual.
+	// its own (fftd__mf_part_slots), so that one copy takes them; one
+	// part is the whole batch laid out as usual.
 	int (*part_done)(void *ctx, int b0, int nb, void *stream);
 	void *ctx;
 } fftd__mf_fourstep_args;

@@ -333,10 +333,12 @@ part_copy(void *ctx, int b0, int nb, void *stream)
 	if (p >= FFTD__MF_MAX_PARTS) {
 		return (int) cudaErrorInvalidValue;
 	}
-	size_t      off = (size_t) b0 * (size_t) g->slots * 32;
-	cudaError_t e   = cudaMemcpyAsync(g->hreg[buf] + off,
-	      (char *) g->key + off, (size_t) nb * (size_t) g->slots * 32,
-	      cudaMemcpyDeviceToHost, stream);
+	// the part's slots: one run from fftd__mf_part_slots's start
+	size_t      row = FFTD__MF_SLOT_BYTES * (size_t) g->slots;
+	size_t      off = (size_t) b0 * row;
+	cudaError_t e
+	    = cudaMemcpyAsync(g->hreg[buf] + off, (char *) g->key + off,
+	        (size_t) nb * row, cudaMemcpyDeviceToHost, stream);
 	if (e == cudaSuccess && b0 + nb == g->cur_nb && g->a->nseries == 0) {
 		size_t fo = (size_t) ((char *) g->flags - (char *) g->key);
 		e         = cudaMemcpyAsync(g->hreg[buf] + fo, g->flags, 16,
@@ -525,12 +527,10 @@ finish_batch(
 			    e, "cudaEventSynchronize", msg, msglen);
 		}
 		// the part's slots, laid out as a batch's (mf_kernels.h)
-		int    b0 = g->part_b0[buf][p], pnb = g->part_nb[buf][p];
-		size_t ns = (size_t) pnb * (size_t) g->slots;
-		g->hkey   = (uint64_t *) (h + (size_t) b0 * g->slots * 32);
-		g->ht     = g->hkey + ns;
-		g->hz     = (double *) (g->ht + ns);
-		taken     = take_batch(g, j0, b0, b0 + pnb, msg, msglen);
+		int b0 = g->part_b0[buf][p], pnb = g->part_nb[buf][p];
+		fftd__mf_part_slots((uint64_t *) h, g->slots, b0, pnb, &g->hkey,
+		    &g->ht, &g->hz);
+		taken = take_batch(g, j0, b0, b0 + pnb, msg, msglen);
 	}
 	if ((e = cudaEventSynchronize(g->ev[buf])) != cudaSuccess) {
 		return fftd__cuda_fail(e, "cudaEventSynchronize", msg, msglen);
