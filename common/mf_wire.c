@@ -13,32 +13,15 @@
 #include "errmsg.h"
 #include "fftd.h"
 
-// put8 and get8 move one 8-byte field (native = little-endian, mf_wire.h).
-static void
-put8(uint8_t *p, const void *v)
-{
-	memcpy(p, v, 8);
-}
-
+// get8 moves one 8-byte field (native = little-endian, mf_wire.h).
 static void
 get8(const uint8_t *p, void *v)
 {
 	memcpy(v, p, 8);
 }
 
-// fftd__mf_peak_pack writes rho, t, sigma, z_re, z_im at p.
-void
-fftd__mf_peak_pack(
-    uint8_t *p, double rho, int64_t t, double sigma, double z_re, double z_im)
-{
-	put8(p, &rho);
-	put8(p + 8, &t);
-	put8(p + 16, &sigma);
-	put8(p + 24, &z_re);
-	put8(p + 32, &z_im);
-}
-
-// fftd__mf_peak_unpack reads what fftd__mf_peak_pack wrote.
+// fftd__mf_peak_unpack reads one peak record at p (the daemon writes
+// whole arrays of fftd__mf_peak: FFTD__MF_RECORDS_ARE).
 void
 fftd__mf_peak_unpack(const uint8_t *p, double *rho, int64_t *t, double *sigma,
     double *z_re, double *z_im)
@@ -50,19 +33,7 @@ fftd__mf_peak_unpack(const uint8_t *p, double *rho, int64_t *t, double *sigma,
 	get8(p + 32, z_im);
 }
 
-// fftd__mf_trigger_pack writes template_index, t, rho, z_re, z_im at p.
-void
-fftd__mf_trigger_pack(uint8_t *p, int64_t template_index, int64_t t, double rho,
-    double z_re, double z_im)
-{
-	put8(p, &template_index);
-	put8(p + 8, &t);
-	put8(p + 16, &rho);
-	put8(p + 24, &z_re);
-	put8(p + 32, &z_im);
-}
-
-// fftd__mf_trigger_unpack reads what fftd__mf_trigger_pack wrote.
+// fftd__mf_trigger_unpack reads one trigger record at p.
 void
 fftd__mf_trigger_unpack(const uint8_t *p, int64_t *template_index, int64_t *t,
     double *rho, double *z_re, double *z_im)

@@ -49,17 +49,9 @@
 	    && offsetof(T, rho) == 16 && offsetof(T, z_re) == 24               \
 	    && offsetof(T, z_im) == 32)
 
-// fftd__mf_peak_pack writes one peak record (40 bytes at p).
-void fftd__mf_peak_pack(
-    uint8_t *p, double rho, int64_t t, double sigma, double z_re, double z_im);
-
 // fftd__mf_peak_unpack reads one peak record at p.
 void fftd__mf_peak_unpack(const uint8_t *p, double *rho, int64_t *t,
     double *sigma, double *z_re, double *z_im);
-
-// fftd__mf_trigger_pack writes one trigger record (40 bytes at p).
-void fftd__mf_trigger_pack(uint8_t *p, int64_t template_index, int64_t t,
-    double rho, double z_re, double z_im);
 
 // fftd__mf_trigger_unpack reads one trigger record at p.
 void fftd__mf_trigger_unpack(const uint8_t *p, int64_t *template_index,
