@@ -28,17 +28,23 @@
 // FFTD__BUSY_POLL_MAX_US bounds a configured window (0.1 s).
 #define FFTD__BUSY_POLL_MAX_US 100000
 
-// fftd__busy_poll_auto_us is the default window for a process of
-// `threads` polling threads, us: FFTD__BUSY_POLL_AUTO_US on a host of
-// FFTD__BUSY_POLL_AUTO_CPUS online CPUs or more and two per such thread,
-// else 0 (off).
+// fftd__busy_poll_rule_us is the default window, us, for a process of
+// `threads` polling threads on a host of `cpus` online CPUs:
+// FFTD__BUSY_POLL_AUTO_US with FFTD__BUSY_POLL_AUTO_CPUS CPUs or more and
+// two per such thread, else 0 (off).
+static inline int64_t
+fftd__busy_poll_rule_us(long cpus, int threads)
+{
+	return cpus >= FFTD__BUSY_POLL_AUTO_CPUS && cpus >= 2L * threads
+	    ? FFTD__BUSY_POLL_AUTO_US
+	    : 0;
+}
+
+// fftd__busy_poll_auto_us is that rule on this host.
 static inline int64_t
 fftd__busy_poll_auto_us(int threads)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n >= FFTD__BUSY_POLL_AUTO_CPUS && n >= 2L * threads
-	    ? FFTD__BUSY_POLL_AUTO_US
-	    : 0;
+	return fftd__busy_poll_rule_us(sysconf(_SC_NPROCESSORS_ONLN), threads);
 }
 
 // fftd__cpu_relax tells the CPU that this is a polling loop (x86 PAUSE,

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "busypoll.h"
 #include "config.h"
 
 // load writes text to a temporary file and loads it into *cfg (after the
@@ -201,7 +202,8 @@ test_good_forms(void **state)
 }
 
 // test_busy_poll_auto: "auto" (the default) polls 2 ms on a host of 8
-// online CPUs or more and two per polling thread, not at all otherwise;
+// online CPUs or more and two per polling thread, not at all otherwise
+// (the rule at both edges, whatever this host has; then this host's);
 // 0 is off.
 static void
 test_busy_poll_auto(void **state)
@@ -209,8 +211,13 @@ test_busy_poll_auto(void **state)
 	(void) state;
 	fftd__config cfg;
 	char         err[512];
-	long         n    = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t     want = n >= 8 && n >= 6 ? 2000000 : 0; // 3 threads
+	assert_int_equal(fftd__busy_poll_rule_us(8, 4), 2000);
+	assert_int_equal(fftd__busy_poll_rule_us(7, 1), 0); // too few CPUs
+	assert_int_equal(fftd__busy_poll_rule_us(8, 5), 0); // < 2 a thread
+	assert_int_equal(fftd__busy_poll_rule_us(34, 17), 2000);
+	assert_int_equal(fftd__busy_poll_rule_us(33, 17), 0);
+	long     n    = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t want = n >= 8 && n >= 6 ? 2000000 : 0; // 3 threads
 	fftd__config_defaults(&cfg);
 	assert_int_equal(fftd__config_busy_poll_ns(&cfg, 3), want);
 	// More polling threads than half the CPUs: off.
