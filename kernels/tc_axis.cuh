@@ -17,9 +17,10 @@
 // buffers (Govindaraju et al., "High Performance Discrete Fourier
 // Transforms on Graphics Processors", SC 2008, fig. 2): in the stage of span
 // Ns, butterfly j of an FFT reads x[j + r L/R], r < R, multiplies element r by
-// W_{Ns R}^{(j mod Ns) r} (sincospif of an exact fraction: fp32-accurate
-// twiddles without a table), does the R-point DFT and writes element r to
-// (j / Ns) Ns R + (j mod Ns) + r Ns.
+// W_{Ns R}^{(j mod Ns) r} (from a shared-memory table of W_L^j that each
+// block fills with sincospif of exact fractions: fp32-accurate twiddles),
+// does the R-point DFT and writes element r to (j / Ns) Ns R + (j mod Ns) +
+// r Ns.
 //
 // Data movement: a block holds C FFTs (C L = 2048 points; for columns at
 // most 32, so that column groups tile every stride the planner makes, which
@@ -74,10 +75,13 @@ axis_at(int f, int n)
 }
 
 // One Stockham stage of radix R and span NS over the block's C FFTs (rows of
-// axis_pitch(L) points in shared memory, axis_at), src -> dst.
+// axis_pitch(L) points in shared memory, axis_at), src -> dst. tw is W_L^j,
+// j < L (forward sign), in shared memory: W_{NS R}^{jm r} = W_L^{jm r L /
+// (NS R)}, one load (sincospif here made the kernel issue-bound: 79% of the
+// SM's issue slots, 24-31% of DRAM's bandwidth, ncu on the H200).
 template <int L, int C, int R, int NS, bool INV>
 FFTD_DEV void
-axis_stage(const float2 *src, float2 *dst)
+axis_stage(const float2 *src, float2 *dst, const float2 *tw)
 {
 	constexpr int B = L / R; // butterflies per FFT
 	for (int b = threadIdx.x; b < C * B; b += kAxisThreads) {
@@ -89,12 +93,10 @@ axis_stage(const float2 *src, float2 *dst)
 		if (NS > 1) {
 #pragma unroll
 			for (int r = 1; r < R; r++) {
-				float s, c;
-				// W_{NS R}^{jm r}: angle -+2 pi jm r / (NS R)
-				sincospif((INV ? 2.0f : -2.0f)
-				        * (float) (jm * r) / (float) (NS * R),
-				    &s, &c);
-				v[r] = cmul(v[r], make_float2(c, s));
+				float2 w = tw[jm * r * (L / (NS * R))];
+				if (INV)
+					w.y = -w.y;
+				v[r] = cmul(v[r], w);
 			}
 		}
 		SmallDft<R, INV>::run(v);
@@ -109,15 +111,15 @@ axis_stage(const float2 *src, float2 *dst)
 // then one radix-4 or radix-2 stage. Returns the buffer holding the result.
 template <int L, int C, int NS, bool INV>
 FFTD_DEV float2 *
-axis_stages(float2 *src, float2 *dst)
+axis_stages(float2 *src, float2 *dst, const float2 *tw)
 {
 	if constexpr (NS >= L) {
 		return src;
 	} else {
 		constexpr int R = L / NS >= 8 ? 8 : L / NS;
-		axis_stage<L, C, R, NS, INV>(src, dst);
+		axis_stage<L, C, R, NS, INV>(src, dst, tw);
 		__syncthreads();
-		return axis_stages<L, C, NS * R, INV>(dst, src);
+		return axis_stages<L, C, NS * R, INV>(dst, src, tw);
 	}
 }
 
@@ -125,6 +127,9 @@ axis_stages(float2 *src, float2 *dst)
 // (q / s_in) L s_in + n s_in + q % s_in and writes element k likewise with
 // s_out (tc.h, fftd__tc_pass); a persistent block loops over groups of C.
 // CV: the first or last pass of a plan with fused conversion (tc_io.cuh).
+// A group's C FFTs are neighbouring columns of one transform (the planner
+// makes s and q_total multiples of C) or C consecutive rows, so a point's
+// address is the group's 64-bit base plus a 32-bit offset (n s < 2^25).
 template <class P, int L, bool STRIDED, bool INV, bool CV>
 __global__ void
 __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
@@ -133,9 +138,22 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 	constexpr int            C = axis_ffts(L, STRIDED);
 	extern __shared__ float2 axis_smem[];
 	float2         *buf0 = axis_smem, *buf1 = axis_smem + C * axis_pitch(L);
+	float2         *tw  = buf1 + C * axis_pitch(L); // W_L^j, j < L
 	const Word     *in  = static_cast<const Word *>(a.in);
 	Word           *out = static_cast<Word *>(a.out);
 	const long long nit = (a.q_total + C - 1) / C;
+	for (int j = threadIdx.x; j < L; j += kAxisThreads) {
+		float s, c;
+		sincospif(-2.0f * (float) j / (float) L, &s, &c);
+		tw[j] = make_float2(c, s);
+	}
+	// the group's first point in device memory; points (c, n) lie at
+	// c + n s (columns) or c L + n (rows) from it
+	auto base = [&](long long q0, int slog2) -> long long {
+		return STRIDED ? (((q0 >> slog2) * L) << slog2)
+		        + (q0 & ((1LL << slog2) - 1))
+		               : q0 * L;
+	};
 	// Each thread's PER points of group it go into registers, every load
 	// in flight at once; the next group's are loaded while this one's
 	// stages run (a load-then-store loop waited out one load latency per
@@ -144,24 +162,25 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 	static_assert(PER * kAxisThreads == C * L, "points per thread");
 	Word nx[PER];
 	auto load = [&](long long it) {
-		const long long q0 = it * C;
+		const long long q0   = it * C;
+		const bool      full = q0 + C <= a.q_total;
+		const long long b0   = base(q0, a.s_in_log2);
+		const uint32_t  s    = (uint32_t) a.s_in;
 #pragma unroll
 		for (int u = 0; u < PER; u++) {
 			// columns: neighbouring threads, neighbouring columns
-			const int       i = threadIdx.x + u * kAxisThreads;
-			const int       c = STRIDED ? i % C : i / L;
-			const int       n = STRIDED ? i / C : i % L;
-			const long long q = q0 + c;
-			nx[u]             = P::store(0.0f, 0.0f);
-			if (q < a.q_total) {
-				const long long i
-				    = (((q >> a.s_in_log2) * L) << a.s_in_log2)
-				    + (q & (a.s_in - 1))
-				    + (long long) n * a.s_in;
+			const int i = threadIdx.x + u * kAxisThreads;
+			const int c = STRIDED ? i % C : i / L;
+			const int n = STRIDED ? i / C : i % L;
+			nx[u]       = P::store(0.0f, 0.0f);
+			if (full || q0 + c < a.q_total) {
+				const long long at = b0
+				    + (STRIDED ? (uint32_t) c + (uint32_t) n * s
+				               : (uint32_t) i);
 				if constexpr (CV)
-					nx[u] = io_load<P, CV>(a, i, i);
+					nx[u] = io_load<P, CV>(a, at, at);
 				else
-					nx[u] = in[i];
+					nx[u] = in[at];
 			}
 		}
 	};
@@ -179,16 +198,19 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 		__syncthreads();
 		if (it + gridDim.x < nit)
 			load(it + gridDim.x);
-		const float2 *res = axis_stages<L, C, 1, INV>(buf0, buf1);
-		for (int i = threadIdx.x; i < C * L; i += kAxisThreads) {
-			const int       c = STRIDED ? i % C : i / L;
-			const int       n = STRIDED ? i / C : i % L;
-			const long long q = q0 + c;
-			if (q < a.q_total) {
-				const long long at = (((q >> a.s_out_log2) * L)
-				                         << a.s_out_log2)
-				    + (q & (a.s_out - 1))
-				    + (long long) n * a.s_out;
+		const float2   *res = axis_stages<L, C, 1, INV>(buf0, buf1, tw);
+		const bool      full = q0 + C <= a.q_total;
+		const long long b0   = base(q0, a.s_out_log2);
+		const uint32_t  s    = (uint32_t) a.s_out;
+#pragma unroll
+		for (int u = 0; u < PER; u++) {
+			const int i = threadIdx.x + u * kAxisThreads;
+			const int c = STRIDED ? i % C : i / L;
+			const int n = STRIDED ? i / C : i % L;
+			if (full || q0 + c < a.q_total) {
+				const long long at = b0
+				    + (STRIDED ? (uint32_t) c + (uint32_t) n * s
+				               : (uint32_t) i);
 				const float2 v = res[axis_at<L>(c, n)];
 				if constexpr (CV)
 					io_store<P>(a, at, at, v.x, v.y);
@@ -201,7 +223,8 @@ __launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
 }
 
 // make_axis_info describes one compiled axis kernel for tc16_plan.cu: its
-// block shape (C FFTs, 8 warps) and the two ping-pong buffers it needs.
+// block shape (C FFTs, 8 warps) and the shared memory it needs: the two
+// ping-pong buffers and the table of W_L.
 template <class P, int L, bool STRIDED, bool INV, bool CV = false>
 KernelInfo
 make_axis_info()
@@ -211,7 +234,8 @@ make_axis_info()
 	k.len   = L;
 	k.ffts  = axis_ffts(L, STRIDED);
 	k.warps = kAxisThreads / 32;
-	k.smem  = 2 * sizeof(float2) * axis_ffts(L, STRIDED) * axis_pitch(L);
+	k.smem  = sizeof(float2)
+	    * (2 * axis_ffts(L, STRIDED) * axis_pitch(L) + L); // + W_L
 	return k;
 }
 
