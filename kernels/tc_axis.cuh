@@ -12,28 +12,31 @@
 // and registers, so a split16 3D transform keeps fp32 accuracy on these axes
 // (the paper reports ~1e-6 relative error with hi/lo splitting).
 //
-// Algorithm: a radix-8 Stockham autosort FFT (then one radix-4 or radix-2
-// stage), natural order in and out, ping-ponging between two shared-memory
-// buffers (Govindaraju et al., "High Performance Discrete Fourier
-// Transforms on Graphics Processors", SC 2008, fig. 2): in the stage of span
-// Ns, butterfly j of an FFT reads x[j + r L/R], r < R, multiplies element r by
-// W_{Ns R}^{(j mod Ns) r} (from a shared-memory table of W_L^j that each
-// block fills with sincospif of exact fractions: fp32-accurate twiddles),
-// does the R-point DFT and writes element r to (j / Ns) Ns R + (j mod Ns) +
-// r Ns.
+// Algorithm: two Stockham stages, L = R1 R2 (32 = 8 x 4, 64 = 8 x 8,
+// 128 = 16 x 8; Govindaraju et al., "High Performance Discrete Fourier
+// Transforms on Graphics Processors", SC 2008, fig. 2), natural order in
+// and out:
+//   stage 1, butterfly j < R2 of an FFT: the R1-point DFT of x[j + r R2],
+//     r < R1, straight from the registers its device-memory loads filled,
+//     element r to y[j R1 + r] in shared memory;
+//   stage 2, butterfly j < R1: y[j + r R1], r < R2, times W_L^(j r) (a
+//     shared table of W_L that each block fills with sincospif of exact
+//     fractions: fp32-accurate), the R2-point DFT, element r straight to
+//     device memory as X[j + r R1].
+// So a point crosses shared memory once. (The radix-8 ping-pong version
+// before it, with sincospif twiddles, moved every point through shared
+// memory four to five times and was issue-bound: ncu on the H200 showed
+// 79% of the SM's issue slots busy and 24-31% of DRAM's bandwidth.)
 //
-// Data movement: a block holds C FFTs (C L = 2048 points; for columns at
-// most 32, so that column groups tile every stride the planner makes, which
-// are powers of two >= 32). Column passes (s_in > 1) read and write C
-// neighbouring columns, so each warp access covers whole runs of C points
-// (128 bytes for tc16 C = 32); contiguous passes read C L consecutive
-// points. In shared memory point n of FFT f sits at f PITCH + n, and for
-// L = 128 at f PITCH + n + n / 16 (axis_at): there the pad point after
-// every 16 spreads the radix-8 Stockham stores of span 1 (stride 8 points),
-// which fell 8-way on one bank pair, over all banks (measured on the H100:
-// 3D 128^3 tc16 1.735 -> 1.648 ms); for L = 32 and 64 (at most 4-way, and
-// 2-way with the pad) the pad measured 2-5% slower, so they keep plain
-// rows. The odd PITCH spreads the column-order loads and stores. No
+// Data movement: a block transforms C FFTs at a time (C L = 4096 points
+// for L = 128, else 2048; for columns C = 32 at most, so that column groups
+// tile every stride the planner makes, which are powers of two >= 32).
+// Column passes (s_in > 1) give neighbouring threads neighbouring columns,
+// so each warp access covers runs of up to 32 points (128 bytes for tc16);
+// contiguous passes give them neighbouring butterflies of one row. In
+// shared memory point n of FFT f sits at f PITCH + n + n / R1 (axis_at):
+// the pad point after every R1 spreads stage 1's stores (stride R1) over
+// the banks, and for columns an odd PITCH spreads the column order. No
 // four-step twiddle: these passes only serve multi-dimensional transforms.
 
 #ifndef FFTD_KERNELS_TC_AXIS_CUH
@@ -49,78 +52,63 @@
 namespace fftd_tc
 {
 
-// axis_ffts is the number of FFTs an axis block holds (see above).
+// The two radices of an axis of L points (see above): R1 then R2.
+__host__ __device__ constexpr int
+axis_r1(int len)
+{
+	return len >= 128 ? 16 : 8;
+}
+__host__ __device__ constexpr int
+axis_r2(int len)
+{
+	return len / axis_r1(len);
+}
+
+// axis_ffts is the number of FFTs an axis block transforms at once, and
+// axis_threads its threads: every stage has at least one butterfly a thread.
 __host__ __device__ constexpr int
 axis_ffts(int len, bool strided)
 {
-	return strided && 2048 / len > 32 ? 32 : 2048 / len;
+	return strided && (len >= 128 ? 4096 : 2048) / len > 32
+	    ? 32
+	    : (len >= 128 ? 4096 : 2048) / len;
 }
-
-constexpr int kAxisThreads = 256;
-
-// axis_pitch is the shared-memory row of one FFT: L points, for L >= 128
-// a pad point after every 16, and one more so that the pitch is odd.
 __host__ __device__ constexpr int
-axis_pitch(int len)
+axis_threads(int len, bool strided)
 {
-	return len + (len >= 128 ? len / 16 : 0) + 1;
+	return axis_ffts(len, strided) * len
+	    / (axis_r1(len) > axis_r2(len) ? axis_r1(len) : axis_r2(len));
 }
 
-// axis_at is where point n of FFT f sits in a shared buffer.
-template <int L>
+// axis_min_blocks caps the registers so that several blocks share an SM
+// (24 warps for tc16; 16 for split16, whose registers hold float pairs,
+// and for 128 points, whose 16 loads a thread spilled at 80 registers):
+// the loads of one block's next group overlap the others' stages.
+template <class P>
+__host__ __device__ constexpr int
+axis_min_blocks(int len, bool strided)
+{
+	return (P::kSplit || len >= 128 ? 512 : 768)
+	    / axis_threads(len, strided);
+}
+
+// axis_pitch is the shared-memory row of one FFT: L points and a pad point
+// after every R1; for columns one more, so that the pitch is odd (rows:
+// even is conflict-free for 64 and 128 points, where odd left 2-way
+// conflicts; a search over pitches, the model counting distinct words on
+// one bank pair per half-warp).
+__host__ __device__ constexpr int
+axis_pitch(int len, bool strided)
+{
+	return len + len / axis_r1(len) + (strided ? 1 : 0);
+}
+
+// axis_at is where point n of FFT f sits in the shared buffer.
+template <int L, bool STRIDED>
 FFTD_DEV int
 axis_at(int f, int n)
 {
-	return f * axis_pitch(L) + n + (L >= 128 ? n >> 4 : 0);
-}
-
-// One Stockham stage of radix R and span NS over the block's C FFTs (rows of
-// axis_pitch(L) points in shared memory, axis_at), src -> dst. tw is W_L^j,
-// j < L (forward sign), in shared memory: W_{NS R}^{jm r} = W_L^{jm r L /
-// (NS R)}, one load (sincospif here made the kernel issue-bound: 79% of the
-// SM's issue slots, 24-31% of DRAM's bandwidth, ncu on the H200).
-template <int L, int C, int R, int NS, bool INV>
-FFTD_DEV void
-axis_stage(const float2 *src, float2 *dst, const float2 *tw)
-{
-	constexpr int B = L / R; // butterflies per FFT
-	for (int b = threadIdx.x; b < C * B; b += kAxisThreads) {
-		const int f = b / B, j = b % B, jm = j % NS;
-		float2    v[R];
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			v[r] = src[axis_at<L>(f, j + r * B)];
-		if (NS > 1) {
-#pragma unroll
-			for (int r = 1; r < R; r++) {
-				float2 w = tw[jm * r * (L / (NS * R))];
-				if (INV)
-					w.y = -w.y;
-				v[r] = cmul(v[r], w);
-			}
-		}
-		SmallDft<R, INV>::run(v);
-		const int d = (j / NS) * NS * R + jm;
-#pragma unroll
-		for (int r = 0; r < R; r++)
-			dst[axis_at<L>(f, d + r * NS)] = v[r];
-	}
-}
-
-// The stages of an L-point FFT from span NS on: radix 8 while 8 | L / NS,
-// then one radix-4 or radix-2 stage. Returns the buffer holding the result.
-template <int L, int C, int NS, bool INV>
-FFTD_DEV float2 *
-axis_stages(float2 *src, float2 *dst, const float2 *tw)
-{
-	if constexpr (NS >= L) {
-		return src;
-	} else {
-		constexpr int R = L / NS >= 8 ? 8 : L / NS;
-		axis_stage<L, C, R, NS, INV>(src, dst, tw);
-		__syncthreads();
-		return axis_stages<L, C, NS * R, INV>(dst, src, tw);
-	}
+	return f * axis_pitch(L, STRIDED) + n + n / axis_r1(L);
 }
 
 // The axis pass: FFT q reads element n at
@@ -132,99 +120,139 @@ axis_stages(float2 *src, float2 *dst, const float2 *tw)
 // address is the group's 64-bit base plus a 32-bit offset (n s < 2^25).
 template <class P, int L, bool STRIDED, bool INV, bool CV>
 __global__ void
-__launch_bounds__(kAxisThreads) axis_kernel(PassArgs a)
+__launch_bounds__(axis_threads(L, STRIDED), axis_min_blocks<P>(L, STRIDED))
+    axis_kernel(PassArgs a)
 {
-	using Word                 = typename P::Word;
-	constexpr int            C = axis_ffts(L, STRIDED);
+	using Word                  = typename P::Word;
+	constexpr int            C  = axis_ffts(L, STRIDED);
+	constexpr int            NT = axis_threads(L, STRIDED);
+	constexpr int            R1 = axis_r1(L), R2 = axis_r2(L);
+	constexpr int            B1 = C * L / R1 / NT; // butterflies a thread
+	constexpr int            B2 = C * L / R2 / NT;
 	extern __shared__ float2 axis_smem[];
-	float2         *buf0 = axis_smem, *buf1 = axis_smem + C * axis_pitch(L);
-	float2         *tw  = buf1 + C * axis_pitch(L); // W_L^j, j < L
+	float2                  *buf = axis_smem;
+	float2         *tw  = buf + C * axis_pitch(L, STRIDED); // W_L^j, j < L
 	const Word     *in  = static_cast<const Word *>(a.in);
 	Word           *out = static_cast<Word *>(a.out);
 	const long long nit = (a.q_total + C - 1) / C;
-	for (int j = threadIdx.x; j < L; j += kAxisThreads) {
+	static_assert(B1 * NT * R1 == C * L && B2 * NT * R2 == C * L, "shape");
+	for (int j = threadIdx.x; j < L; j += NT) {
 		float s, c;
 		sincospif(-2.0f * (float) j / (float) L, &s, &c);
 		tw[j] = make_float2(c, s);
 	}
-	// the group's first point in device memory; points (c, n) lie at
-	// c + n s (columns) or c L + n (rows) from it
+	// the group's first point in device memory; point n of its FFT f
+	// lies at f + n s (columns) or f L + n (rows) from it
 	auto base = [&](long long q0, int slog2) -> long long {
 		return STRIDED ? (((q0 >> slog2) * L) << slog2)
 		        + (q0 & ((1LL << slog2) - 1))
 		               : q0 * L;
 	};
-	// Each thread's PER points of group it go into registers, every load
-	// in flight at once; the next group's are loaded while this one's
-	// stages run (a load-then-store loop waited out one load latency per
-	// point).
-	constexpr int PER = C * L / kAxisThreads;
-	static_assert(PER * kAxisThreads == C * L, "points per thread");
-	Word nx[PER];
+	// butterfly u of a thread in a stage whose FFTs have NB butterflies:
+	// columns give neighbouring threads neighbouring FFTs, rows
+	// neighbouring butterflies
+	auto bfly = [](int u, int NB, int &f, int &j) {
+		const int b = (int) threadIdx.x + u * NT;
+		f           = STRIDED ? b % C : b / NB;
+		j           = STRIDED ? b / C : b % NB;
+	};
+	// Stage 1's inputs of the next group are loaded into registers while
+	// this group's stage 2 runs, every load in flight at once.
+	Word nx[B1][R1];
 	auto load = [&](long long it) {
 		const long long q0   = it * C;
 		const bool      full = q0 + C <= a.q_total;
-		const long long b0   = base(q0, a.s_in_log2);
-		const uint32_t  s    = (uint32_t) a.s_in;
+		const Word     *src  = in + base(q0, a.s_in_log2);
+		const uint32_t  s    = STRIDED ? (uint32_t) a.s_in : 1u;
+		const uint32_t  fs   = STRIDED ? 1u : (uint32_t) L;
 #pragma unroll
-		for (int u = 0; u < PER; u++) {
-			// columns: neighbouring threads, neighbouring columns
-			const int i = threadIdx.x + u * kAxisThreads;
-			const int c = STRIDED ? i % C : i / L;
-			const int n = STRIDED ? i / C : i % L;
-			nx[u]       = P::store(0.0f, 0.0f);
-			if (full || q0 + c < a.q_total) {
-				const long long at = b0
-				    + (STRIDED ? (uint32_t) c + (uint32_t) n * s
-				               : (uint32_t) i);
-				if constexpr (CV)
-					nx[u] = io_load<P, CV>(a, at, at);
-				else
-					nx[u] = in[at];
+		for (int u = 0; u < B1; u++) {
+			int f, j;
+			bfly(u, R2, f, j);
+#pragma unroll
+			for (int r = 0; r < R1; r++) {
+				nx[u][r] = P::store(0.0f, 0.0f);
+				if (full || q0 + f < a.q_total) {
+					const uint32_t o = (uint32_t) f * fs
+					    + (uint32_t) (j + r * R2) * s;
+					if constexpr (CV) {
+						const long long at
+						    = (src - in) + o;
+						nx[u][r]
+						    = io_load<P, CV>(a, at, at);
+					} else {
+						nx[u][r] = src[o];
+					}
+				}
 			}
 		}
 	};
 	if ((long long) blockIdx.x < nit)
 		load(blockIdx.x);
+	__syncthreads(); // the table
 	for (long long it = blockIdx.x; it < nit; it += gridDim.x) {
 		const long long q0 = it * C;
+		// stage 1: R1-point DFTs from the registers into the buffer
 #pragma unroll
-		for (int u = 0; u < PER; u++) {
-			const int i            = threadIdx.x + u * kAxisThreads;
-			const int c            = STRIDED ? i % C : i / L;
-			const int n            = STRIDED ? i / C : i % L;
-			buf0[axis_at<L>(c, n)] = P::load(nx[u]);
+		for (int u = 0; u < B1; u++) {
+			int f, j;
+			bfly(u, R2, f, j);
+			float2 v[R1];
+#pragma unroll
+			for (int r = 0; r < R1; r++)
+				v[r] = P::load(nx[u][r]);
+			SmallDft<R1, INV>::run(v);
+#pragma unroll
+			for (int r = 0; r < R1; r++)
+				buf[axis_at<L, STRIDED>(f, j * R1 + r)] = v[r];
 		}
 		__syncthreads();
 		if (it + gridDim.x < nit)
 			load(it + gridDim.x);
-		const float2   *res = axis_stages<L, C, 1, INV>(buf0, buf1, tw);
+		// stage 2: twiddles, R2-point DFTs, straight to device memory
 		const bool      full = q0 + C <= a.q_total;
 		const long long b0   = base(q0, a.s_out_log2);
-		const uint32_t  s    = (uint32_t) a.s_out;
+		Word *const     dst  = out + b0;
+		const uint32_t  s    = STRIDED ? (uint32_t) a.s_out : 1u;
+		const uint32_t  fs   = STRIDED ? 1u : (uint32_t) L;
 #pragma unroll
-		for (int u = 0; u < PER; u++) {
-			const int i = threadIdx.x + u * kAxisThreads;
-			const int c = STRIDED ? i % C : i / L;
-			const int n = STRIDED ? i / C : i % L;
-			if (full || q0 + c < a.q_total) {
-				const long long at = b0
-				    + (STRIDED ? (uint32_t) c + (uint32_t) n * s
-				               : (uint32_t) i);
-				const float2 v = res[axis_at<L>(c, n)];
-				if constexpr (CV)
-					io_store<P>(a, at, at, v.x, v.y);
-				else
-					out[at] = P::store(v.x, v.y);
+		for (int u = 0; u < B2; u++) {
+			int f, j;
+			bfly(u, R1, f, j);
+			float2 v[R2];
+#pragma unroll
+			for (int r = 0; r < R2; r++)
+				v[r] = buf[axis_at<L, STRIDED>(f, j + r * R1)];
+#pragma unroll
+			for (int r = 1; r < R2; r++) {
+				float2 w = tw[j * r];
+				if (INV)
+					w.y = -w.y;
+				v[r] = cmul(v[r], w);
+			}
+			SmallDft<R2, INV>::run(v);
+			if (full || q0 + f < a.q_total) {
+#pragma unroll
+				for (int r = 0; r < R2; r++) {
+					const long long at = b0
+					    + (uint32_t) f * fs
+					    + (uint32_t) (j + r * R1) * s;
+					if constexpr (CV)
+						io_store<P>(
+						    a, at, at, v[r].x, v[r].y);
+					else
+						out[at]
+						    = P::store(v[r].x, v[r].y);
+				}
 			}
 		}
-		__syncthreads(); // res is read before the next load overwrites
+		__syncthreads(); // buf is read before the next stage 1
 	}
 }
 
 // make_axis_info describes one compiled axis kernel for tc16_plan.cu: its
-// block shape (C FFTs, 8 warps) and the shared memory it needs: the two
-// ping-pong buffers and the table of W_L.
+// block shape (C FFTs, axis_threads threads) and the shared memory it
+// needs: the buffer and the table of W_L.
 template <class P, int L, bool STRIDED, bool INV, bool CV = false>
 KernelInfo
 make_axis_info()
@@ -233,9 +261,9 @@ make_axis_info()
 	k.fn    = axis_kernel<P, L, STRIDED, INV, CV>;
 	k.len   = L;
 	k.ffts  = axis_ffts(L, STRIDED);
-	k.warps = kAxisThreads / 32;
+	k.warps = axis_threads(L, STRIDED) / 32;
 	k.smem  = sizeof(float2)
-	    * (2 * axis_ffts(L, STRIDED) * axis_pitch(L) + L); // + W_L
+	    * (axis_ffts(L, STRIDED) * axis_pitch(L, STRIDED) + L);
 	return k;
 }
 
