@@ -8,11 +8,13 @@
 // block would need 256 KiB of shared memory); column passes 256 .. 4096;
 // radix-2/4/8 passes on the CUDA cores in fp32 (the 8-point rows of 2^15);
 // axis passes of 32 .. 128 points on the CUDA cores in fp32 (tc_axis.cuh)
-// for 3D sides below 256; the R2C / C2R real steps (tc_real.cuh).
+// for 3D sides below 256, plane passes of the last two 3D sides
+// (tc_plane.cuh); the R2C / C2R real steps (tc_real.cuh).
 
 #include "tc16_pass.cuh"
 #include "tc16_radix.cuh"
 #include "tc_axis.cuh"
+#include "tc_plane.cuh"
 #include "tc_real.cuh"
 
 namespace fftd_tc
@@ -63,6 +65,13 @@ split16_kernel(
 	FFTD_SPLIT16_STRIDED(2048)
 	FFTD_SPLIT16_STRIDED(4096)
 	return false;
+}
+
+// split16_plane_kernel: the plane pass of 3D transforms (tc_plane.cuh).
+bool
+split16_plane_kernel(int ly, int lz, bool inverse, KernelInfo *k)
+{
+	return plane_kernel_info<Split16>(ly, lz, inverse, k);
 }
 
 // split16_real_kernel: the R2C post-process or C2R pre-process kernel of this

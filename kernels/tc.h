@@ -102,7 +102,10 @@ typedef struct fftd__tc_plan fftd__tc_plan;
 // (FFTD__TC_MAX_1D): 256 .. 16384 in one pass over memory, 2^15 .. 2^24 in
 // two, 2^25 .. 2^27 in three; 2D each side 256 .. 4096 (two passes); 3D each
 // side 32 .. 512 (FFTD__TC_MIN_3D .. FFTD__TC_MAX_3D, three passes, one per
-// axis; sides below 256 on the CUDA cores, kernels/tc_axis.cuh). R2C
+// axis, sides below 256 on the CUDA cores, kernels/tc_axis.cuh; two passes
+// when the last two sides are at most 128 and their plane at most
+// FFTD__TC_PLANE_MAX points: the plane, kernels/tc_plane.cuh, then the
+// first axis). R2C
 // (forward only) and C2R (inverse only): 1D n 512 .. 2^27, 2D and 3D as for
 // C2C with the last (real) dim >= 64 (FFTD__TC_MIN_REAL_LAST); they run the
 // complex transform of the real data read as n/2 complex points along the
@@ -211,15 +214,23 @@ void fftd__tc_plan_describe(const fftd__tc_plan *plan, char *buf, size_t len);
 // s > 1 must be a multiple of C (at most 32; the planner keeps s >= 8 and
 // checks this, tests/unit/test_tc_host.c too).
 //
-// A pass whose op is not FFTD__TC_OP_FFT is the real-transform step
-// (kernels/tc_real.cuh) over q_total rows of len = n/2 complex points (n the
-// real last dim): FFTD__TC_OP_R2C_POST reads the complex transform Z (rows of
-// len points) and writes the R2C output (rows of len + 1);
+// A pass of op FFTD__TC_OP_PLANE is the 2D FFT of each of q_total
+// contiguous planes of len2 rows of len points (both FFTD__TC_AXIS_MIN ..
+// FFTD__TC_AXIS_MAX, len2 * len <= FFTD__TC_PLANE_MAX), in one pass over
+// memory (kernels/tc_plane.cuh): the last two axes of a 3D transform whose
+// planes fit a block's shared memory, so that it needs two passes, not
+// three. Its strides are 1 and it has no twiddle.
+//
+// A pass whose op is FFTD__TC_OP_R2C_POST or _C2R_PRE is the real-transform
+// step (kernels/tc_real.cuh) over q_total rows of len = n/2 complex points (n
+// the real last dim): FFTD__TC_OP_R2C_POST reads the complex transform Z (rows
+// of len points) and writes the R2C output (rows of len + 1);
 // FFTD__TC_OP_C2R_PRE reads the C2R input (rows of len + 1) and writes the Z
 // whose inverse complex transform is the real output.
 typedef struct fftd__tc_pass {
 	int     op; // FFTD__TC_OP_*
 	int     len;
+	int     len2; // FFTD__TC_OP_PLANE: rows of a plane (else 0)
 	int64_t q_total;
 	int64_t s_in, s_out;
 	int64_t tw_n;
@@ -236,7 +247,12 @@ enum {
 	FFTD__TC_BUF_WS  = 2,
 	FFTD__TC_BUF_TMP = 3
 };
-enum { FFTD__TC_OP_FFT = 0, FFTD__TC_OP_R2C_POST = 1, FFTD__TC_OP_C2R_PRE = 2 };
+enum {
+	FFTD__TC_OP_FFT      = 0,
+	FFTD__TC_OP_R2C_POST = 1,
+	FFTD__TC_OP_C2R_PRE  = 2,
+	FFTD__TC_OP_PLANE    = 3
+};
 
 #define FFTD__TC_MAX_PASSES 4         // three complex passes and a real step
 #define FFTD__TC_MIN_LEN 256          // tensor-core passes
@@ -245,6 +261,7 @@ enum { FFTD__TC_OP_FFT = 0, FFTD__TC_OP_R2C_POST = 1, FFTD__TC_OP_C2R_PRE = 2 };
 #define FFTD__TC_MAX_RADIX 8          // CUDA-core passes: len 2, 4, 8
 #define FFTD__TC_AXIS_MIN 32          // CUDA-core shared-memory axis passes:
 #define FFTD__TC_AXIS_MAX 128         // len 32 .. 128 (kernels/tc_axis.cuh)
+#define FFTD__TC_PLANE_MAX 4096       // points of one FFTD__TC_OP_PLANE plane
 #define FFTD__TC_MIN_3D 32            // 3D: each side 32 .. 512
 #define FFTD__TC_MAX_3D 512
 #define FFTD__TC_MIN_REAL_1D 512  // R2C/C2R 1D: n 512 .. 2^27

@@ -7,13 +7,15 @@
 // length 256 .. 16384, column passes (strided, optionally with the four-step
 // twiddle) for 256 .. 4096, and radix-2/4/8 passes on the CUDA cores: enough
 // for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2; axis passes of 32 ..
-// 128 points on the CUDA cores (tc_axis.cuh) for 3D sides below 256; and the
+// 128 points on the CUDA cores (tc_axis.cuh) for 3D sides below 256, plane
+// passes of the last two 3D sides (tc_plane.cuh); and the
 // R2C / C2R real steps (tc_real.cuh). Their fused-conversion twins are in
 // tc16_io.cu.
 
 #include "tc16_pass.cuh"
 #include "tc16_radix.cuh"
 #include "tc_axis.cuh"
+#include "tc_plane.cuh"
 #include "tc_real.cuh"
 
 namespace fftd_tc
@@ -63,6 +65,13 @@ tc16_kernel(
 	FFTD_TC16_STRIDED(2048)
 	FFTD_TC16_STRIDED(4096)
 	return false;
+}
+
+// tc16_plane_kernel: the plane pass of 3D transforms (tc_plane.cuh).
+bool
+tc16_plane_kernel(int ly, int lz, bool inverse, KernelInfo *k)
+{
+	return plane_kernel_info<Tc16>(ly, lz, inverse, k);
 }
 
 // tc16_real_kernel: the R2C post-process or C2R pre-process kernel of this

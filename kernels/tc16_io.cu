@@ -9,6 +9,7 @@
 #include "tc16_pass.cuh"
 #include "tc16_radix.cuh"
 #include "tc_axis.cuh"
+#include "tc_plane.cuh"
 #include "tc_real.cuh"
 
 namespace fftd_tc
@@ -56,6 +57,12 @@ tc16_io_kernel(int len, bool strided, bool inverse, int tw, KernelInfo *k)
 	FFTD_TC16_IO_STRIDED(2048)
 	FFTD_TC16_IO_STRIDED(4096)
 	return false;
+}
+
+bool
+tc16_plane_io_kernel(int ly, int lz, bool inverse, KernelInfo *k)
+{
+	return plane_kernel_info<Tc16, true>(ly, lz, inverse, k);
 }
 
 bool

@@ -7,7 +7,8 @@
 // in device memory, launch geometry from the occupancy calculator),
 // execution as one to four kernel launches on the caller's stream (three
 // complex passes at most, and the real step of R2C / C2R), and destruction. The
-// kernels themselves are in tc16.cu / split16.cu.
+// kernels themselves are in tc16.cu / split16.cu (and the .cuh files they
+// include: pass, radix, axis, plane and real-step kernels).
 
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -47,6 +48,14 @@ static int
 cuda_code(cudaError_t e)
 {
 	return e == cudaSuccess ? FFTD__TC_OK : FFTD__TC_ECUDA_BASE - (int) e;
+}
+
+// real_step says whether a pass's op is a real step (tc.h), whose threads
+// loop over points and whose rows, not points, are a transform's.
+static bool
+real_step(int op)
+{
+	return op == FFTD__TC_OP_R2C_POST || op == FFTD__TC_OP_C2R_PRE;
 }
 
 static int
@@ -140,7 +149,15 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 		// the passes that read in or write out convert (tc_io.cuh)
 		const bool cv = io && (i == 0 || i == lay.npass - 1);
 		bool       ok;
-		if (cv)
+		if (ps->op == FFTD__TC_OP_PLANE)
+			ok = cv ? fftd_tc::tc16_plane_io_kernel(
+			         ps->len2, ps->len, inv, &p->kern[i])
+			    : algo == FFTD__TC_TC16
+			    ? fftd_tc::tc16_plane_kernel(
+			        ps->len2, ps->len, inv, &p->kern[i])
+			    : fftd_tc::split16_plane_kernel(
+			        ps->len2, ps->len, inv, &p->kern[i]);
+		else if (cv)
 			ok = ps->op != FFTD__TC_OP_FFT
 			    ? fftd_tc::tc16_real_io_kernel(ps->op, &p->kern[i])
 			    : fftd_tc::tc16_io_kernel(
@@ -187,7 +204,7 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 		// a real step's threads loop over points, not rows: a grid
 		// of one block per row starved 1D R2C/C2R (4 rows of 2^23
 		// points ran on 4 blocks, 18.9 ms on the H100)
-		long long iters = ps->op != FFTD__TC_OP_FFT
+		long long iters = real_step(ps->op)
 		    ? (ps->q_total * (ps->len + 1) + k->warps * 32 - 1)
 		        / (k->warps * 32)
 		    : (ps->q_total + k->ffts - 1) / k->ffts;
@@ -312,7 +329,7 @@ fftd__tc_execute_io(const fftd__tc_plan *p, const void *in, void *out, void *ws,
 		a.exps_out = i == last && scaled ? exps : NULL;
 		// the transform of a point, or of a real step's row
 		a.in_tlog2 = a.out_tlog2 = log2ll(p->lay.points)
-		    - (ps->op != FFTD__TC_OP_FFT ? log2ll(ps->len) : 0);
+		    - (real_step(ps->op) ? log2ll(ps->len) : 0);
 		a.in         = bufs[ps->src];
 		a.out        = (void *) bufs[ps->dst];
 		a.q_total    = ps->q_total;
@@ -368,6 +385,14 @@ fftd__tc_plan_describe(const fftd__tc_plan *p, char *buf, size_t len)
 		const fftd__tc_pass       *ps     = &p->lay.pass[i];
 		const fftd_tc::KernelInfo *k      = &p->kern[i];
 		static const char *const   twk[3] = { "", " tw", " tw4" };
+		if (ps->op == FFTD__TC_OP_PLANE) {
+			n += snprintf(buf + n, len - (size_t) n,
+			    " | pass %d: planes %dx%d (CUDA cores) q %lld, %d "
+			    "planes x %d warps, %zu B smem, grid %d",
+			    i, ps->len2, ps->len, (long long) ps->q_total,
+			    k->ffts, k->warps, k->smem, p->grid[i]);
+			continue;
+		}
 		if (ps->op != FFTD__TC_OP_FFT) {
 			n += snprintf(buf + n, len - (size_t) n,
 			    " | pass %d: %s of %lld rows of %d, grid %d", i,

@@ -70,6 +70,11 @@ bool tc16_kernel(
 bool tc16_io_kernel(int len, bool strided, bool inverse, int tw, KernelInfo *k);
 bool split16_kernel(
     int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k);
+// The plane kernels (tc.h FFTD__TC_OP_PLANE: planes of ly rows of lz
+// points; tc_plane.cuh), or false; _io_ with fused conversion.
+bool tc16_plane_kernel(int ly, int lz, bool inverse, KernelInfo *k);
+bool tc16_plane_io_kernel(int ly, int lz, bool inverse, KernelInfo *k);
+bool split16_plane_kernel(int ly, int lz, bool inverse, KernelInfo *k);
 // The real-step kernels (tc.h FFTD__TC_OP_R2C_POST, _C2R_PRE), or false.
 bool tc16_real_kernel(int op, KernelInfo *k);
 bool tc16_real_io_kernel(int op, KernelInfo *k);

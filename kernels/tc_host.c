@@ -4,7 +4,8 @@
 // error strings, the pass decomposition of a shape (see fftd__tc_plan_layout:
 // one pass up to 16384 points, two for 2^15 .. 2^24, three for 2^25 .. 2^27,
 // after Bailey, "FFTs in external or hierarchical memory", J. Supercomputing
-// 4, 1990; one pass per axis for 2D and 3D; R2C and C2R as the half-length
+// 4, 1990; one pass per axis for 2D and 3D, or a plane and an axis for 3D
+// with short last sides; R2C and C2R as the half-length
 // complex transform and a real step), twiddle tables computed in long
 // double, and the fp16 rounding and hi/lo split arithmetic that the device
 // code performs (so the host unit tests can pin it down). No CUDA here: it
@@ -185,10 +186,22 @@ axis_len_ok(int64_t len, int strided)
 	    && len <= (strided ? FFTD__TC_MAX_STRIDED_LEN : FFTD__TC_MAX_LEN);
 }
 
+// plane_ok says whether the last two sides of a 3D shape, rows of z points
+// and y of them, are one FFTD__TC_OP_PLANE pass (tc.h).
+static int
+plane_ok(int64_t y, int64_t z)
+{
+	return y >= FFTD__TC_AXIS_MIN && y <= FFTD__TC_AXIS_MAX
+	    && z >= FFTD__TC_AXIS_MIN && z <= FFTD__TC_AXIS_MAX
+	    && y * z <= FFTD__TC_PLANE_MAX;
+}
+
 // layout_axes lays out a rank 2 or 3 transform as one pass per axis, all in
 // place in out after the first: the last axis (contiguous rows) from in to
-// out, then each earlier axis i as columns of stride prod(dims[i+1..]). The
-// caller checked the sides' ranges and the batch.
+// out, then each earlier axis i as columns of stride prod(dims[i+1..]). A 3D
+// shape whose last two sides make a plane (plane_ok) has two passes
+// instead: the planes (in to out), then the first axis. The caller checked
+// the sides' ranges and the batch.
 static int
 layout_axes(int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
 {
@@ -197,7 +210,18 @@ layout_axes(int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
 		points *= dims[i];
 	lay->points = points;
 	lay->npass  = rank;
-	for (int i = rank - 1, k = 0; i >= 0; i--, k++) {
+	int k = 0, i = rank - 1;
+	if (rank == 3 && plane_ok(dims[1], dims[2])) {
+		stride            = dims[1] * dims[2];
+		lay->pass[0]      = mkpass(dims[2], batch * dims[0], 1, 1, 0,
+		         FFTD__TC_BUF_IN, FFTD__TC_BUF_OUT);
+		lay->pass[0].op   = FFTD__TC_OP_PLANE;
+		lay->pass[0].len2 = (int) dims[1];
+		lay->npass        = 2;
+		k                 = 1;
+		i                 = 0;
+	}
+	for (; i >= 0; i--, k++) {
 		if (!axis_len_ok(dims[i], stride > 1))
 			return FFTD__TC_EUNSUPPORTED;
 		lay->pass[k]
@@ -241,7 +265,7 @@ in_range(int rank, const int64_t *dims)
 }
 
 // fftd__tc_plan_layout (tc.h) checks a C2C shape against the kernels'
-// ranges and lays it out: 1D by layout_1d, 2D and 3D one pass per axis.
+// ranges and lays it out: 1D by layout_1d, 2D and 3D by layout_axes.
 int
 fftd__tc_plan_layout(
     int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
@@ -258,7 +282,8 @@ fftd__tc_plan_layout(
 			return FFTD__TC_EINVAL;
 		rc = layout_1d(n, batch, lay);
 	} else {
-		// 2D: rows then columns; 3D: one pass per axis (layout_axes)
+		// 2D: rows then columns; 3D: one pass per axis, or planes
+		// and the first axis (layout_axes)
 		if (!in_range(rank, dims))
 			return FFTD__TC_EUNSUPPORTED;
 		int64_t points = 1;

@@ -85,7 +85,20 @@ static void
 check_axis_pass(const fftd__tc_pass *p, int64_t total)
 {
 	int strided = p->s_in > 1;
+	if (p->op == FFTD__TC_OP_PLANE) { // tc.h: contiguous planes
+		assert_true(
+		    p->len >= FFTD__TC_AXIS_MIN && p->len <= FFTD__TC_AXIS_MAX);
+		assert_true(p->len2 >= FFTD__TC_AXIS_MIN
+		    && p->len2 <= FFTD__TC_AXIS_MAX);
+		assert_true((int64_t) p->len * p->len2 <= FFTD__TC_PLANE_MAX);
+		assert_int_equal(p->s_in, 1);
+		assert_int_equal(p->s_out, 1);
+		assert_int_equal(p->tw_n, 0);
+		assert_int_equal(p->q_total * p->len * p->len2, total);
+		return;
+	}
 	assert_int_equal(p->op, FFTD__TC_OP_FFT);
+	assert_int_equal(p->len2, 0);
 	assert_int_equal(p->tw_n, 0);
 	assert_int_equal(p->s_in, p->s_out);
 	assert_true((p->len >= FFTD__TC_AXIS_MIN && p->len <= FFTD__TC_AXIS_MAX)
@@ -101,12 +114,15 @@ check_axis_pass(const fftd__tc_pass *p, int64_t total)
 }
 
 // Every 3D shape of sides 32 .. 512: three passes, one per axis, of kernels
-// that exist, in place in out; and the refusals around the ranges.
+// that exist, in place in out; or two, when the last two sides are at most
+// 128 and their plane at most FFTD__TC_PLANE_MAX points: the planes, then
+// the first axis. And the refusals around the ranges.
 static void
 test_layout_3d(void **state)
 {
 	(void) state;
 	fftd__tc_layout lay;
+	int             planes = 0;
 	for (int a = 5; a <= 9; a++)
 		for (int b = 5; b <= 9; b++)
 			for (int c = 5; c <= 9; c++) {
@@ -115,28 +131,41 @@ test_layout_3d(void **state)
 				assert_int_equal(
 				    fftd__tc_plan_layout(3, d, 3, &lay),
 				    FFTD__TC_OK);
-				assert_int_equal(lay.npass, 3);
+				const int plane
+				    = b <= 7 && c <= 7 && b + c <= 12;
+				planes += plane;
+				assert_int_equal(lay.npass, plane ? 2 : 3);
 				assert_int_equal(
 				    lay.points, d[0] * d[1] * d[2]);
 				assert_int_equal(lay.ws_points, 0);
-				int64_t s = 1;
-				for (int k = 0; k < 3; k++) {
+				int64_t s = plane ? d[1] * d[2] : 1;
+				for (int k = 0; k < lay.npass; k++) {
 					const fftd__tc_pass *p = &lay.pass[k];
 					check_axis_pass(p, 3 * lay.points);
-					assert_int_equal(p->len, d[2 - k]);
-					assert_int_equal(p->s_in, s);
 					assert_int_equal(p->src,
 					    k == 0 ? FFTD__TC_BUF_IN
 					           : FFTD__TC_BUF_OUT);
 					assert_int_equal(
 					    p->dst, FFTD__TC_BUF_OUT);
-					s *= d[2 - k];
+					if (plane && k == 0) {
+						assert_int_equal(
+						    p->op, FFTD__TC_OP_PLANE);
+						assert_int_equal(p->len, d[2]);
+						assert_int_equal(p->len2, d[1]);
+						continue;
+					}
+					const int ax = plane ? 0 : 2 - k;
+					assert_int_equal(p->len, d[ax]);
+					assert_int_equal(p->s_in, s);
+					s *= d[ax];
 				}
 				assert_int_equal(
 				    fftd__tc_plan_supported(
 				        FFTD__TC_TC16, FFTD__TC_C2C, 3, d, 3),
 				    FFTD__TC_OK);
 			}
+	// planes: (y, z) in {32, 64, 128}^2 with y z <= 4096, for 5 first sides
+	assert_int_equal(planes, 6 * 5);
 	// refusals: sides outside 32 .. 512, not powers of two, rank 4
 	int64_t bad[][3] = { { 16, 64, 64 }, { 64, 1024, 64 }, { 64, 64, 16 },
 		{ 64, 96, 64 } };
@@ -289,8 +318,32 @@ run_cpu(const fftd__tc_layout *lay, cbuf *bufs[4], int sign)
 		cbuf                *src = bufs[p->src], *dst = bufs[p->dst];
 		int64_t              h = p->len;
 		if (src->re == dst->re)
-			assert_true(
-			    p->op == FFTD__TC_OP_FFT && p->s_in == p->s_out);
+			assert_true((p->op == FFTD__TC_OP_FFT
+			                || p->op == FFTD__TC_OP_PLANE)
+			    && p->s_in == p->s_out);
+		if (p->op == FFTD__TC_OP_PLANE) {
+			// plane q: len2 rows of h points at q len2 h; rows
+			// then columns, in the scratch
+			int64_t np = p->len2 * h;
+			assert_true(np <= 16384);
+			for (int64_t q = 0; q < p->q_total; q++) {
+				assert_true((q + 1) * np <= src->cap
+				    && (q + 1) * np <= dst->cap);
+				memcpy(tr, src->re + q * np,
+				    (size_t) np * sizeof *tr);
+				memcpy(ti, src->im + q * np,
+				    (size_t) np * sizeof *ti);
+				for (int64_t y = 0; y < p->len2; y++)
+					fft(tr + y * h, ti + y * h, h, 1, sign);
+				for (int64_t z = 0; z < h; z++)
+					fft(tr + z, ti + z, p->len2, h, sign);
+				memcpy(dst->re + q * np, tr,
+				    (size_t) np * sizeof *tr);
+				memcpy(dst->im + q * np, ti,
+				    (size_t) np * sizeof *ti);
+			}
+			continue;
+		}
 		if (p->op == FFTD__TC_OP_R2C_POST) {
 			for (int64_t r = 0; r < p->q_total; r++)
 				for (int64_t k = 0; k <= h; k++) {
