@@ -81,7 +81,11 @@ total_pass=0
 total_fail=0
 total_skip=0
 log=$(mktemp "${TMPDIR:-/tmp}/fftd-run.XXXXXX") || exit 2
-trap 'rm -f "$log"' EXIT INT TERM
+# A signal ends the run (after the log is removed): a run that went on with
+# its log gone counted a killed test as passed.
+trap 'rm -f "$log"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # run_one NAME KIND CMD... : run a binary, parse, print, add up.
 # KIND is "cmocka" or "plain" (one test: passed when it exits 0).
@@ -114,7 +118,8 @@ run_one() {
 				sub(/.*\[  SKIPPED \] /, ""); skipped += $1 }
 			END { printf "%d %d %d %d\n", planned, summaries, passed, skipped }
 		' "$log")
-		planned=$1 summaries=$2 p=$3 s=$4
+		# an unreadable log (awk printed nothing) is no summary
+		planned=${1:-0} summaries=${2:-0} p=${3:-0} s=${4:-0}
 		f=$((planned - p - s))
 		[ "$f" -ge 0 ] || f=0
 		note=""
