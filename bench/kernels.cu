@@ -199,6 +199,11 @@ main(int argc, char **argv)
 		        cudaMemcpyDeviceToDevice, b.st));
 	    },
 	    b.st, b.runs);
+	// progress on stderr as each case finishes, so that a run cut short
+	// (a time limit) still has its floors: the copy rate first, then each
+	// case's passes and fp16 floor with its times
+	fprintf(stderr, "copy: %.0f GB/s (device to device, read + written)\n",
+	    b.copy_gbs);
 
 	std::vector<Row>     rows;
 	std::vector<ConvRow> conv;
@@ -227,14 +232,14 @@ main(int argc, char **argv)
 		bench_run_row(b, r);
 		const Result *x = r.r;
 		fprintf(stderr,
-		    "%-15s tc16 %.4f (%.2e) cuf16 %.4f (%.2e) vkf16 %.4f "
-		    "(%.2e) | sp16 %.4f (%.2e) cuf32 %.4f (%.2e) vkf32 %.4f "
-		    "(%.2e)\n",
-		    c.name.c_str(), x[ALG_TC16].ms, x[ALG_TC16].err,
-		    x[ALG_CU16].ms, x[ALG_CU16].err, x[ALG_VK16].ms,
-		    x[ALG_VK16].err, x[ALG_SP16].ms, x[ALG_SP16].err,
-		    x[ALG_CU32].ms, x[ALG_CU32].err, x[ALG_VK32].ms,
-		    x[ALG_VK32].err);
+		    "%-15s p %d floor %.4f | tc16 %.4f (%.2e) cuf16 %.4f "
+		    "(%.2e) vkf16 %.4f (%.2e) | sp16 %.4f (%.2e) cuf32 %.4f "
+		    "(%.2e) vkf32 %.4f (%.2e)\n",
+		    c.name.c_str(), r.passes, r.floor16, x[ALG_TC16].ms,
+		    x[ALG_TC16].err, x[ALG_CU16].ms, x[ALG_CU16].err,
+		    x[ALG_VK16].ms, x[ALG_VK16].err, x[ALG_SP16].ms,
+		    x[ALG_SP16].err, x[ALG_CU32].ms, x[ALG_CU32].err,
+		    x[ALG_VK32].ms, x[ALG_VK32].err);
 		rows.push_back(r);
 	}
 
