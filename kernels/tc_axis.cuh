@@ -111,6 +111,36 @@ axis_at(int f, int n)
 	return f * axis_pitch(L, STRIDED) + n + n / axis_r1(L);
 }
 
+// axis_table fills tw[j] = W_L^j, j < L (forward sign, from sincospif of
+// the exact fraction j / L: fp32-accurate), with the block's NT threads.
+template <int NT>
+FFTD_DEV void
+axis_table(float2 *tw, int L)
+{
+	for (int j = threadIdx.x; j < L; j += NT) {
+		float s, c;
+		sincospif(-2.0f * (float) j / (float) L, &s, &c);
+		tw[j] = make_float2(c, s);
+	}
+}
+
+// twiddle_dft is butterfly j of a second Stockham stage of R points: v[r]
+// times W_L^(j r), read from a table of W_M^i (axis_table, M = L step) at
+// i = j r step and conjugated for the inverse, then the R-point DFT.
+template <int R, bool INV>
+FFTD_DEV void
+twiddle_dft(float2 (&v)[R], const float2 *tw, int step, int j)
+{
+#pragma unroll
+	for (int r = 1; r < R; r++) {
+		float2 w = tw[j * r * step];
+		if (INV)
+			w.y = -w.y;
+		v[r] = cmul(v[r], w);
+	}
+	SmallDft<R, INV>::run(v);
+}
+
 // The axis pass: FFT q reads element n at
 // (q / s_in) L s_in + n s_in + q % s_in and writes element k likewise with
 // s_out (tc.h, fftd__tc_pass); a persistent block loops over groups of C.
@@ -136,11 +166,7 @@ __launch_bounds__(axis_threads(L, STRIDED), axis_min_blocks<P>(L, STRIDED))
 	Word           *out = static_cast<Word *>(a.out);
 	const long long nit = (a.q_total + C - 1) / C;
 	static_assert(B1 * NT * R1 == C * L && B2 * NT * R2 == C * L, "shape");
-	for (int j = threadIdx.x; j < L; j += NT) {
-		float s, c;
-		sincospif(-2.0f * (float) j / (float) L, &s, &c);
-		tw[j] = make_float2(c, s);
-	}
+	axis_table<NT>(tw, L);
 	// the group's first point in device memory; point n of its FFT f
 	// lies at f + n s (columns) or f L + n (rows) from it
 	auto base = [&](long long q0, int slog2) -> long long {
@@ -162,7 +188,8 @@ __launch_bounds__(axis_threads(L, STRIDED), axis_min_blocks<P>(L, STRIDED))
 	auto load = [&](long long it) {
 		const long long q0   = it * C;
 		const bool      full = q0 + C <= a.q_total;
-		const Word     *src  = in + base(q0, a.s_in_log2);
+		const long long b0   = base(q0, a.s_in_log2);
+		const Word     *src  = in + b0;
 		const uint32_t  s    = STRIDED ? (uint32_t) a.s_in : 1u;
 		const uint32_t  fs   = STRIDED ? 1u : (uint32_t) L;
 #pragma unroll
@@ -175,14 +202,11 @@ __launch_bounds__(axis_threads(L, STRIDED), axis_min_blocks<P>(L, STRIDED))
 				if (full || q0 + f < a.q_total) {
 					const uint32_t o = (uint32_t) f * fs
 					    + (uint32_t) (j + r * R2) * s;
-					if constexpr (CV) {
-						const long long at
-						    = (src - in) + o;
-						nx[u][r]
-						    = io_load<P, CV>(a, at, at);
-					} else {
+					if constexpr (CV)
+						nx[u][r] = io_load<P, CV>(
+						    a, b0 + o, b0 + o);
+					else
 						nx[u][r] = src[o];
-					}
 				}
 			}
 		}
@@ -223,14 +247,7 @@ __launch_bounds__(axis_threads(L, STRIDED), axis_min_blocks<P>(L, STRIDED))
 #pragma unroll
 			for (int r = 0; r < R2; r++)
 				v[r] = buf[axis_at<L, STRIDED>(f, j + r * R1)];
-#pragma unroll
-			for (int r = 1; r < R2; r++) {
-				float2 w = tw[j * r];
-				if (INV)
-					w.y = -w.y;
-				v[r] = cmul(v[r], w);
-			}
-			SmallDft<R2, INV>::run(v);
+			twiddle_dft<R2, INV>(v, tw, 1, j);
 			if (full || q0 + f < a.q_total) {
 #pragma unroll
 				for (int r = 0; r < R2; r++) {

@@ -86,19 +86,7 @@ __launch_bounds__(kPlaneThreads, 2) plane_kernel(PassArgs a)
 	const Word              *in  = static_cast<const Word *>(a.in);
 	Word                    *out = static_cast<Word *>(a.out);
 	const long long          nit = (a.q_total + NP - 1) / NP;
-	for (int j = threadIdx.x; j < LM; j += NT) {
-		float s, c;
-		sincospif(-2.0f * (float) j / (float) LM, &s, &c);
-		tw[j] = make_float2(c, s);
-	}
-	// W_L^m from the table (L = LY or LZ divides LM), conjugated for
-	// the inverse
-	auto twl = [&](int L, int m) -> float2 {
-		float2 w = tw[m * (LM / L)];
-		if (INV)
-			w.y = -w.y;
-		return w;
-	};
+	axis_table<NT>(tw, LM); // W_LZ and W_LY at steps LM / LZ, LM / LY
 
 	// Row stage 1's inputs of the next group, loaded into registers while
 	// this group's later stages run. Butterfly (row f, j < RZ2), rows'
@@ -157,10 +145,7 @@ __launch_bounds__(kPlaneThreads, 2) plane_kernel(PassArgs a)
 #pragma unroll
 			for (int r = 0; r < RZ2; r++)
 				v[r] = buf[plane_at<LZ>(f, j + r * RZ1)];
-#pragma unroll
-			for (int r = 1; r < RZ2; r++)
-				v[r] = cmul(v[r], twl(LZ, j * r));
-			SmallDft<RZ2, INV>::run(v);
+			twiddle_dft<RZ2, INV>(v, tw, LM / LZ, j);
 #pragma unroll
 			for (int r = 0; r < RZ2; r++)
 				buf[plane_at<LZ>(f, j + r * RZ1)] = v[r];
@@ -207,10 +192,7 @@ __launch_bounds__(kPlaneThreads, 2) plane_kernel(PassArgs a)
 			for (int r = 0; r < RY2; r++)
 				v[r] = buf[plane_at<LZ>(
 				    p * LY + j + r * RY1, z)];
-#pragma unroll
-			for (int r = 1; r < RY2; r++)
-				v[r] = cmul(v[r], twl(LY, j * r));
-			SmallDft<RY2, INV>::run(v);
+			twiddle_dft<RY2, INV>(v, tw, LM / LY, j);
 			if (full || q0 + p < a.q_total) {
 #pragma unroll
 				for (int r = 0; r < RY2; r++) {
