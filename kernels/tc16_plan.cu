@@ -201,11 +201,12 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 		}
 		if (nb < 1)
 			nb = 1;
-		// a real step's threads loop over points, not rows: a grid
-		// of one block per row starved 1D R2C/C2R (4 rows of 2^23
-		// points ran on 4 blocks, 18.9 ms on the H100)
+		// a real step's threads loop over pairs of points (len / 2
+		// a row), not rows: a grid of one block per row starved 1D
+		// R2C/C2R (4 rows of 2^23 points ran on 4 blocks, 18.9 ms
+		// on the H100)
 		long long iters = real_step(ps->op)
-		    ? (ps->q_total * (ps->len + 1) + k->warps * 32 - 1)
+		    ? (ps->q_total * (ps->len / 2) + k->warps * 32 - 1)
 		        / (k->warps * 32)
 		    : (ps->q_total + k->ffts - 1) / k->ffts;
 		long long grid  = (long long) nb * sms;

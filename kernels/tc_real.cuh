@@ -10,10 +10,10 @@
 // fftd__tc_plan_layout_type (kernels/tc_host.c): the standard "real FFT via
 // a complex FFT of half the length" (Numerical Recipes, 3rd ed., 12.3.2),
 // with the negation -K of the leading indices taken on every axis for rank >
-// 1. Both are separate kernels (one read of two points and one write per
-// point, fp32 arithmetic, twiddles W_n^k from sincospif of the exact
-// fraction k / (n/2)); fusing them into the last (first) complex pass is
-// left for later.
+// 1. Both are separate kernels (each point read once and written once, in
+// pairs: see below; fp32 arithmetic, twiddles W_n^k from sincospif of the
+// exact fraction k / (n/2)); fusing them into the last (first) complex pass
+// is left for later.
 
 #ifndef FFTD_KERNELS_TC_REAL_CUH
 #define FFTD_KERNELS_TC_REAL_CUH
@@ -30,109 +30,180 @@ namespace fftd_tc
 
 // real_mirror returns the row of -K for row r = b P + K (K over the leading
 // axes, a.nd of them, of log2 sizes a.dlog2[0 .. nd-1], innermost first):
-// every axis's index negated modulo its size, b unchanged.
-FFTD_DEV long long
-real_mirror(const PassArgs &a, long long r)
+// every axis's index negated modulo its size, b unchanged. I: the index
+// type (32-bit where the step's points fit).
+template <class I>
+FFTD_DEV I
+real_mirror(const PassArgs &a, I r)
 {
-	long long m     = r;
-	int       shift = 0;
+	I   m     = r;
+	int shift = 0;
 	// unrolled: a dynamic index into a.dlog2 would copy the kernel's
 	// parameters to local memory
 #pragma unroll
 	for (int j = 0; j < 2; j++) {
 		if (j < a.nd) {
-			const int       l    = a.dlog2[j];
-			const long long mask = (1LL << l) - 1;
-			const long long f    = (r >> shift) & mask;
-			m = (m & ~(mask << shift)) | (((-f) & mask) << shift);
+			const int l    = a.dlog2[j];
+			const I   mask = (I(1) << l) - 1;
+			const I   f    = (r >> shift) & mask;
+			m              = (m & ~(mask << shift))
+			    | (((I(0) - f) & mask) << shift);
 			shift += l;
 		}
 	}
 	return m;
 }
 
+// real_twiddle is W_n^k = exp(-i pi k / h) for x = k / h (n = 2h; x is
+// exact for k < 2^24, h being a power of two, and within 2^-24 relative
+// beyond, rows of 2^25 points and more). tc16 takes the hardware sine and
+// cosine (absolute error about 2^-21 on [-pi, pi], far below fp16's 2^-11
+// rounding), split16 sincospif (fp32-accurate).
+template <class P>
+FFTD_DEV float2
+real_twiddle(float x)
+{
+	float s, c;
+	if constexpr (P::kSplit)
+		sincospif(-x, &s, &c);
+	else
+		__sincosf(-3.14159265358979f * x, &s, &c);
+	return make_float2(c, s);
+}
+
+// Both steps pair point k of row r with point h - k of the mirror row rm =
+// -K (real_mirror): the two outputs read the same two inputs, so each
+// thread reads the pair once and writes both (one read and one write per
+// point, the least a separate step can move) and computes one twiddle for
+// both, since W_n^(h-k) = -conj(W_n^k). A thread takes pairs k < h/2 of
+// its row; the middle pair k = h/2 goes to the thread of k = 0 in the lower
+// of r and rm, so every output is written once. Index arithmetic is 32-bit
+// where the step's points fit (I = uint32_t): the step is issue-bound, and
+// 64-bit shifts and masks cost two instructions each.
+//
 // The R2C post-process: a.in holds Z (a.q_total rows of h = a.len complex
 // points), a.out receives X (rows of h + 1): X[K][k] = E + W_n^k O with
 // E = (A + conj B) / 2, O = -i (A - conj B) / 2, A = Z[K][k mod h],
-// B = Z[-K][-k mod h], n = 2h. One output point per thread, grid-stride.
+// B = Z[-K][-k mod h], n = 2h. Swapping A and B conjugates E and O, so the
+// pair's other output is X[-K][h - k] = conj(E - W_n^k O).
 // CV: the last pass of a plan with fused conversion (tc_io.cuh; the
 // transform of row r is r >> out_tlog2).
-template <class P, bool CV>
-__global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
+template <class P, bool CV, class I>
+FFTD_DEV void
+r2c_post(const PassArgs &a)
 {
-	using Word        = typename P::Word;
-	const Word     *z = static_cast<const Word *>(a.in);
-	Word           *x = static_cast<Word *>(a.out);
-	const long long h = a.len, w = h + 1;
-	const long long tot  = a.q_total * w;
-	const long long step = (long long) gridDim.x * blockDim.x;
-	// output i of row r, point k (rows of w = h + 1: not a power of two)
-	auto point = [&](long long i, long long r, long long k) {
-		const long long rm = real_mirror(a, r);
-		const float2    A  = P::load(z[r * h + (k & (h - 1))]);
-		const float2    B  = P::load(z[rm * h + ((h - k) & (h - 1))]);
-		// with conj B = (B.x, -B.y)
+	using Word    = typename P::Word;
+	const Word *z = static_cast<const Word *>(a.in);
+	Word       *x = static_cast<Word *>(a.out);
+	const I     h = (I) a.len, w = h + 1;
+	const int   lgp   = a.len_log2 - 1; // h / 2 pairs a row
+	const I     tot   = (I) a.q_total << lgp;
+	const I     step  = (I) gridDim.x * blockDim.x;
+	const float inv_h = 1.0f / (float) a.len; // exact: a power of two
+	auto        put   = [&](I r, I i, float re, float im) {
+                if constexpr (CV)
+                        io_store<P>(a, i, r, re, im);
+                else
+                        x[i] = P::store(re, im);
+	};
+	// the outputs X[r][k] and, when two, X[rm][h - k] of one pair
+	auto pair = [&](I r, I rm, I k, float2 A, float2 B, bool two) {
 		const float2 e
 		    = make_float2(0.5f * (A.x + B.x), 0.5f * (A.y - B.y));
 		const float2 o = make_float2(0.5f * (A.y + B.y),
 		    -0.5f * (A.x - B.x)); // -i (A - conj B)/2
-		float        s, c;
-		sincospif(-(float) k / (float) h, &s, &c); // W_n^k
-		const float2 t = cmul(o, make_float2(c, s));
-		if constexpr (CV)
-			io_store<P>(a, i, r, e.x + t.x, e.y + t.y);
-		else
-			x[i] = P::store(e.x + t.x, e.y + t.y);
+		const float2 t = cmul(o, real_twiddle<P>((float) k * inv_h));
+		put(r, r * w + k, e.x + t.x, e.y + t.y);
+		if (two)
+			put(rm, rm * w + (h - k), e.x - t.x, t.y - e.y);
 	};
-	long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-	if (tot <= 0xffffffffLL) {
-		// 32-bit division by w: the 64-bit one is a long software
-		// routine per point
-		for (; i < tot; i += step) {
-			const uint32_t r = (uint32_t) i / (uint32_t) w;
-			point(i, r, i - (long long) r * w);
-		}
-	} else {
-		for (; i < tot; i += step) {
-			const long long r = i / w;
-			point(i, r, i - r * w);
-		}
+	for (I i = (I) blockIdx.x * blockDim.x + threadIdx.x; i < tot;
+	     i += step) {
+		const I r = i >> lgp, k = i & ((I(1) << lgp) - 1);
+		const I rm = real_mirror<I>(a, r);
+		pair(r, rm, k, P::load(z[r * h + k]),
+		    P::load(z[rm * h + ((h - k) & (h - 1))]), true);
+		if (k == 0 && r <= rm)
+			pair(r, rm, h / 2, P::load(z[r * h + h / 2]),
+			    P::load(z[rm * h + h / 2]), r != rm);
 	}
 }
 
 // The C2R pre-process: a.in holds X (a.q_total rows of h + 1 complex
 // points), a.out receives Z (rows of h = a.len): Z[K][m] = (A + conj B) +
-// i W_n^-m (A - conj B), A = X[K][m], B = X[-K][h - m], n = 2h.
+// i W_n^-m (A - conj B), A = X[K][m], B = X[-K][h - m], n = 2h. Swapping A
+// and B conjugates A + conj B and negates the conjugate of A - conj B, so
+// the pair's other output is Z[-K][h - m] = conj((A + conj B) - i W_n^-m
+// (A - conj B)) (none for m = 0: Z has no point h).
 // CV: the first pass of a plan with fused conversion (tc_io.cuh; the
 // transform of row r is r >> in_tlog2).
+template <class P, bool CV, class I>
+FFTD_DEV void
+c2r_pre(const PassArgs &a)
+{
+	using Word    = typename P::Word;
+	Word       *z = static_cast<Word *>(a.out);
+	const I     h = (I) a.len, w = h + 1;
+	const int   lgp   = a.len_log2 - 1;
+	const I     tot   = (I) a.q_total << lgp;
+	const I     step  = (I) gridDim.x * blockDim.x;
+	const float inv_h = 1.0f / (float) a.len;
+	auto        get   = [&](I r, I i) {
+                if constexpr (CV)
+                        return io_load<P, CV>(a, i, r);
+                else
+                        return static_cast<const Word *>(a.in)[i];
+	};
+	auto pair = [&](I r, I rm, I m, float2 A, float2 B, bool two) {
+		const float2 s2 = make_float2(A.x + B.x, A.y - B.y);
+		const float2 d2 = make_float2(A.x - B.x, A.y + B.y);
+		// W_n^-m = conj(W_n^m)
+		float2 wm      = real_twiddle<P>((float) m * inv_h);
+		wm.y           = -wm.y;
+		const float2 t = cmul(d2, wm);
+		z[r * h + m]   = P::store(s2.x - t.y, s2.y + t.x); // s2 + i t
+		if (two) // conj(s2 - i t)
+			z[rm * h + (h - m)] = P::store(s2.x + t.y, t.x - s2.y);
+	};
+	for (I i = (I) blockIdx.x * blockDim.x + threadIdx.x; i < tot;
+	     i += step) {
+		const I r = i >> lgp, m = i & ((I(1) << lgp) - 1);
+		const I rm = real_mirror<I>(a, r);
+		pair(r, rm, m, P::load(get(r, r * w + m)),
+		    P::load(get(rm, rm * w + (h - m))), m > 0);
+		if (m == 0 && r <= rm)
+			pair(r, rm, h / 2, P::load(get(r, r * w + h / 2)),
+			    P::load(get(rm, rm * w + h / 2)), r != rm);
+	}
+}
+
+// real_fits32 says whether a real step's indices fit 32 bits: every
+// point of the wider side (rows of h + 1), and the grid's last stride past
+// it.
+FFTD_DEV bool
+real_fits32(const PassArgs &a)
+{
+	return (unsigned long long) (a.q_total + 1) * (a.len + 1)
+	    + (unsigned long long) gridDim.x * blockDim.x
+	    < (1ULL << 32);
+}
+
+template <class P, bool CV>
+__global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
+{
+	if (real_fits32(a))
+		r2c_post<P, CV, uint32_t>(a);
+	else
+		r2c_post<P, CV, unsigned long long>(a);
+}
+
 template <class P, bool CV>
 __global__ void __launch_bounds__(256) c2r_pre_kernel(PassArgs a)
 {
-	using Word        = typename P::Word;
-	const Word     *x = static_cast<const Word *>(a.in);
-	Word           *z = static_cast<Word *>(a.out);
-	const long long h = a.len, w = h + 1;
-	const long long tot  = a.q_total * h;
-	const long long step = (long long) gridDim.x * blockDim.x;
-	for (long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x;
-	     i < tot; i += step) {
-		const long long r = i >> a.len_log2, m = i & (h - 1);
-		const long long rm = real_mirror(a, r);
-		float2          A, B;
-		if constexpr (CV) {
-			A = P::load(io_load<P, CV>(a, r * w + m, r));
-			B = P::load(io_load<P, CV>(a, rm * w + (h - m), rm));
-		} else {
-			A = P::load(x[r * w + m]);
-			B = P::load(x[rm * w + (h - m)]);
-		}
-		const float2 s2 = make_float2(A.x + B.x, A.y - B.y);
-		const float2 d2 = make_float2(A.x - B.x, A.y + B.y);
-		float        s, c;
-		sincospif((float) m / (float) h, &s, &c); // W_n^-m
-		const float2 t = cmul(d2, make_float2(c, s));
-		z[i]           = P::store(s2.x - t.y, s2.y + t.x); // s2 + i t
-	}
+	if (real_fits32(a))
+		c2r_pre<P, CV, uint32_t>(a);
+	else
+		c2r_pre<P, CV, unsigned long long>(a);
 }
 
 // The kernel of a real step (op FFTD__TC_OP_R2C_POST or _C2R_PRE), or false.
@@ -147,7 +218,7 @@ real_kernel_info(int op, KernelInfo *k)
 	else
 		return false;
 	k->len   = 0;
-	k->ffts  = 1; // threads loop over points (grid: tc16_plan.cu)
+	k->ffts  = 1; // threads loop over pairs (grid: tc16_plan.cu)
 	k->warps = 8;
 	k->smem  = 0;
 	return true;
