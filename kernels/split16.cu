@@ -77,9 +77,9 @@ split16_plane_kernel(int ly, int lz, bool inverse, KernelInfo *k)
 // split16_real_kernel: the R2C post-process or C2R pre-process kernel of this
 // precision (tc_real.cuh), for tc16_plan.cu.
 bool
-split16_real_kernel(int op, KernelInfo *k)
+split16_real_kernel(int op, long long q_total, long long len, KernelInfo *k)
 {
-	return real_kernel_info<Split16>(op, k);
+	return real_kernel_info<Split16>(op, q_total, len, k);
 }
 
 } // namespace fftd_tc

@@ -66,9 +66,9 @@ tc16_plane_io_kernel(int ly, int lz, bool inverse, KernelInfo *k)
 }
 
 bool
-tc16_real_io_kernel(int op, KernelInfo *k)
+tc16_real_io_kernel(int op, long long q_total, long long len, KernelInfo *k)
 {
-	return real_kernel_info<Tc16, true>(op, k);
+	return real_kernel_info<Tc16, true>(op, q_total, len, k);
 }
 
 } // namespace fftd_tc

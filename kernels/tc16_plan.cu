@@ -159,13 +159,16 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 			        ps->len2, ps->len, inv, &p->kern[i]);
 		else if (cv)
 			ok = ps->op != FFTD__TC_OP_FFT
-			    ? fftd_tc::tc16_real_io_kernel(ps->op, &p->kern[i])
+			    ? fftd_tc::tc16_real_io_kernel(
+			        ps->op, ps->q_total, ps->len, &p->kern[i])
 			    : fftd_tc::tc16_io_kernel(
 			        ps->len, strided, inv, twk, &p->kern[i]);
 		else if (ps->op != FFTD__TC_OP_FFT)
 			ok = algo == FFTD__TC_TC16
-			    ? fftd_tc::tc16_real_kernel(ps->op, &p->kern[i])
-			    : fftd_tc::split16_real_kernel(ps->op, &p->kern[i]);
+			    ? fftd_tc::tc16_real_kernel(
+			        ps->op, ps->q_total, ps->len, &p->kern[i])
+			    : fftd_tc::split16_real_kernel(
+			        ps->op, ps->q_total, ps->len, &p->kern[i]);
 		else
 			ok = algo == FFTD__TC_TC16
 			    ? fftd_tc::tc16_kernel(

@@ -75,10 +75,13 @@ bool split16_kernel(
 bool tc16_plane_kernel(int ly, int lz, bool inverse, KernelInfo *k);
 bool tc16_plane_io_kernel(int ly, int lz, bool inverse, KernelInfo *k);
 bool split16_plane_kernel(int ly, int lz, bool inverse, KernelInfo *k);
-// The real-step kernels (tc.h FFTD__TC_OP_R2C_POST, _C2R_PRE), or false.
-bool tc16_real_kernel(int op, KernelInfo *k);
-bool tc16_real_io_kernel(int op, KernelInfo *k);
-bool split16_real_kernel(int op, KernelInfo *k);
+// The real-step kernels (tc.h FFTD__TC_OP_R2C_POST, _C2R_PRE) for q_total
+// rows of len points (32- or 64-bit indices, tc_real.cuh), or false.
+bool tc16_real_kernel(int op, long long q_total, long long len, KernelInfo *k);
+bool tc16_real_io_kernel(
+    int op, long long q_total, long long len, KernelInfo *k);
+bool split16_real_kernel(
+    int op, long long q_total, long long len, KernelInfo *k);
 
 #define FFTD_DEV __device__ __forceinline__
 

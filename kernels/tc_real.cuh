@@ -10,10 +10,10 @@
 // fftd__tc_plan_layout_type (kernels/tc_host.c): the standard "real FFT via
 // a complex FFT of half the length" (Numerical Recipes, 3rd ed., 12.3.2),
 // with the negation -K of the leading indices taken on every axis for rank >
-// 1. Both are separate kernels (each point read once and written once, in
-// pairs: see below; fp32 arithmetic, twiddles W_n^k from sincospif of the
-// exact fraction k / (n/2)); fusing them into the last (first) complex pass
-// is left for later.
+// 1. Both are separate kernels: each point read once and written once, in
+// pairs k, h - k (below), the R2C step with 16-byte loads; fp32
+// arithmetic; twiddles W_n^k from the exact fraction k / (n/2) (real_twiddle).
+// Fusing them into the last (first) complex pass is left for later.
 
 #ifndef FFTD_KERNELS_TC_REAL_CUH
 #define FFTD_KERNELS_TC_REAL_CUH
@@ -27,6 +27,19 @@
 
 namespace fftd_tc
 {
+
+// Pairs a thread loads before it computes any (REAL_U: four loads in flight
+// a thread, enough of device memory's latency hidden at full occupancy,
+// which 32 registers allow: real_min_blocks of 256 threads an SM; fewer
+// where a conversion or 64-bit indices spilled at 32 or 40 registers).
+constexpr int REAL_U = 2;
+
+template <bool CV, class I, bool VEC = false>
+constexpr int
+real_min_blocks()
+{
+	return sizeof(I) > 4 ? 4 : CV || VEC ? 6 : 8;
+}
 
 // real_mirror returns the row of -K for row r = b P + K (K over the leading
 // axes, a.nd of them, of log2 sizes a.dlog2[0 .. nd-1], innermost first):
@@ -79,7 +92,7 @@ real_twiddle(float x)
 // its row; the middle pair k = h/2 goes to the thread of k = 0 in the lower
 // of r and rm, so every output is written once. Index arithmetic is 32-bit
 // where the step's points fit (I = uint32_t): the step is issue-bound, and
-// 64-bit shifts and masks cost two instructions each.
+// 64-bit shifts and masks cost two instructions each (real_fits32).
 //
 // The R2C post-process: a.in holds Z (a.q_total rows of h = a.len complex
 // points), a.out receives X (rows of h + 1): X[K][k] = E + W_n^k O with
@@ -117,15 +130,154 @@ r2c_post(const PassArgs &a)
 		if (two)
 			put(rm, rm * w + (h - k), e.x - t.x, t.y - e.y);
 	};
-	for (I i = (I) blockIdx.x * blockDim.x + threadIdx.x; i < tot;
-	     i += step) {
-		const I r = i >> lgp, k = i & ((I(1) << lgp) - 1);
-		const I rm = real_mirror<I>(a, r);
-		pair(r, rm, k, P::load(z[r * h + k]),
-		    P::load(z[rm * h + ((h - k) & (h - 1))]), true);
-		if (k == 0 && r <= rm)
-			pair(r, rm, h / 2, P::load(z[r * h + h / 2]),
-			    P::load(z[rm * h + h / 2]), r != rm);
+	for (I i0 = (I) blockIdx.x * blockDim.x + threadIdx.x; i0 < tot;
+	     i0 += REAL_U * step) {
+		Word A[REAL_U], B[REAL_U];
+#pragma unroll
+		for (int u = 0; u < REAL_U; u++) {
+			const I i = i0 + u * step;
+			const I r = i >> lgp, k = i & ((I(1) << lgp) - 1);
+			const I rm = real_mirror<I>(a, r);
+			if (i < tot) {
+				A[u] = z[r * h + k];
+				B[u] = z[rm * h + ((h - k) & (h - 1))];
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < REAL_U; u++) {
+			const I i = i0 + u * step;
+			if (i >= tot)
+				break;
+			const I r = i >> lgp, k = i & ((I(1) << lgp) - 1);
+			const I rm = real_mirror<I>(a, r);
+			pair(r, rm, k, P::load(A[u]), P::load(B[u]), true);
+			if (k == 0 && r <= rm)
+				pair(r, rm, h / 2, P::load(z[r * h + h / 2]),
+				    P::load(z[rm * h + h / 2]), r != rm);
+		}
+	}
+}
+
+// The R2C post-process with 16-byte loads (z 16-byte aligned; rows of at
+// least 32 points, FFTD__TC_MIN_REAL_LAST, so four pairs never straddle a
+// row or the middle): thread v
+// takes the four pairs k = 4v' .. 4v' + 3 of its row, loading Z[r][k ..
+// k+3] and Z[rm][h-k-4 .. h-k-1] as vectors and Z[rm][h-k] (a neighbour's
+// vector, an L1 hit) alone. With one 4-byte load a thread the step ran at
+// 45% of DRAM's bandwidth, stalled on L1TEX (ncu, H200); wider loads put
+// four times the bytes behind each request. The outputs go through a
+// per-warp staging area in shared memory so that each store instruction
+// writes 32 consecutive points of a row: stored straight from registers
+// (a stride of four points across the warp) the step was slower than
+// with 4-byte loads (H200, R2C 1D 4096: 0.243 ms against 0.217, staged
+// 0.178).
+constexpr int REAL_STG = 128 + 4; // staged outputs a warp (128), padded
+
+template <class P>
+FFTD_DEV void
+load4(const typename P::Word *p, typename P::Word (&v)[4])
+{
+	if constexpr (P::kSplit) {
+		const float4 a = reinterpret_cast<const float4 *>(p)[0];
+		const float4 b = reinterpret_cast<const float4 *>(p)[1];
+		v[0]           = make_float2(a.x, a.y);
+		v[1]           = make_float2(a.z, a.w);
+		v[2]           = make_float2(b.x, b.y);
+		v[3]           = make_float2(b.z, b.w);
+	} else {
+		const uint4 a = *reinterpret_cast<const uint4 *>(p);
+		v[0]          = a.x;
+		v[1]          = a.y;
+		v[2]          = a.z;
+		v[3]          = a.w;
+	}
+}
+
+template <class P, bool CV, class I>
+FFTD_DEV void
+r2c_post_vec(const PassArgs &a, float2 *stg)
+{
+	using Word    = typename P::Word;
+	const Word *z = static_cast<const Word *>(a.in);
+	Word       *x = static_cast<Word *>(a.out);
+	const I     h = (I) a.len, w = h + 1;
+	const int   lgp   = a.len_log2 - 1; // h / 2 pairs a row
+	const I     tot   = (I) a.q_total << lgp;
+	const I     tot4  = tot >> 2;
+	const I     step  = (I) gridDim.x * blockDim.x;
+	const float inv_h = 1.0f / (float) a.len; // exact: a power of two
+	const int   lane  = threadIdx.x & 31;
+	float2     *lo    = stg + (threadIdx.x >> 5) * 2 * REAL_STG;
+	float2     *hi    = lo + REAL_STG;
+	auto        put   = [&](I r, I i, float2 v) {
+                if constexpr (CV)
+                        io_store<P>(a, i, r, v.x, v.y);
+                else
+                        x[i] = P::store(v.x, v.y);
+	};
+	// X[r][k] = E + T and X[rm][h - k] = conj(E - T), T = W_n^k O
+	auto pair = [&](I k, float2 A, float2 B, float2 &xl, float2 &xh) {
+		const float2 e
+		    = make_float2(0.5f * (A.x + B.x), 0.5f * (A.y - B.y));
+		const float2 o = make_float2(0.5f * (A.y + B.y),
+		    -0.5f * (A.x - B.x)); // -i (A - conj B)/2
+		const float2 t = cmul(o, real_twiddle<P>((float) k * inv_h));
+		xl             = make_float2(e.x + t.x, e.y + t.y);
+		xh             = make_float2(e.x - t.x, t.y - e.y);
+	};
+	auto at = [](int e) { return e + (e >> 5); };
+	// every lane runs the same iterations (the staging area is the
+	// warp's): lanes past the end only skip their loads and stores
+	const I v0 = (I) (blockIdx.x * blockDim.x + (threadIdx.x & ~31u));
+	for (I vw = v0; vw < tot4; vw += step) {
+		const I v = vw + lane;
+		float2  xl[4], xh[4];
+		I       r = 0, rm = 0, k = 0;
+		if (v < tot4) {
+			const I i = v << 2;
+			r         = i >> lgp;
+			k         = i & ((I(1) << lgp) - 1);
+			rm        = real_mirror<I>(a, r);
+			Word za[4], zm[4];
+			load4<P>(z + r * h + k, za);
+			load4<P>(z + rm * h + (h - k - 4), zm);
+			const Word b0 = z[rm * h + ((h - k) & (h - 1))];
+			pair(k, P::load(za[0]), P::load(b0), xl[0], xh[0]);
+#pragma unroll
+			for (int u = 1; u < 4; u++)
+				pair(k + u, P::load(za[u]), P::load(zm[4 - u]),
+				    xl[u], xh[u]);
+			if (k == 0 && r <= rm) {
+				// the middle pair k = h/2 (written once)
+				float2 ml, mh;
+				pair(h / 2, P::load(z[r * h + h / 2]),
+				    P::load(z[rm * h + h / 2]), ml, mh);
+				put(r, r * w + h / 2, ml);
+				if (r != rm)
+					put(rm, rm * w + h / 2, mh);
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < 4; u++) {
+			lo[at(4 * lane + u)] = xl[u];
+			hi[at(4 * lane + u)] = xh[u];
+		}
+		__syncwarp();
+		// element e of the warp's 128 pairs: 32 consecutive
+		// ones a store
+#pragma unroll
+		for (int u = 0; u < 4; u++) {
+			const int e = 32 * u + lane;
+			const I   i = (vw << 2) + e;
+			if (i < tot) {
+				const I re  = i >> lgp;
+				const I ke  = i & ((I(1) << lgp) - 1);
+				const I rme = real_mirror<I>(a, re);
+				put(re, re * w + ke, lo[at(e)]);
+				put(rme, rme * w + (h - ke), hi[at(e)]);
+			}
+		}
+		__syncwarp();
 	}
 }
 
@@ -165,56 +317,79 @@ c2r_pre(const PassArgs &a)
 		if (two) // conj(s2 - i t)
 			z[rm * h + (h - m)] = P::store(s2.x + t.y, t.x - s2.y);
 	};
-	for (I i = (I) blockIdx.x * blockDim.x + threadIdx.x; i < tot;
-	     i += step) {
-		const I r = i >> lgp, m = i & ((I(1) << lgp) - 1);
-		const I rm = real_mirror<I>(a, r);
-		pair(r, rm, m, P::load(get(r, r * w + m)),
-		    P::load(get(rm, rm * w + (h - m))), m > 0);
-		if (m == 0 && r <= rm)
-			pair(r, rm, h / 2, P::load(get(r, r * w + h / 2)),
-			    P::load(get(rm, rm * w + h / 2)), r != rm);
+	for (I i0 = (I) blockIdx.x * blockDim.x + threadIdx.x; i0 < tot;
+	     i0 += REAL_U * step) {
+		Word A[REAL_U], B[REAL_U];
+#pragma unroll
+		for (int u = 0; u < REAL_U; u++) {
+			const I i = i0 + u * step;
+			const I r = i >> lgp, m = i & ((I(1) << lgp) - 1);
+			const I rm = real_mirror<I>(a, r);
+			if (i < tot) {
+				A[u] = get(r, r * w + m);
+				B[u] = get(rm, rm * w + (h - m));
+			}
+		}
+#pragma unroll
+		for (int u = 0; u < REAL_U; u++) {
+			const I i = i0 + u * step;
+			if (i >= tot)
+				break;
+			const I r = i >> lgp, m = i & ((I(1) << lgp) - 1);
+			const I rm = real_mirror<I>(a, r);
+			pair(r, rm, m, P::load(A[u]), P::load(B[u]), m > 0);
+			if (m == 0 && r <= rm)
+				pair(r, rm, h / 2,
+				    P::load(get(r, r * w + h / 2)),
+				    P::load(get(rm, rm * w + h / 2)), r != rm);
+		}
 	}
 }
 
-// real_fits32 says whether a real step's indices fit 32 bits: every
-// point of the wider side (rows of h + 1), and the grid's last stride past
-// it.
-FFTD_DEV bool
-real_fits32(const PassArgs &a)
+// real_fits32 says whether a real step's indices fit 32 bits: every point
+// of the wider side (q_total rows of len + 1) and the stride of any grid
+// (at most 2^21 threads: 2048 an SM, fewer than 1024 SMs) past it. The
+// planner picks the 32-bit kernels then: a kernel holding both paths
+// takes the registers of the 64-bit one.
+FFTD__TC_HD bool
+real_fits32(long long q_total, long long len)
 {
-	return (unsigned long long) (a.q_total + 1) * (a.len + 1)
-	    + (unsigned long long) gridDim.x * blockDim.x
+	return (unsigned long long) q_total * (unsigned long long) (len + 1)
+	    + (1ULL << 21)
 	    < (1ULL << 32);
 }
 
-template <class P, bool CV>
-__global__ void __launch_bounds__(256) r2c_post_kernel(PassArgs a)
+template <class P, bool CV, class I>
+__global__ void __launch_bounds__(256, (real_min_blocks<CV, I, true>()))
+    r2c_post_kernel(PassArgs a)
 {
-	if (real_fits32(a))
-		r2c_post<P, CV, uint32_t>(a);
+	__shared__ float2 stg[8 * 2 * REAL_STG];
+	if (((uintptr_t) a.in & 15) == 0)
+		r2c_post_vec<P, CV, I>(a, stg);
 	else
-		r2c_post<P, CV, unsigned long long>(a);
+		r2c_post<P, CV, I>(a);
 }
 
-template <class P, bool CV>
-__global__ void __launch_bounds__(256) c2r_pre_kernel(PassArgs a)
+template <class P, bool CV, class I>
+__global__ void __launch_bounds__(256, (real_min_blocks<CV, I>()))
+    c2r_pre_kernel(PassArgs a)
 {
-	if (real_fits32(a))
-		c2r_pre<P, CV, uint32_t>(a);
-	else
-		c2r_pre<P, CV, unsigned long long>(a);
+	c2r_pre<P, CV, I>(a);
 }
 
-// The kernel of a real step (op FFTD__TC_OP_R2C_POST or _C2R_PRE), or false.
+// The kernel of a real step (op FFTD__TC_OP_R2C_POST or _C2R_PRE) over
+// q_total rows of len points, or false.
 template <class P, bool CV = false>
 bool
-real_kernel_info(int op, KernelInfo *k)
+real_kernel_info(int op, long long q_total, long long len, KernelInfo *k)
 {
+	const bool n32 = real_fits32(q_total, len);
 	if (op == FFTD__TC_OP_R2C_POST)
-		k->fn = r2c_post_kernel<P, CV>;
+		k->fn = n32 ? r2c_post_kernel<P, CV, uint32_t>
+		            : r2c_post_kernel<P, CV, unsigned long long>;
 	else if (op == FFTD__TC_OP_C2R_PRE)
-		k->fn = c2r_pre_kernel<P, CV>;
+		k->fn = n32 ? c2r_pre_kernel<P, CV, uint32_t>
+		            : c2r_pre_kernel<P, CV, unsigned long long>;
 	else
 		return false;
 	k->len   = 0;
