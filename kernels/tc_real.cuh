@@ -160,15 +160,14 @@ r2c_post(const PassArgs &a)
 
 // The R2C post-process with 16-byte loads (z 16-byte aligned; rows of at
 // least 32 points, FFTD__TC_MIN_REAL_LAST, so four pairs never straddle a
-// row or the middle): thread v
-// takes the four pairs k = 4v' .. 4v' + 3 of its row, loading Z[r][k ..
-// k+3] and Z[rm][h-k-4 .. h-k-1] as vectors and Z[rm][h-k] (a neighbour's
-// vector, an L1 hit) alone. With one 4-byte load a thread the step ran at
-// 45% of DRAM's bandwidth, stalled on L1TEX (ncu, H200); wider loads put
-// four times the bytes behind each request. The outputs go through a
-// per-warp staging area in shared memory so that each store instruction
-// writes 32 consecutive points of a row: stored straight from registers
-// (a stride of four points across the warp) the step was slower than
+// row or the middle): thread v takes the four pairs k = 4v' .. 4v' + 3 of
+// its row, loading Z[r][k .. k+3] and Z[rm][h-k-4 .. h-k-1] as vectors and
+// Z[rm][h-k] (a neighbour's vector, an L1 hit) alone. With one 4-byte load a
+// thread the step ran at 45% of DRAM's bandwidth, stalled on L1TEX (ncu, H200);
+// wider loads put four times the bytes behind each request. The outputs go
+// through a per-warp staging area in shared memory so that each store
+// instruction writes 32 consecutive points of a row: stored straight from
+// registers (a stride of four points across the warp) the step was slower than
 // with 4-byte loads (H200, R2C 1D 4096: 0.243 ms against 0.217, staged
 // 0.178).
 constexpr int REAL_STG = 128 + 4; // staged outputs a warp (128), padded
