@@ -8,8 +8,9 @@
 // is over budget, and a new plan whose estimated bytes do not fit beside
 // the entries in use is refused (FFTD_ELIMIT), so the cache exceeds its
 // budget by one entry at most. The cache is locked: plans are made on the
-// device's planner thread (planner.h) and released on its planner thread (plan.c's release job);
-// fftd__cache_stats copies atomics and may be called from any thread.
+// device's planner thread (planner.h) and released on its planner thread
+// (plan.c's release job); fftd__cache_stats copies atomics and may be called
+// from any thread.
 
 #ifndef FFTD_DAEMON_PLAN_CACHE_H
 #define FFTD_DAEMON_PLAN_CACHE_H

@@ -147,7 +147,8 @@ typedef struct fftd_load_config {
 	int rt_unloaded; // unloaded samples per rt client (0: def.)
 	int batch_shm;   // batch clients' arrays in fftd_buffers (no copies)
 	int batch_nice;  // batch clients' nice value, 1..19 (0: as started)
-	int rt_slice_us; // realtime clients' time slice, us (daemon/cpu_slice.h)
+	int rt_slice_us; // realtime clients' time slice, us
+	                 // (daemon/cpu_slice.h)
 	// batch_cpus: CPUs the batch client processes may run on, a list
 	// such as "4-15" or "2,3,8-15" (empty: all), as an administrator keeps
 	// batch jobs off the cores of realtime pipelines (systemd's
