@@ -30,9 +30,10 @@ namespace fftd_tc
 
 // Pairs a thread loads before it computes any (REAL_U: four loads in flight
 // a thread, enough of device memory's latency hidden at full occupancy,
-// which 32 registers allow: real_min_blocks of 256 threads an SM; fewer
+// which 32 registers allow: real_min_blocks blocks an SM; fewer
 // where a conversion or 64-bit indices spilled at 32 or 40 registers).
-constexpr int REAL_U = 2;
+constexpr int REAL_U       = 2;
+constexpr int REAL_THREADS = 256; // a block
 
 template <bool CV, class I, bool VEC = false>
 constexpr int
@@ -91,8 +92,9 @@ real_twiddle(float x)
 // both, since W_n^(h-k) = -conj(W_n^k). A thread takes pairs k < h/2 of
 // its row; the middle pair k = h/2 goes to the thread of k = 0 in the lower
 // of r and rm, so every output is written once. Index arithmetic is 32-bit
-// where the step's points fit (I = uint32_t): the step is issue-bound, and
-// 64-bit shifts and masks cost two instructions each (real_fits32).
+// where the step's points fit (I = uint32_t, real_fits32): 64-bit shifts
+// and masks cost two instructions each, and with the division by h that
+// the twiddle's fraction used to take they were most of a thread's work.
 //
 // The R2C post-process: a.in holds Z (a.q_total rows of h = a.len complex
 // points), a.out receives X (rows of h + 1): X[K][k] = E + W_n^k O with
@@ -359,10 +361,11 @@ real_fits32(long long q_total, long long len)
 }
 
 template <class P, bool CV, class I>
-__global__ void __launch_bounds__(256, (real_min_blocks<CV, I, true>()))
+__global__ void
+__launch_bounds__(REAL_THREADS, (real_min_blocks<CV, I, true>()))
     r2c_post_kernel(PassArgs a)
 {
-	__shared__ float2 stg[8 * 2 * REAL_STG];
+	__shared__ float2 stg[REAL_THREADS / 32 * 2 * REAL_STG];
 	if (((uintptr_t) a.in & 15) == 0)
 		r2c_post_vec<P, CV, I>(a, stg);
 	else
@@ -370,7 +373,8 @@ __global__ void __launch_bounds__(256, (real_min_blocks<CV, I, true>()))
 }
 
 template <class P, bool CV, class I>
-__global__ void __launch_bounds__(256, (real_min_blocks<CV, I>()))
+__global__ void
+__launch_bounds__(REAL_THREADS, (real_min_blocks<CV, I>()))
     c2r_pre_kernel(PassArgs a)
 {
 	c2r_pre<P, CV, I>(a);
@@ -393,7 +397,7 @@ real_kernel_info(int op, long long q_total, long long len, KernelInfo *k)
 		return false;
 	k->len   = 0;
 	k->ffts  = 1; // threads loop over pairs (grid: tc16_plan.cu)
-	k->warps = 8;
+	k->warps = REAL_THREADS / 32;
 	k->smem  = 0;
 	return true;
 }
