@@ -464,10 +464,11 @@ test_bad_priority(void **state)
 // rt_latency_ms runs one execution of the realtime plan rt right after a
 // long batch execution started on client c, checks its result against
 // the FFTW long double reference, and returns its latency in ms.
-// *batch_done says whether the long execution had finished by then.
+// *batch_done says whether the long execution had finished by then, and
+// *batch_rest how many ms after the realtime answer its own came.
 static double
-rt_latency_ms(
-    fftd_client *c, fftd_plan *rt, const fftd__shape *sh, bool *batch_done)
+rt_latency_ms(fftd_client *c, fftd_plan *rt, const fftd__shape *sh,
+    bool *batch_done, double *batch_rest)
 {
 	fftd_plan *p  = long_plan(c);
 	size_t     nb = fftd_plan_input_bytes(p);
@@ -486,12 +487,14 @@ rt_latency_ms(
 	long long t0 = fftd__mono_ms();
 	ASSERT_OK(fftd_execute_async(rt, x, y, NULL, NULL, &rr));
 	ASSERT_OK(fftd_request_wait(rr));
-	double ms        = (double) (fftd__mono_ms() - t0);
-	*batch_done      = fftd_request_done(rl);
+	long long t1 = fftd__mono_ms();
+	double    ms = (double) (t1 - t0);
+	*batch_done  = fftd_request_done(rl);
+	ASSERT_OK(fftd_request_wait(rl));
+	*batch_rest      = (double) (fftd__mono_ms() - t1);
 	long double *ref = fftd_ref_transform(sh, x);
 	assert_true(fftd_ref_rel_l2(sh, y, ref) <= fftd_ref_bound(sh));
 	assert_int_equal(fftd_ref_unwritten(sh, y), 0);
-	ASSERT_OK(fftd_request_wait(rl));
 	free(ref);
 	fftd_plan_destroy(p);
 	free(in);
@@ -543,10 +546,14 @@ long_solo_ms(fftd_client *c)
 
 // The realtime lane ([backend] realtime_lane, on by default): a realtime
 // execution sent while a long batch execution runs is answered at once,
-// before the batch one finishes. The same on a daemon with the lane off
-// waits for the batch one. "At once" and "waits" are against the time the
-// long execution takes alone on each daemon, measured just before: under a
-// third of it, and over.
+// before the batch one finishes ("at once": under a third of the time the
+// long execution takes alone, measured just before). The same on a daemon
+// with the lane off waits for the batch one: the batch answer comes
+// before the realtime one, or (the client's reply callbacks run on NNG's
+// threads) less than half the realtime latency after it. (That used to be
+// a bound against the long execution's solo time, over a third of it; on a
+// loaded 2-core CI machine the solo time swung from 771 to 1,054 ms
+// between the two daemons and the bound failed at 348 against 351 ms.)
 static void
 test_realtime_lane(void **state)
 {
@@ -557,8 +564,11 @@ test_realtime_lane(void **state)
 	fftd__shape sh;
 	fftd_plan  *rt = realtime_plan(C, &sh);
 	bool        done;
-	double      on = rt_latency_ms(C, rt, &sh, &done);
-	print_message("realtime behind batch work, lane on: %.1f ms\n", on);
+	double      rest;
+	double      on = rt_latency_ms(C, rt, &sh, &done, &rest);
+	print_message("realtime behind batch work, lane on: %.1f ms (batch "
+	              "answered %.0f ms later)\n",
+	    on, rest);
 	assert_false(done);
 	assert_true(on < solo / 3);
 	fftd_plan_destroy(rt);
@@ -570,16 +580,12 @@ test_realtime_lane(void **state)
 	                          "[limits]\nmax_inflight_per_client = 3\n";
 	assert_int_equal(
 	    fftd_test_session_start(&D2, off, DAEMON_ARGS, TIMEOUT_MS, &c2), 0);
-	// Against the long execution alone on this daemon (one FFTW thread),
-	// timed just before: a solo time taken earlier on C can be inflated
-	// by other load on the host and make the bound unreachable (CI, stop
-	// 32: solo 1,551 ms, lane off 512).
-	double solo2 = long_solo_ms(c2);
-	print_message("one long execution alone, lane off: %.0f ms\n", solo2);
 	rt        = realtime_plan(c2, &sh);
-	double no = rt_latency_ms(c2, rt, &sh, &done);
-	print_message("realtime behind batch work, lane off: %.1f ms\n", no);
-	assert_true(no > solo2 / 3);
+	double no = rt_latency_ms(c2, rt, &sh, &done, &rest);
+	print_message("realtime behind batch work, lane off: %.1f ms (batch "
+	              "answered %.0f ms later)\n",
+	    no, rest);
+	assert_true(rest < no / 2);
 	fftd_plan_destroy(rt);
 	assert_int_equal(fftd_test_session_stop(&D2, &c2), 0);
 }
