@@ -236,7 +236,6 @@ __launch_bounds__(axis_threads(L, STRIDED), axis_min_blocks<P>(L, STRIDED))
 		// stage 2: twiddles, R2-point DFTs, straight to device memory
 		const bool      full = q0 + C <= a.q_total;
 		const long long b0   = base(q0, a.s_out_log2);
-		Word *const     dst  = out + b0;
 		const uint32_t  s    = STRIDED ? (uint32_t) a.s_out : 1u;
 		const uint32_t  fs   = STRIDED ? 1u : (uint32_t) L;
 #pragma unroll

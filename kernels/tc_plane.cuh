@@ -134,9 +134,10 @@ __launch_bounds__(kPlaneThreads, 2) plane_kernel(PassArgs a)
 				buf[plane_at<LZ>(f, j * RZ1 + r)] = v[r];
 		}
 		__syncthreads();
-		if (it + gridDim.x < nit)
+		if (it + gridDim.x < nit) {
 			load(it + gridDim.x);
-			// rows, stage 2: in place
+		}
+		// rows, stage 2: in place
 #pragma unroll
 		for (int u = 0; u < BZ2; u++) {
 			const int b = (int) threadIdx.x + u * NT;
