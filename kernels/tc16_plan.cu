@@ -51,7 +51,7 @@ cuda_code(cudaError_t e)
 }
 
 // real_step says whether a pass's op is a real step (tc.h), whose threads
-// loop over points and whose rows, not points, are a transform's.
+// loop over pairs of points and whose rows, not points, are a transform's.
 static bool
 real_step(int op)
 {
