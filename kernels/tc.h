@@ -110,12 +110,14 @@ typedef struct fftd__tc_plan fftd__tc_plan;
 // C2C with the last (real) dim >= 64 (FFTD__TC_MIN_REAL_LAST); they run the
 // complex transform of the real data read as n/2 complex points along the
 // last axis, and a separate post-process (R2C) or pre-process (C2R) kernel
-// (kernels/tc_real.cuh). It allocates the plan's twiddle tables on the
-// current CUDA device (cudaMalloc + cudaMemcpy, so it synchronizes); it never
-// touches request data. On success *plan is set and FFTD__TC_OK returned;
-// otherwise *plan is NULL. Errors: FFTD__TC_EINVAL (a bad argument, or R2C
-// inverse / C2R forward), FFTD__TC_EUNSUPPORTED, FFTD__TC_ENOMEM,
-// FFTD__TC_EDEVMEM, FFTD__TC_ENODEV, CUDA-tagged codes.
+// (kernels/tc_real.cuh) — except 1D with n/2 <= FFTD__TC_MAX_FUSED_REAL
+// executed out of place (in and out not overlapping), whose one complex
+// pass runs the real step itself (one kernel). It allocates the plan's twiddle
+// tables on the current CUDA device (cudaMalloc + cudaMemcpy, so it
+// synchronizes); it never touches request data. On success *plan is set and
+// FFTD__TC_OK returned; otherwise *plan is NULL. Errors: FFTD__TC_EINVAL (a bad
+// argument, or R2C inverse / C2R forward), FFTD__TC_EUNSUPPORTED,
+// FFTD__TC_ENOMEM, FFTD__TC_EDEVMEM, FFTD__TC_ENODEV, CUDA-tagged codes.
 int fftd__tc_plan_create(fftd__tc_plan **plan, fftd__tc_algo algo,
     fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
     int direction);
@@ -266,6 +268,9 @@ enum {
 #define FFTD__TC_MAX_3D 512
 #define FFTD__TC_MIN_REAL_1D 512  // R2C/C2R 1D: n 512 .. 2^27
 #define FFTD__TC_MIN_REAL_LAST 64 // R2C/C2R 2D, 3D: last dim >= 64
+// R2C/C2R 1D with n/2 <= this, out of place: the real step runs inside the
+// complex pass (one kernel, one pass over device memory)
+#define FFTD__TC_MAX_FUSED_REAL 4096
 #define FFTD__TC_MAX_1D (1 << 27)
 // Four-step twiddle tables (per pass with tw_n > 0): W_N^m for m < 2^27 is
 // the product of W_N^(m & 255), W_N^(256 ((m >> 8) & 255)),

@@ -82,4 +82,12 @@ tc16_real_kernel(int op, long long q_total, long long len, KernelInfo *k)
 	return real_kernel_info<Tc16>(op, q_total, len, k);
 }
 
+// tc16_fused_real_kernel: a contiguous pass with a 1D real step fused in
+// (tc16_pass.cuh, fused_real_kernel_info), for tc16_plan.cu.
+bool
+tc16_fused_real_kernel(int op, int len, KernelInfo *k)
+{
+	return fused_real_kernel_info<Tc16>(op, len, k);
+}
+
 } // namespace fftd_tc

@@ -76,6 +76,7 @@
 #include "tc16_smem.cuh"
 #include "tc16_types.cuh"
 #include "tc_io.cuh"
+#include "tc_real.cuh"
 
 namespace fftd_tc
 {
@@ -83,13 +84,13 @@ namespace fftd_tc
 // Register cap: as many resident blocks as shared memory allows, up to 1024
 // threads per SM, so that several blocks overlap their load, compute and
 // store phases (228 KiB of shared memory per SM, 1 KiB reserved per block).
-template <class P, int L, int C, int W, bool TW, bool STRIDED>
+template <class P, int L, int C, int W, bool TW, bool DIRECT>
 constexpr int
 min_blocks()
 {
-	int by_smem = (int) ((228 * 1024)
-	    / (Smem<P, L, C, TW, STRIDED>::kBytes + 1024));
-	int by_thr  = (P::kSplit ? 768 : 1024)
+	int by_smem
+	    = (int) ((228 * 1024) / (Smem<P, L, C, TW, DIRECT>::kBytes + 1024));
+	int by_thr = (P::kSplit ? 768 : 1024)
 	    / (W * 32); // split16 needs ~80 registers
 	int b = by_smem < by_thr ? by_smem : by_thr;
 	return b < 1 ? 1 : b;
@@ -107,27 +108,36 @@ min_blocks()
 // levels (the first and middle passes of three-pass transforms). SCR: level
 // 1 writes into a scratch buffer (no register stash). CV: the first or last
 // pass of a plan with fused conversion (tc_io.cuh): in and out are of the
-// kinds args names.
+// kinds args names. RSTEP: a 1D real transform's step fused in (contiguous
+// passes, L <= FFTD__TC_MAX_FUSED_REAL; tc_real.cuh): FFTD__TC_OP_R2C_POST
+// turns the results in shared memory into R2C output rows of L + 1
+// (r2c_rows) instead of storing them, FFTD__TC_OP_C2R_PRE loads C2R input
+// rows of L + 1 and builds the complex input in shared memory (c2r_rows).
 template <class P, int L, int C, int W, bool STRIDED, bool INV, bool TW,
-    bool SCR, bool TWG, bool CV>
+    bool SCR, bool TWG, bool CV, int RSTEP>
 __global__ void
-__launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
+__launch_bounds__(W * 32,
+    (min_blocks<P, L, C, W, TW, (!STRIDED && RSTEP != FFTD__TC_OP_R2C_POST)>()))
     pass_kernel(PassArgs args)
 {
-	using Word            = typename P::Word;
-	constexpr bool SPLIT  = P::kSplit;
-	constexpr int  B      = P::kBytes;
-	constexpr int  R      = L / 256;
-	constexpr int  NT     = W * 32;
-	constexpr int  PTS    = C * L;     // points per block iteration
-	constexpr int  TPW    = C * R / W; // level-1 tiles per warp
-	constexpr int  COPIES = PTS / NT;  // copy steps per thread
-	constexpr int  Q      = L / 4;     // quarter table of W_L
-	constexpr int  LGQ    = __builtin_ctz(Q);
-	constexpr int  RR     = R >= 16 ? R / 16 : 1;
+	using Word             = typename P::Word;
+	constexpr bool SPLIT   = P::kSplit;
+	constexpr int  B       = P::kBytes;
+	constexpr int  R       = L / 256;
+	constexpr int  NT      = W * 32;
+	constexpr int  PTS     = C * L;     // points per block iteration
+	constexpr int  TPW     = C * R / W; // level-1 tiles per warp
+	constexpr int  COPIES  = PTS / NT;  // copy steps per thread
+	constexpr int  Q       = L / 4;     // quarter table of W_L
+	constexpr int  LGQ     = __builtin_ctz(Q);
+	constexpr int  RR      = R >= 16 ? R / 16 : 1;
+	constexpr bool R2C_OUT = RSTEP == FFTD__TC_OP_R2C_POST;
+	constexpr bool C2R_IN  = RSTEP == FFTD__TC_OP_C2R_PRE;
 	// Contiguous passes: the last stage stores to device memory itself
-	// (32-byte or 128-byte pieces), no copy-out through shared memory.
-	constexpr bool DIRECT = !STRIDED;
+	// (32-byte or 128-byte pieces), no copy-out through shared memory;
+	// but with the R2C step fused in, results stay in shared memory (in
+	// natural order, as in a column pass) for r2c_rows.
+	constexpr bool DIRECT = !STRIDED && !R2C_OUT;
 	// In-place column passes (IP: wide tc16 columns of 4096 points, whose
 	// 8 columns fill 128 KiB, no room for a scratch buffer): level 1
 	// writes each result where the lane read its input (element kb of
@@ -145,6 +155,9 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	static_assert(COPIES * NT == PTS, "copy steps");
 	static_assert(DIRECT || SCR || R == 16,
 	    "column passes go through the scratch buffer or are in place");
+	static_assert(RSTEP == FFTD__TC_OP_FFT
+	        || (!STRIDED && !TW && !CV && L <= FFTD__TC_MAX_FUSED_REAL),
+	    "real steps fuse into contiguous passes of 1D rows only");
 
 	// Shared memory: the input buffer (buf); when SCR a scratch buffer that
 	// level 1 writes into (so its results need not wait in registers for a
@@ -155,7 +168,7 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	// linear too, so each access is one LOP3 on a per-thread base.
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	float2 *const t256 = reinterpret_cast<float2 *>(
-	    smem_raw + (size_t) (Smem<P, L, C, TW, STRIDED>::NBUFS) * PTS * B);
+	    smem_raw + (size_t) (Smem<P, L, C, TW, DIRECT>::NBUFS) * PTS * B);
 	float2 *const tq   = t256 + 8 * 32;
 	float2 *const tw3  = tq + Q;
 	auto          bref = [&](uint32_t off) -> Word          &{
@@ -194,7 +207,7 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	// (NKB of them when a block has fewer than 256 threads): R - 1
 	// constants per kb, in registers (column passes have no registers to
 	// spare for them and use the quarter table in level 1).
-	constexpr bool MOVE_TW = DIRECT && R > 1 && R <= 8;
+	constexpr bool MOVE_TW = !STRIDED && R > 1 && R <= 8;
 	constexpr int  NKB     = NT >= 256 ? 1 : 256 / NT;
 	constexpr int  RT      = MOVE_TW ? R - 1 : 1;
 	float2         tw1[NKB][RT];
@@ -238,6 +251,11 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 	uint32_t sw_c1 = sw_c1_0, sw_cs = sw_cs_0;
 
 	auto copy_in = [&](long long it) {
+		if constexpr (C2R_IN) {
+			c2r_rows<P, L, C, NT>(args, it, SB,
+			    [&](uint32_t off, Word w) { bref(off) = w; });
+			return;
+		}
 		if (io_in_converted<CV>(args)) {
 			// converted input: loaded into registers, rounded to
 			// fp16, stored (cp.async copies bytes only); in groups
@@ -718,7 +736,11 @@ __launch_bounds__(W * 32, (min_blocks<P, L, C, W, TW, STRIDED>()))
 						    yr[e], yi[e]);
 			}
 		}
-		if (!DIRECT) {
+		if constexpr (R2C_OUT) {
+			__syncthreads();
+			r2c_rows<P, L, C, NT>(args, it, SB,
+			    [&](uint32_t off) { return wref(off); });
+		} else if (!DIRECT) {
 			__syncthreads();
 			copy_out(it);
 		}
@@ -761,24 +783,54 @@ block_warps(int cr)
 
 // Registration helper used by tc16*.cu and split16*.cu.
 template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false,
-    bool TWG = false, bool CV = false>
+    bool TWG = false, bool CV = false, int RSTEP = FFTD__TC_OP_FFT>
 KernelInfo
 make_kernel_info()
 {
-	constexpr int  C   = block_ffts<P>(L, STRIDED, WIDE);
-	constexpr bool SCR = Smem<P, L, C, TW, STRIDED>::SCR;
+	constexpr int  C      = block_ffts<P>(L, STRIDED, WIDE);
+	constexpr bool DIRECT = !STRIDED && RSTEP != FFTD__TC_OP_R2C_POST;
+	constexpr bool SCR    = Smem<P, L, C, TW, DIRECT>::SCR;
 	// in-place column passes: 16 warps, so that 128 registers a thread
 	// hold a tile's work without spilling (32 warps spill at 64)
 	constexpr int W = STRIDED && !SCR ? 16 : block_warps(C * (L / 256));
 	KernelInfo    k;
 	static_assert(!TWG || (TW && STRIDED),
 	    "the general twiddle is a column-pass twiddle");
-	k.fn    = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG, CV>;
-	k.len   = L;
-	k.ffts  = C;
+	k.fn   = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG, CV, RSTEP>;
+	k.len  = L;
+	k.ffts = C;
 	k.warps = W;
-	k.smem  = Smem<P, L, C, TW, STRIDED>::kBytes;
+	k.smem  = Smem<P, L, C, TW, DIRECT>::kBytes;
 	return k;
+}
+
+// fused_real_kernel_info: the contiguous pass of len points with the real
+// step op (FFTD__TC_OP_R2C_POST: forward; FFTD__TC_OP_C2R_PRE: inverse)
+// fused in, for len FFTD__TC_MIN_LEN .. FFTD__TC_MAX_FUSED_REAL, or false.
+template <class P>
+bool
+fused_real_kernel_info(int op, int len, KernelInfo *k)
+{
+	constexpr int R2C = FFTD__TC_OP_R2C_POST, C2R = FFTD__TC_OP_C2R_PRE;
+	if (op != R2C && op != C2R)
+		return false;
+	const bool r2c = op == R2C;
+#define FFTD_TC_FUSED_CASE(LEN)                                                \
+	if (len == LEN) {                                                      \
+		*k = r2c ? make_kernel_info<P, LEN, false, false, false,       \
+		         false, false, false, R2C>()                           \
+		         : make_kernel_info<P, LEN, false, true, false, false, \
+		             false, false, C2R>();                             \
+		return true;                                                   \
+	}
+	FFTD_TC_FUSED_CASE(256)
+	FFTD_TC_FUSED_CASE(512)
+	FFTD_TC_FUSED_CASE(1024)
+	FFTD_TC_FUSED_CASE(2048)
+	FFTD_TC_FUSED_CASE(4096)
+#undef FFTD_TC_FUSED_CASE
+	static_assert(FFTD__TC_MAX_FUSED_REAL == 4096, "the cases above");
+	return false;
 }
 
 } // namespace fftd_tc

@@ -6,7 +6,9 @@
 // —, twiddle tables
 // in device memory, launch geometry from the occupancy calculator),
 // execution as one to four kernel launches on the caller's stream (three
-// complex passes at most, and the real step of R2C / C2R), and destruction. The
+// complex passes at most, and the real step of R2C / C2R; one for a 1D
+// R2C / C2R whose real step is fused into its one complex pass), and
+// destruction. The
 // kernels themselves are in tc16.cu / split16.cu (and the .cuh files they
 // include: pass, radix, axis, plane and real-step kernels).
 
@@ -34,6 +36,12 @@ struct fftd__tc_plan {
 	void       *dmem;              // all tables, one allocation
 	size_t      elem_bytes;
 	fftd__tc_io in_io, out_io; // element kinds of in and out
+	// 1D R2C / C2R of n/2 <= FFTD__TC_MAX_FUSED_REAL: the complex pass
+	// (index fuse_with, -1 for none) with the real step fused in, run
+	// instead of both when in and out do not overlap
+	int                 fuse_with;
+	fftd_tc::KernelInfo fkern;
+	int                 fgrid;
 };
 
 // io_bytes is the size of one point (a pair) of kind io in a plan whose
@@ -56,6 +64,26 @@ static bool
 real_step(int op)
 {
 	return op == FFTD__TC_OP_R2C_POST || op == FFTD__TC_OP_C2R_PRE;
+}
+
+// launch_grid sets *grid for kernel k over iters block iterations: at
+// most as many blocks as fit on the device at once (persistent blocks).
+static cudaError_t
+launch_grid(const fftd_tc::KernelInfo *k, long long iters, int sms, int *grid)
+{
+	int         nb = 0;
+	cudaError_t ce = cudaFuncSetAttribute((const void *) k->fn,
+	    cudaFuncAttributeMaxDynamicSharedMemorySize, (int) k->smem);
+	if (ce == cudaSuccess)
+		ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+		    &nb, (const void *) k->fn, k->warps * 32, k->smem);
+	if (ce != cudaSuccess)
+		return ce;
+	if (nb < 1)
+		nb = 1;
+	const long long g = (long long) nb * sms;
+	*grid             = (int) (iters < g ? iters : g);
+	return cudaSuccess;
 }
 
 static int
@@ -191,19 +219,6 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 			free(p);
 			return FFTD__TC_EUNSUPPORTED;
 		}
-		int nb = 0;
-		if ((ce = cudaFuncSetAttribute((const void *) k->fn,
-		         cudaFuncAttributeMaxDynamicSharedMemorySize,
-		         (int) k->smem))
-		        != cudaSuccess
-		    || (ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-		            &nb, (const void *) k->fn, k->warps * 32, k->smem))
-		        != cudaSuccess) {
-			free(p);
-			return cuda_code(ce);
-		}
-		if (nb < 1)
-			nb = 1;
 		// a real step's threads loop over pairs of points (len / 2
 		// a row), not rows: a grid of one block per row starved 1D
 		// R2C/C2R (4 rows of 2^23 points ran on 4 blocks, 18.9 ms
@@ -212,8 +227,38 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 		    ? (ps->q_total * (ps->len / 2) + k->warps * 32 - 1)
 		        / (k->warps * 32)
 		    : (ps->q_total + k->ffts - 1) / k->ffts;
-		long long grid  = (long long) nb * sms;
-		p->grid[i]      = (int) (iters < grid ? iters : grid);
+		if ((ce = launch_grid(k, iters, sms, &p->grid[i]))
+		    != cudaSuccess) {
+			free(p);
+			return cuda_code(ce);
+		}
+	}
+
+	// The fused real step (1D, no conversion: two passes, the complex one
+	// contiguous and short enough).
+	p->fuse_with = -1;
+	if (!io && rank == 1 && type != FFTD__TC_C2C && lay.npass == 2) {
+		const int            ci = type == FFTD__TC_R2C ? 0 : 1;
+		const fftd__tc_pass *ps = &lay.pass[ci];
+		const int op = type == FFTD__TC_R2C ? FFTD__TC_OP_R2C_POST
+		                                    : FFTD__TC_OP_C2R_PRE;
+		if (ps->op == FFTD__TC_OP_FFT && ps->s_in == 1 && ps->s_out == 1
+		    && ps->len <= FFTD__TC_MAX_FUSED_REAL
+		    && (algo == FFTD__TC_TC16
+		            ? fftd_tc::tc16_fused_real_kernel(
+		                op, ps->len, &p->fkern)
+		            : fftd_tc::split16_fused_real_kernel(
+		                op, ps->len, &p->fkern))) {
+			if ((ce = launch_grid(&p->fkern,
+			         (ps->q_total + p->fkern.ffts - 1)
+			             / p->fkern.ffts,
+			         sms, &p->fgrid))
+			    != cudaSuccess) {
+				free(p);
+				return cuda_code(ce);
+			}
+			p->fuse_with = ci;
+		}
 	}
 
 	// Tables: W_len for each tensor-core pass, the four-step tables of each
@@ -304,6 +349,63 @@ fftd__tc_execute(
 	return fftd__tc_execute_io(p, in, out, ws, NULL, stream);
 }
 
+// pass_args gives pass i of p the arguments its kernel takes, reading src
+// and writing dst.
+static fftd_tc::PassArgs
+pass_args(const fftd__tc_plan *p, int i, const void *src, void *dst)
+{
+	const fftd__tc_pass *ps = &p->lay.pass[i];
+	fftd_tc::PassArgs    a;
+	a.in_io    = FFTD__TC_IO_NATIVE;
+	a.out_io   = FFTD__TC_IO_NATIVE;
+	a.exps_in  = NULL;
+	a.exps_out = NULL;
+	// the transform of a point, or of a real step's row
+	a.in_tlog2 = a.out_tlog2
+	    = log2ll(p->lay.points) - (real_step(ps->op) ? log2ll(ps->len) : 0);
+	a.in         = src;
+	a.out        = dst;
+	a.q_total    = ps->q_total;
+	a.s_in       = ps->s_in;
+	a.s_out      = ps->s_out;
+	a.s_in_log2  = log2ll(ps->s_in);
+	a.s_out_log2 = log2ll(ps->s_out);
+	a.tab        = p->tab[i];
+	a.tw3        = p->tw3[i];
+	a.len        = ps->len;
+	a.len_log2   = log2ll(ps->len);
+	a.nd         = p->rank - 1;
+	for (int d = 0; d < 2; d++)
+		a.dlog2[d] = d < p->rank - 1 // innermost first
+		    ? log2ll(p->lay.cdims[p->rank - 2 - d])
+		    : 0;
+	return a;
+}
+
+// launch enqueues kernel k on grid blocks with a on st.
+static int
+launch(const fftd_tc::KernelInfo *k, int grid, const fftd_tc::PassArgs &a,
+    cudaStream_t st)
+{
+	k->fn<<<grid, k->warps * 32, k->smem, st>>>(a);
+	return cuda_code(cudaGetLastError());
+}
+
+// overlap says whether the input and output extents of an execution of a
+// 1D R2C / C2R plan p share a byte (batch rows of n reals, and of n/2 + 1
+// points).
+static bool
+overlap(const fftd__tc_plan *p, const void *in, const void *out)
+{
+	const size_t h = (size_t) p->dims[0] / 2, b = (size_t) p->batch;
+	const size_t real    = b * h * p->elem_bytes,
+	             cplx    = b * (h + 1) * p->elem_bytes;
+	const size_t    nin  = p->type == FFTD__TC_R2C ? real : cplx;
+	const size_t    nout = p->type == FFTD__TC_R2C ? cplx : real;
+	const uintptr_t i = (uintptr_t) in, o = (uintptr_t) out;
+	return i < o + nout && o < i + nin;
+}
+
 extern "C" int
 fftd__tc_execute_io(const fftd__tc_plan *p, const void *in, void *out, void *ws,
     const int *exps, void *stream)
@@ -315,46 +417,31 @@ fftd__tc_execute_io(const fftd__tc_plan *p, const void *in, void *out, void *ws,
 	    || ((uintptr_t) out & (io_bytes(p->out_io, p->elem_bytes) - 1))
 	    || ((uintptr_t) ws & (p->elem_bytes - 1)))
 		return FFTD__TC_EINVAL;
-	cudaStream_t st     = (cudaStream_t) stream;
-	void        *tmp    = ws == NULL
-	              ? NULL
-	              : (char *) ws + (size_t) p->lay.ws_points * p->elem_bytes;
-	const bool   scaled = p->in_io != FFTD__TC_IO_NATIVE && exps != NULL;
-	const int    last   = p->lay.npass - 1;
+	cudaStream_t st = (cudaStream_t) stream;
+	// one kernel for the complex pass and the real step: not in place,
+	// where a block would overwrite rows another has still to read
+	if (p->fuse_with >= 0 && !overlap(p, in, out))
+		return launch(&p->fkern, p->fgrid,
+		    pass_args(p, p->fuse_with, in, out), st);
+	void *const bufs[4] = { (void *) in, out, ws,
+		ws == NULL
+		    ? NULL
+		    : (char *) ws + (size_t) p->lay.ws_points * p->elem_bytes };
+	const bool  scaled  = p->in_io != FFTD__TC_IO_NATIVE && exps != NULL;
+	const int   last    = p->lay.npass - 1;
 	for (int i = 0; i < p->lay.npass; i++) {
-		const fftd__tc_pass *ps      = &p->lay.pass[i];
-		const void          *bufs[4] = { in, out, ws, tmp };
-		fftd_tc::PassArgs    a;
+		const fftd__tc_pass *ps = &p->lay.pass[i];
+		fftd_tc::PassArgs    a
+		    = pass_args(p, i, bufs[ps->src], bufs[ps->dst]);
 		// fused conversion: what the first pass reads, the last writes
 		// (only kernels compiled with CV look at these)
-		a.in_io    = i == 0 ? p->in_io : FFTD__TC_IO_NATIVE;
-		a.out_io   = i == last ? p->out_io : FFTD__TC_IO_NATIVE;
-		a.exps_in  = i == 0 && scaled ? exps : NULL;
-		a.exps_out = i == last && scaled ? exps : NULL;
-		// the transform of a point, or of a real step's row
-		a.in_tlog2 = a.out_tlog2 = log2ll(p->lay.points)
-		    - (real_step(ps->op) ? log2ll(ps->len) : 0);
-		a.in         = bufs[ps->src];
-		a.out        = (void *) bufs[ps->dst];
-		a.q_total    = ps->q_total;
-		a.s_in       = ps->s_in;
-		a.s_out      = ps->s_out;
-		a.s_in_log2  = log2ll(ps->s_in);
-		a.s_out_log2 = log2ll(ps->s_out);
-		a.tab        = p->tab[i];
-		a.tw3        = p->tw3[i];
-		a.len        = ps->len;
-		a.len_log2   = log2ll(ps->len);
-		a.nd         = p->rank - 1;
-		for (int d = 0; d < 2; d++)
-			a.dlog2[d] = d < p->rank - 1 // innermost first
-			    ? log2ll(p->lay.cdims[p->rank - 2 - d])
-			    : 0;
-		const fftd_tc::KernelInfo *k = &p->kern[i];
-		k->fn<<<p->grid[i], k->warps * 32, k->smem, st>>>(a);
-		cudaError_t ce = cudaGetLastError();
-		if (ce != cudaSuccess)
-			return cuda_code(ce);
+		a.in_io      = i == 0 ? p->in_io : FFTD__TC_IO_NATIVE;
+		a.out_io     = i == last ? p->out_io : FFTD__TC_IO_NATIVE;
+		a.exps_in    = i == 0 && scaled ? exps : NULL;
+		a.exps_out   = i == last && scaled ? exps : NULL;
+		const int rc = launch(&p->kern[i], p->grid[i], a, st);
+		if (rc != FFTD__TC_OK)
+			return rc;
 	}
 	return FFTD__TC_OK;
 }
@@ -414,4 +501,10 @@ fftd__tc_plan_describe(const fftd__tc_plan *p, char *buf, size_t len)
 		    (long long) ps->s_out, twk[fftd__tc_tw_kind(ps)], k->ffts,
 		    k->warps, k->smem, p->grid[i]);
 	}
+	if (p->fuse_with >= 0 && n > 0 && (size_t) n < len)
+		snprintf(buf + n, len - (size_t) n,
+		    " | out of place: pass %d with the real step fused, %d "
+		    "ffts x %d warps, %zu B smem, grid %d",
+		    p->fuse_with, p->fkern.ffts, p->fkern.warps, p->fkern.smem,
+		    p->fgrid);
 }

@@ -24,13 +24,14 @@ namespace fftd_tc
 
 // ---------------------------------------------------------------------------
 // Shared memory of a pass kernel: the input buffer, the scratch buffer
-// level 1 writes into when it fits (SCR; not needed by contiguous 256-point
-// passes, which store from registers), the twiddle tables (W_256 per lane,
-// the quarter of W_L, and the four-step tables when TW).
-template <class P, int L, int C, bool TW, bool STRIDED> struct Smem {
+// level 1 writes into when it fits (SCR; not needed by 256-point passes
+// that store from registers, DIRECT: contiguous ones without a fused R2C
+// step), the twiddle tables (W_256 per lane, the quarter of W_L, and the
+// four-step tables when TW).
+template <class P, int L, int C, bool TW, bool DIRECT> struct Smem {
 	static constexpr int    PTS    = C * L;
 	static constexpr bool   SCR    = 2 * PTS * P::kBytes <= 160 * 1024;
-	static constexpr int    NBUFS  = SCR && !(L == 256 && !STRIDED) ? 2 : 1;
+	static constexpr int    NBUFS  = SCR && !(L == 256 && DIRECT) ? 2 : 1;
 	static constexpr size_t kBytes = (size_t) NBUFS * PTS * P::kBytes
 	    + (8 * 32 + L / 4 + (TW ? FFTD__TC_TW_ENTRIES : 0))
 	        * sizeof(float2);

@@ -82,6 +82,11 @@ bool tc16_real_io_kernel(
     int op, long long q_total, long long len, KernelInfo *k);
 bool split16_real_kernel(
     int op, long long q_total, long long len, KernelInfo *k);
+// A contiguous pass of len points (FFTD__TC_MIN_LEN ..
+// FFTD__TC_MAX_FUSED_REAL) with the real step op (FFTD__TC_OP_R2C_POST or
+// _C2R_PRE) of 1D rows fused in (tc16_pass.cuh), or false.
+bool tc16_fused_real_kernel(int op, int len, KernelInfo *k);
+bool split16_fused_real_kernel(int op, int len, KernelInfo *k);
 
 #define FFTD_DEV __device__ __forceinline__
 

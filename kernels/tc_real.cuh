@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: MIT
 //
-// tc_real.cuh — PRIVATE to kernels/: included by tc16.cu and split16.cu
-// only. The real-transform steps of tc16 and split16 R2C and C2R (tc.h,
-// FFTD__TC_OP_*): the R2C post-process, which turns the complex transform Z
-// of the real data read as n/2 complex points per row into the n/2 + 1
-// non-redundant outputs of each row, and the C2R pre-process, its mirror,
-// which builds from the half spectrum the Z whose inverse complex transform
-// is the real output. The formulas and their source are at
+// tc_real.cuh — PRIVATE to kernels/: included by tc16.cu, split16.cu,
+// tc16_io.cu and tc16_pass.cuh only. The real-transform steps of tc16 and
+// split16 R2C and C2R (tc.h, FFTD__TC_OP_*): the R2C post-process, which turns
+// the complex transform Z of the real data read as n/2 complex points per row
+// into the n/2 + 1 non-redundant outputs of each row, and the C2R pre-process,
+// its mirror, which builds from the half spectrum the Z whose inverse complex
+// transform is the real output. The formulas and their source are at
 // fftd__tc_plan_layout_type (kernels/tc_host.c): the standard "real FFT via
 // a complex FFT of half the length" (Numerical Recipes, 3rd ed., 12.3.2),
 // with the negation -K of the leading indices taken on every axis for rank >
-// 1. Both are separate kernels: each point read once and written once, in
-// pairs k, h - k (below), the R2C step with 16-byte loads; fp32
-// arithmetic; twiddles W_n^k from the exact fraction k / (n/2) (real_twiddle).
-// Fusing them into the last (first) complex pass is left for later.
+// 1. Two forms: separate kernels (each point read once and written once, in
+// pairs k, h - k, below; the R2C step with 16-byte loads), and, for 1D rows
+// of h <= FFTD__TC_MAX_FUSED_REAL points out of place, block-level steps that
+// the complex pass itself runs on the rows in its shared memory (r2c_rows,
+// c2r_rows; tc16_pass.cuh, RSTEP): one kernel and one pass over device
+// memory instead of two. fp32 arithmetic; twiddles W_n^k from the exact
+// fraction k / (n/2) (real_twiddle).
 
 #ifndef FFTD_KERNELS_TC_REAL_CUH
 #define FFTD_KERNELS_TC_REAL_CUH
@@ -22,6 +25,7 @@
 #include <stdint.h>
 
 #include "tc16_dft.cuh"
+#include "tc16_ptx.cuh"
 #include "tc16_types.cuh"
 #include "tc_io.cuh"
 
@@ -85,6 +89,39 @@ real_twiddle(float x)
 	return make_float2(c, s);
 }
 
+// r2c_pair gives the two outputs of the R2C pair (k, h - k) from A =
+// Z[K][k mod h] and B = Z[-K][-k mod h] (the formulas below): xl =
+// X[K][k] = E + T and xh = X[-K][h - k] = conj(E - T), T = W_n^k O; inv_h is
+// 1 / h.
+template <class P, class I>
+FFTD_DEV void
+r2c_pair(I k, float inv_h, float2 A, float2 B, float2 &xl, float2 &xh)
+{
+	const float2 e = make_float2(0.5f * (A.x + B.x), 0.5f * (A.y - B.y));
+	const float2 o = make_float2(
+	    0.5f * (A.y + B.y), -0.5f * (A.x - B.x)); // -i (A - conj B)/2
+	const float2 t = cmul(o, real_twiddle<P>((float) k * inv_h));
+	xl             = make_float2(e.x + t.x, e.y + t.y);
+	xh             = make_float2(e.x - t.x, t.y - e.y);
+}
+
+// c2r_pair gives the two outputs of the C2R pair (m, h - m) from A =
+// X[K][m] and B = X[-K][h - m] (the formulas at c2r_pre): zl = Z[K][m] = s2
+// + i t and zh = Z[-K][h - m] = conj(s2 - i t), s2 = A + conj B, t = W_n^-m
+// (A - conj B).
+template <class P, class I>
+FFTD_DEV void
+c2r_pair(I m, float inv_h, float2 A, float2 B, float2 &zl, float2 &zh)
+{
+	const float2 s2 = make_float2(A.x + B.x, A.y - B.y);
+	const float2 d2 = make_float2(A.x - B.x, A.y + B.y);
+	float2       wm = real_twiddle<P>((float) m * inv_h);
+	wm.y            = -wm.y; // W_n^-m = conj(W_n^m)
+	const float2 t  = cmul(d2, wm);
+	zl              = make_float2(s2.x - t.y, s2.y + t.x);
+	zh              = make_float2(s2.x + t.y, t.x - s2.y);
+}
+
 // Both steps pair point k of row r with point h - k of the mirror row rm =
 // -K (real_mirror): the two outputs read the same two inputs, so each
 // thread reads the pair once and writes both (one read and one write per
@@ -123,14 +160,11 @@ r2c_post(const PassArgs &a)
 	};
 	// the outputs X[r][k] and, when two, X[rm][h - k] of one pair
 	auto pair = [&](I r, I rm, I k, float2 A, float2 B, bool two) {
-		const float2 e
-		    = make_float2(0.5f * (A.x + B.x), 0.5f * (A.y - B.y));
-		const float2 o = make_float2(0.5f * (A.y + B.y),
-		    -0.5f * (A.x - B.x)); // -i (A - conj B)/2
-		const float2 t = cmul(o, real_twiddle<P>((float) k * inv_h));
-		put(r, r * w + k, e.x + t.x, e.y + t.y);
+		float2 xl, xh;
+		r2c_pair<P>(k, inv_h, A, B, xl, xh);
+		put(r, r * w + k, xl.x, xl.y);
 		if (two)
-			put(rm, rm * w + (h - k), e.x - t.x, t.y - e.y);
+			put(rm, rm * w + (h - k), xh.x, xh.y);
 	};
 	for (I i0 = (I) blockIdx.x * blockDim.x + threadIdx.x; i0 < tot;
 	     i0 += REAL_U * step) {
@@ -216,15 +250,9 @@ r2c_post_vec(const PassArgs &a, float2 *stg)
                 else
                         x[i] = P::store(v.x, v.y);
 	};
-	// X[r][k] = E + T and X[rm][h - k] = conj(E - T), T = W_n^k O
+	// X[r][k] and X[rm][h - k]
 	auto pair = [&](I k, float2 A, float2 B, float2 &xl, float2 &xh) {
-		const float2 e
-		    = make_float2(0.5f * (A.x + B.x), 0.5f * (A.y - B.y));
-		const float2 o = make_float2(0.5f * (A.y + B.y),
-		    -0.5f * (A.x - B.x)); // -i (A - conj B)/2
-		const float2 t = cmul(o, real_twiddle<P>((float) k * inv_h));
-		xl             = make_float2(e.x + t.x, e.y + t.y);
-		xh             = make_float2(e.x - t.x, t.y - e.y);
+		r2c_pair<P>(k, inv_h, A, B, xl, xh);
 	};
 	auto at = [](int e) { return e + (e >> 5); };
 	// every lane runs the same iterations (the staging area is the
@@ -308,15 +336,11 @@ c2r_pre(const PassArgs &a)
                         return static_cast<const Word *>(a.in)[i];
 	};
 	auto pair = [&](I r, I rm, I m, float2 A, float2 B, bool two) {
-		const float2 s2 = make_float2(A.x + B.x, A.y - B.y);
-		const float2 d2 = make_float2(A.x - B.x, A.y + B.y);
-		// W_n^-m = conj(W_n^m)
-		float2 wm      = real_twiddle<P>((float) m * inv_h);
-		wm.y           = -wm.y;
-		const float2 t = cmul(d2, wm);
-		z[r * h + m]   = P::store(s2.x - t.y, s2.y + t.x); // s2 + i t
-		if (two) // conj(s2 - i t)
-			z[rm * h + (h - m)] = P::store(s2.x + t.y, t.x - s2.y);
+		float2 zl, zh;
+		c2r_pair<P>(m, inv_h, A, B, zl, zh);
+		z[r * h + m] = P::store(zl.x, zl.y);
+		if (two)
+			z[rm * h + (h - m)] = P::store(zh.x, zh.y);
 	};
 	for (I i0 = (I) blockIdx.x * blockDim.x + threadIdx.x; i0 < tot;
 	     i0 += REAL_U * step) {
@@ -343,6 +367,193 @@ c2r_pre(const PassArgs &a)
 				pair(r, rm, h / 2,
 				    P::load(get(r, r * w + h / 2)),
 				    P::load(get(rm, rm * w + h / 2)), r != rm);
+		}
+	}
+}
+
+// The real steps fused into a contiguous 1D pass (tc16_pass.cuh, RSTEP):
+// the block's C rows, transforms q = it C + f (f < C) of L = h points, sit
+// in its shared memory at f L + k in natural order, at byte offset sb(f L +
+// k) (the pass's swizzle, linear: sb(x ^ y) = sb(x) ^ sb(y)). Its NT threads
+// take the C L / 2 pairs (k, h - k), k < h/2: the lanes of a warp the 32
+// pairs k = k0 + l of one row (k0 a multiple of 32), whose points lie in
+//   D = [k0, k0 + 32)            point k0 + l in lane l;
+//   M = [h - k0 - 32, h - k0)    point h - k0 - 32 + l in lane l, the
+//                                partner of lane 32 - l (a shuffle away);
+//   h - k0                       lane 0's partner (for k0 > 0; for k0 = 0
+//                                lane 0's pair is point 0 with itself, and
+//                                it takes the middle point h/2 too).
+// h - k0 - 32 = (h - 32) ^ k0 and h - k0 = (h - 32) ^ (k0 - 32), so every
+// offset is the thread's own (computed once) XOR a constant of the unrolled
+// loop: no swizzle is computed in the loop. Computing each mirrored offset
+// took 139 instructions a pair and made the fused R2C pass slower than the
+// pass and the separate step together (ncu, H200). Rows past a.q_total
+// are skipped (a warp's row is one, so whole warps skip).
+
+// shfl_word: w of lane src.
+template <class P>
+FFTD_DEV typename P::Word
+shfl_word(typename P::Word w, int src)
+{
+	if constexpr (P::kSplit)
+		return make_float2(__shfl_sync(0xffffffffu, w.x, src),
+		    __shfl_sync(0xffffffffu, w.y, src));
+	else
+		return __shfl_sync(0xffffffffu, w, src);
+}
+
+// RowOffsets: the byte offsets of the three places for step j = j0 + g of
+// a thread's loop over its pairs (item base i0 = warp base + j NT, k0 = i0
+// mod h), taken in groups of G steps (j0 a multiple of G, g < G, so j NT =
+// j0 NT ^ g NT): d (the lane's point in D), m (XOR it for the lane's
+// point in M) and e (point h - k0, for k0 > 0). The thread's part is
+// computed once a call, a group's part (sb of j0 NT) once a group.
+template <int L, int NT> struct RowOffsets {
+	static constexpr uint32_t H = L / 2;
+	// item i = f H + k -> shared-memory point f L + k (a bit map)
+	static FFTD_DEV constexpr uint32_t pos(uint32_t i)
+	{
+		return (i / H) * L + i % H;
+	}
+	uint32_t w0, d0, p0, m, gj, gprev;
+	// opaque copies (tc16_ptx.cuh): hoisted out of the pass's block loop,
+	// the offsets held too many registers
+	template <class Sb> FFTD_DEV RowOffsets(Sb sb)
+	{
+		w0    = threadIdx.x & ~31u;
+		d0    = opaque(sb(pos(threadIdx.x)));
+		p0    = opaque(w0 >= 32 ? sb(pos(w0 - 32)) : 0);
+		m     = sb(L - 32);
+		gj    = 0;
+		gprev = 0;
+	}
+	// the group of steps j0 .. j0 + G - 1 begins
+	template <class Sb> FFTD_DEV void group(Sb sb, int j0)
+	{
+		gprev = gj;
+		gj    = sb(pos((uint32_t) j0 * NT));
+	}
+	template <class Sb> FFTD_DEV uint32_t d(Sb sb, int g) const
+	{
+		return d0 ^ gj ^ sb(pos((uint32_t) g * NT));
+	}
+	template <int G, class Sb> FFTD_DEV uint32_t e(Sb sb, int g) const
+	{
+		// point h - k0 = (h - 32) ^ (k0 - 32): item i0 - 32 mirrored
+		if (w0 >= 32) // i0 - 32 = (w0 - 32) + j NT
+			return m ^ p0 ^ gj ^ sb(pos((uint32_t) g * NT));
+		return m // i0 - 32 = j NT - 32, j >= 1
+		    ^ (g > 0 ? gj ^ sb(pos((uint32_t) g * NT - 32))
+		             : gprev ^ sb(pos((uint32_t) G * NT - 32)));
+	}
+};
+
+// r2c_rows: Z in shared memory (z(offset) reads a word) -> X in a.out,
+// rows of L + 1 (R2C output).
+template <class P, int L, int C, int NT, class Sb, class Get>
+FFTD_DEV void
+r2c_rows(const PassArgs &a, long long it, Sb sb, Get z)
+{
+	using Word      = typename P::Word;
+	constexpr int H = L / 2, J = C * H / NT;
+	constexpr int G = J < 4 ? J : 4;
+	static_assert(J * NT == C * H && J % G == 0 && H % 32 == 0, "pairs");
+	const float       inv_h = 1.0f / (float) L;
+	const uint32_t    lane  = threadIdx.x & 31;
+	RowOffsets<L, NT> o(sb);
+	Word *const       x = static_cast<Word *>(a.out);
+#pragma unroll 1
+	for (int j0 = 0; j0 < J; j0 += G) {
+		o.group(sb, j0);
+#pragma unroll
+		for (int g = 0; g < G; g++) {
+			const uint32_t  i0 = o.w0 + (j0 + g) * NT;
+			const uint32_t  f = i0 / H, k0 = i0 % H, k = k0 + lane;
+			const long long q = it * C + f;
+			if (q >= a.q_total)
+				return; // rows only grow with the step
+			const uint32_t od = o.d(sb, g);
+			const Word     d  = z(od);
+			Word b = shfl_word<P>(z(od ^ o.m), (32 - lane) & 31);
+			if (k0 != 0) {
+				const Word e
+				    = z(o.template e<G>(sb, g)); // broadcast
+				if (lane == 0)
+					b = e;
+			} else if (lane == 0) {
+				b = d;
+			}
+			float2 xl, xh;
+			r2c_pair<P>(k, inv_h, P::load(d), P::load(b), xl, xh);
+			Word *const row = x + q * (L + 1);
+			row[k]          = P::store(xl.x, xl.y);
+			row[L - k]      = P::store(xh.x, xh.y);
+			if (k == 0) { // the middle: X[h/2] = conj(Z[h/2])
+				const float2 mid = P::load(z(od ^ sb(H)));
+				r2c_pair<P>(
+				    (uint32_t) H, inv_h, mid, mid, xl, xh);
+				row[H] = P::store(xl.x, xl.y);
+			}
+		}
+	}
+}
+
+// c2r_rows: X in a.in, rows of L + 1 (C2R input) -> Z in shared memory
+// (put(offset, word) writes one). All loads of a group are issued before its
+// pairs are computed (2 G words in flight a thread).
+template <class P, int L, int C, int NT, class Sb, class Put>
+FFTD_DEV void
+c2r_rows(const PassArgs &a, long long it, Sb sb, Put put)
+{
+	using Word      = typename P::Word;
+	constexpr int H = L / 2, J = C * H / NT;
+	constexpr int G = J < 4 ? J : 4;
+	static_assert(J * NT == C * H && J % G == 0 && H % 32 == 0, "pairs");
+	const float       inv_h = 1.0f / (float) L;
+	const uint32_t    lane  = threadIdx.x & 31;
+	RowOffsets<L, NT> o(sb);
+	const Word *const x = static_cast<const Word *>(a.in);
+#pragma unroll 1
+	for (int j0 = 0; j0 < J; j0 += G) {
+		o.group(sb, j0);
+		Word A[G], B[G];
+#pragma unroll
+		for (int g = 0; g < G; g++) {
+			const uint32_t  i0 = o.w0 + (j0 + g) * NT;
+			const uint32_t  f = i0 / H, k = i0 % H + lane;
+			const long long q = it * C + f;
+			if (q < a.q_total) {
+				const Word *const row = x + q * (L + 1);
+				A[g]                  = row[k];
+				B[g]                  = row[L - k];
+			}
+		}
+#pragma unroll
+		for (int g = 0; g < G; g++) {
+			const uint32_t  i0 = o.w0 + (j0 + g) * NT;
+			const uint32_t  f = i0 / H, k0 = i0 % H, k = k0 + lane;
+			const long long q = it * C + f;
+			if (q >= a.q_total)
+				return; // rows only grow with the step
+			float2 zl, zh;
+			c2r_pair<P>(
+			    k, inv_h, P::load(A[g]), P::load(B[g]), zl, zh);
+			const uint32_t od = o.d(sb, g);
+			put(od, P::store(zl.x, zl.y));
+			// lane l of M takes the point h - k of lane 32 - l
+			const Word s = shfl_word<P>(
+			    P::store(zh.x, zh.y), (32 - lane) & 31);
+			if (lane != 0) {
+				put(od ^ o.m, s);
+			} else if (k0 != 0) {
+				put(o.template e<G>(sb, g),
+				    P::store(zh.x, zh.y));
+			} else { // the middle: Z[h/2] = 2 conj(X[h/2])
+				const float2 mid = P::load(x[q * (L + 1) + H]);
+				c2r_pair<P>(
+				    (uint32_t) H, inv_h, mid, mid, zl, zh);
+				put(od ^ sb(H), P::store(zl.x, zl.y));
+			}
 		}
 	}
 }
