@@ -4,7 +4,10 @@
 // 3D transforms and real ones (R2C, C2R), tc16 and split16, at the kernel
 // level: every 3D side class (32^3, 64^3, 128^3, 256^3, 512^3 and the boxes
 // 32x256x512, 512x64x32), both directions, batched, in place and not; R2C
-// and C2R in 1D (one-, two- and three-pass half lengths), 2D and 3D. Each
+// and C2R in 1D (one-, two- and three-pass half lengths; the half lengths
+// up to FFTD__TC_MAX_FUSED_REAL, whose plans fuse the real step into the
+// complex pass, out of place with partial last blocks and in place, which
+// runs them unfused), 2D and 3D. Each
 // case runs on fresh random input (uniform in [-1, 1], rounded to the
 // storage precision first; C2R inputs are the half spectra of random real
 // data, scaled by 1/sqrt(n) so that fp16 holds input and output), against
@@ -201,7 +204,13 @@ run_nd(fftd__tc_algo algo, const nd_case *c)
 		print_message("plan_create: %s\n", fftd__tc_strerror(rc));
 		return 1;
 	}
-	size_t wsb = 0;
+	char desc[640];
+	fftd__tc_plan_describe(plan, desc, sizeof desc);
+	// exactly the short 1D real plans carry the fused kernel
+	const int fusable = c->rank == 1 && c->type != FFTD__TC_C2C
+	    && c->dims[0] / 2 <= FFTD__TC_MAX_FUSED_REAL;
+	int    fail = fusable != (strstr(desc, "fused") != NULL);
+	size_t wsb  = 0;
 	assert_int_equal(fftd__tc_workspace_size(plan, &wsb), FFTD__TC_OK);
 	double *x   = fftw_malloc(sizeof(double) * (size_t) in_s);
 	double *ref = fftw_malloc(sizeof(double) * (size_t) out_s);
@@ -238,7 +247,6 @@ run_nd(fftd__tc_algo algo, const nd_case *c)
 	assert_int_equal(
 	    cudaMemcpy(hout, dout, eb * (size_t) out_s, cudaMemcpyDeviceToHost),
 	    cudaSuccess);
-	int fail = 0;
 	if (c->type == FFTD__TC_C2R && !c->in_place) {
 		void *back = malloc(eb * (size_t) in_s);
 		assert_non_null(back);
@@ -262,8 +270,6 @@ run_nd(fftd__tc_algo algo, const nd_case *c)
 	if (!f16 && c->rank == 3 && bound > 2e-6)
 		bound = 2e-6;
 	fail |= !(e <= bound);
-	char desc[640];
-	fftd__tc_plan_describe(plan, desc, sizeof desc);
 	print_message("  %-7s %s %lldx%lldx%lld b%lld %s%s: rel L2 %.3e, cuFFT "
 	              "%s %.3e (%.2fx)%s  [%s]\n",
 	    f16 ? "tc16" : "split16", kind[c->type], (long long) c->dims[0],
@@ -301,11 +307,17 @@ static const nd_case cases_3d[] = {
 	{ FFTD__TC_C2C, 3, { 512, 64, 32 }, 1, I, 0 },
 };
 
-// R2C and C2R: 1D one-pass (h = 256), two-pass (h = 2^15, 2^21) and
-// three-pass (h = 2^25) half lengths; 2D with a CUDA-core row pass (h =
-// 128) and tensor-core ones; 3D with h = 32 .. 256.
+// R2C and C2R: 1D one-pass (h = 256 .. 4096 fused, the last blocks
+// partial: 16, 8, 2, 1 rows a block; in place unfused; h = 8192 unfused),
+// two-pass (h = 2^15, 2^21) and three-pass (h = 2^25) half lengths; 2D with
+// a CUDA-core row pass (h = 128) and tensor-core ones; 3D with h = 32 .. 256.
 static const nd_case cases_real[] = {
 	{ FFTD__TC_R2C, 1, { 512 }, 1025, F, 0 },
+	{ FFTD__TC_R2C, 1, { 1024 }, 13, F, 0 },
+	{ FFTD__TC_R2C, 1, { 4096 }, 7, F, 0 },
+	{ FFTD__TC_R2C, 1, { 8192 }, 5, F, 0 },
+	{ FFTD__TC_R2C, 1, { 8192 }, 2, F, 1 },
+	{ FFTD__TC_R2C, 1, { 16384 }, 3, F, 0 },
 	{ FFTD__TC_R2C, 1, { 65536 }, 3, F, 1 },
 	{ FFTD__TC_R2C, 1, { 1 << 22 }, 1, F, 0 },
 	{ FFTD__TC_R2C, 1, { 1 << 26 }, 1, F, 0 },
@@ -315,6 +327,11 @@ static const nd_case cases_real[] = {
 	{ FFTD__TC_R2C, 3, { 32, 256, 512 }, 1, F, 0 },
 	{ FFTD__TC_R2C, 3, { 512, 64, 64 }, 1, F, 1 },
 	{ FFTD__TC_C2R, 1, { 512 }, 1025, I, 0 },
+	{ FFTD__TC_C2R, 1, { 1024 }, 13, I, 0 },
+	{ FFTD__TC_C2R, 1, { 4096 }, 7, I, 0 },
+	{ FFTD__TC_C2R, 1, { 8192 }, 5, I, 0 },
+	{ FFTD__TC_C2R, 1, { 8192 }, 2, I, 1 },
+	{ FFTD__TC_C2R, 1, { 16384 }, 3, I, 0 },
 	{ FFTD__TC_C2R, 1, { 65536 }, 3, I, 1 },
 	{ FFTD__TC_C2R, 1, { 1 << 22 }, 1, I, 0 },
 	{ FFTD__TC_C2R, 1, { 1 << 26 }, 1, I, 0 },
