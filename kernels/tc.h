@@ -270,7 +270,7 @@ enum {
 #define FFTD__TC_MIN_REAL_LAST 64 // R2C/C2R 2D, 3D: last dim >= 64
 // R2C/C2R 1D with n/2 <= this, out of place: the real step runs inside the
 // complex pass (one kernel, one pass over device memory)
-#define FFTD__TC_MAX_FUSED_REAL 4096
+#define FFTD__TC_MAX_FUSED_REAL 8192
 #define FFTD__TC_MAX_1D (1 << 27)
 // Four-step twiddle tables (per pass with tw_n > 0): W_N^m for m < 2^27 is
 // the product of W_N^(m & 255), W_N^(256 ((m >> 8) & 255)),

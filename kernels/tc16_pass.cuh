@@ -156,7 +156,8 @@ __launch_bounds__(W * 32,
 	static_assert(DIRECT || SCR || R == 16,
 	    "column passes go through the scratch buffer or are in place");
 	static_assert(RSTEP == FFTD__TC_OP_FFT
-	        || (!STRIDED && !TW && !CV && L <= FFTD__TC_MAX_FUSED_REAL),
+	        || (!STRIDED && !TW && !CV && SCR
+	            && L <= FFTD__TC_MAX_FUSED_REAL),
 	    "real steps fuse into contiguous passes of 1D rows only");
 
 	// Shared memory: the input buffer (buf); when SCR a scratch buffer that
@@ -671,9 +672,11 @@ __launch_bounds__(W * 32,
 			// times W_R^(alpha beta'), in place; (2b) the radix-16
 			// product over alpha per (f, kb0, beta'), results to kb
 			// + 256 (RR kappa + beta') in device memory (contiguous
-			// passes only: L > 4096).
+			// passes only: L > 4096), or with the R2C step fused
+			// in, to buf (free since level 1: no EARLY prefetch) in
+			// natural order.
 			static_assert(
-			    DIRECT, "L > 4096 only for contiguous passes");
+			    !STRIDED, "L > 4096 only for contiguous passes");
 			constexpr int ITEMS = C * 4096 / NT;
 			static_assert(ITEMS * NT == C * 4096, "level-2a items");
 			constexpr int TPW2 = C * 16 * RR / W;
@@ -724,6 +727,23 @@ __launch_bounds__(W * 32,
 				words_to_frag(z, x);
 				float yr[8], yi[8];
 				row_dft(x, F, yr, yi);
+				if constexpr (R2C_OUT) {
+					// point k = l2b_out(tau) + (ln >> 2)
+					// + 512 RR (ln & 3) + elem_off
+					const uint32_t so = SB(l2b_out<L, RR>((
+					                        uint32_t) warp))
+					    ^ SB(l2b_out<L, RR>(
+					        (uint32_t) (W * i)))
+					    ^ SB((uint32_t) ((ln >> 2)
+					        + 512 * RR * (ln & 3)));
+#pragma unroll
+					for (int e = 0; e < 8; e++)
+						bref(so
+						    ^ SB(elem_off(
+						        e, 1, 256 * RR)))
+						    = P::store(yr[e], yi[e]);
+					continue;
+				}
 				const long long q = it * C + f;
 				Word *const dst   = out + q * L + kb0 + 256 * b
 				    + (ln >> 2) + 512 * RR * (ln & 3);
@@ -738,8 +758,11 @@ __launch_bounds__(W * 32,
 		}
 		if constexpr (R2C_OUT) {
 			__syncthreads();
-			r2c_rows<P, L, C, NT>(args, it, SB,
-			    [&](uint32_t off) { return wref(off); });
+			// level 2 left the results in scratch (R <= 16) or
+			// in buf (R > 16)
+			r2c_rows<P, L, C, NT>(args, it, SB, [&](uint32_t off) {
+				return R > 16 ? bref(off) : wref(off);
+			});
 		} else if (!DIRECT) {
 			__syncthreads();
 			copy_out(it);
@@ -828,8 +851,9 @@ fused_real_kernel_info(int op, int len, KernelInfo *k)
 	FFTD_TC_FUSED_CASE(1024)
 	FFTD_TC_FUSED_CASE(2048)
 	FFTD_TC_FUSED_CASE(4096)
+	FFTD_TC_FUSED_CASE(8192)
 #undef FFTD_TC_FUSED_CASE
-	static_assert(FFTD__TC_MAX_FUSED_REAL == 4096, "the cases above");
+	static_assert(FFTD__TC_MAX_FUSED_REAL == 8192, "the cases above");
 	return false;
 }
 
