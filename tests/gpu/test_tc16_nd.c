@@ -307,8 +307,8 @@ static const nd_case cases_3d[] = {
 	{ FFTD__TC_C2C, 3, { 512, 64, 32 }, 1, I, 0 },
 };
 
-// R2C and C2R: 1D one-pass (h = 256 .. 4096 fused, the last blocks
-// partial: 16, 8, 2, 1 rows a block; in place unfused; h = 8192 unfused),
+// R2C and C2R: 1D one-pass (h = 256 .. 8192 fused, the last blocks
+// partial: 16, 8, 2 rows a block, or 1; in place unfused),
 // two-pass (h = 2^15, 2^21) and three-pass (h = 2^25) half lengths; 2D with
 // a CUDA-core row pass (h = 128) and tensor-core ones; 3D with h = 32 .. 256.
 static const nd_case cases_real[] = {
@@ -318,6 +318,7 @@ static const nd_case cases_real[] = {
 	{ FFTD__TC_R2C, 1, { 8192 }, 5, F, 0 },
 	{ FFTD__TC_R2C, 1, { 8192 }, 2, F, 1 },
 	{ FFTD__TC_R2C, 1, { 16384 }, 3, F, 0 },
+	{ FFTD__TC_R2C, 1, { 16384 }, 2, F, 1 },
 	{ FFTD__TC_R2C, 1, { 65536 }, 3, F, 1 },
 	{ FFTD__TC_R2C, 1, { 1 << 22 }, 1, F, 0 },
 	{ FFTD__TC_R2C, 1, { 1 << 26 }, 1, F, 0 },
@@ -332,6 +333,7 @@ static const nd_case cases_real[] = {
 	{ FFTD__TC_C2R, 1, { 8192 }, 5, I, 0 },
 	{ FFTD__TC_C2R, 1, { 8192 }, 2, I, 1 },
 	{ FFTD__TC_C2R, 1, { 16384 }, 3, I, 0 },
+	{ FFTD__TC_C2R, 1, { 16384 }, 2, I, 1 },
 	{ FFTD__TC_C2R, 1, { 65536 }, 3, I, 1 },
 	{ FFTD__TC_C2R, 1, { 1 << 22 }, 1, I, 0 },
 	{ FFTD__TC_C2R, 1, { 1 << 26 }, 1, I, 0 },
