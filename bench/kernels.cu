@@ -87,7 +87,7 @@ all_cases(void)
 	}
 	add_case(v, false, 3, 32, 256, 512, "3D 32x256x512");
 	add_case(v, false, 3, 512, 64, 32, "3D 512x64x32");
-	for (int l : { 10, 12, 13, 17, 20, 24 }) {
+	for (int l : { 10, 12, 13, 14, 17, 20, 24 }) {
 		int64_t n = (int64_t) 1 << l;
 		add_case(v, true, 1, n, 1, 1, "1D " + std::to_string(n));
 	}
