@@ -408,8 +408,12 @@ shfl_word(typename P::Word w, int src)
 // j0 NT ^ g NT): d (the lane's point in D), m (XOR it for the lane's
 // point in M) and e (point h - k0, for k0 > 0). The thread's part is
 // computed once a call, a group's part (sb of j0 NT) once a group.
-template <int L, int NT> struct RowOffsets {
+template <int L, int C, int NT> struct RowOffsets {
+	// H pairs a row; J steps a thread (in groups of G); inv_h = 1 / h
 	static constexpr uint32_t H = L / 2;
+	static constexpr int      J = C * H / NT, G = J < 4 ? J : 4;
+	static_assert(J * NT == C * H && J % G == 0 && H % 32 == 0, "pairs");
+	static constexpr float inv_h = 1.0f / (float) L;
 	// item i = f H + k -> shared-memory point f L + k (a bit map)
 	static FFTD_DEV constexpr uint32_t pos(uint32_t i)
 	{
@@ -437,7 +441,7 @@ template <int L, int NT> struct RowOffsets {
 	{
 		return d0 ^ gj ^ sb(pos((uint32_t) g * NT));
 	}
-	template <int G, class Sb> FFTD_DEV uint32_t e(Sb sb, int g) const
+	template <class Sb> FFTD_DEV uint32_t e(Sb sb, int g) const
 	{
 		// point h - k0 = (h - 32) ^ (k0 - 32): item i0 - 32 mirrored
 		if (w0 >= 32) // i0 - 32 = (w0 - 32) + j NT
@@ -454,14 +458,13 @@ template <class P, int L, int C, int NT, class Sb, class Get>
 FFTD_DEV void
 r2c_rows(const PassArgs &a, long long it, Sb sb, Get z)
 {
-	using Word      = typename P::Word;
-	constexpr int H = L / 2, J = C * H / NT;
-	constexpr int G = J < 4 ? J : 4;
-	static_assert(J * NT == C * H && J % G == 0 && H % 32 == 0, "pairs");
-	const float       inv_h = 1.0f / (float) L;
-	const uint32_t    lane  = threadIdx.x & 31;
-	RowOffsets<L, NT> o(sb);
-	Word *const       x = static_cast<Word *>(a.out);
+	using Word        = typename P::Word;
+	using O           = RowOffsets<L, C, NT>;
+	constexpr int   H = O::H, J = O::J, G = O::G;
+	constexpr float inv_h = O::inv_h;
+	const uint32_t  lane  = threadIdx.x & 31;
+	O               o(sb);
+	Word *const     x = static_cast<Word *>(a.out);
 #pragma unroll 1
 	for (int j0 = 0; j0 < J; j0 += G) {
 		o.group(sb, j0);
@@ -476,8 +479,7 @@ r2c_rows(const PassArgs &a, long long it, Sb sb, Get z)
 			const Word     d  = z(od);
 			Word b = shfl_word<P>(z(od ^ o.m), (32 - lane) & 31);
 			if (k0 != 0) {
-				const Word e
-				    = z(o.template e<G>(sb, g)); // broadcast
+				const Word e = z(o.e(sb, g)); // broadcast
 				if (lane == 0)
 					b = e;
 			} else if (lane == 0) {
@@ -505,13 +507,12 @@ template <class P, int L, int C, int NT, class Sb, class Put>
 FFTD_DEV void
 c2r_rows(const PassArgs &a, long long it, Sb sb, Put put)
 {
-	using Word      = typename P::Word;
-	constexpr int H = L / 2, J = C * H / NT;
-	constexpr int G = J < 4 ? J : 4;
-	static_assert(J * NT == C * H && J % G == 0 && H % 32 == 0, "pairs");
-	const float       inv_h = 1.0f / (float) L;
+	using Word          = typename P::Word;
+	using O             = RowOffsets<L, C, NT>;
+	constexpr int     H = O::H, J = O::J, G = O::G;
+	constexpr float   inv_h = O::inv_h;
 	const uint32_t    lane  = threadIdx.x & 31;
-	RowOffsets<L, NT> o(sb);
+	O                 o(sb);
 	const Word *const x = static_cast<const Word *>(a.in);
 #pragma unroll 1
 	for (int j0 = 0; j0 < J; j0 += G) {
@@ -546,8 +547,7 @@ c2r_rows(const PassArgs &a, long long it, Sb sb, Put put)
 			if (lane != 0) {
 				put(od ^ o.m, s);
 			} else if (k0 != 0) {
-				put(o.template e<G>(sb, g),
-				    P::store(zh.x, zh.y));
+				put(o.e(sb, g), P::store(zh.x, zh.y));
 			} else { // the middle: Z[h/2] = 2 conj(X[h/2])
 				const float2 mid = P::load(x[q * (L + 1) + H]);
 				c2r_pair<P>(
