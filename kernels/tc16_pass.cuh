@@ -81,16 +81,25 @@
 namespace fftd_tc
 {
 
+// Whether a pass applies the level-1 DIT twiddles in level 1 from tables
+// (l1_twiddle_lane/elem): every pass with R = L / 256 > 1 except the
+// contiguous ones with R <= 8, which apply them in level 2 (MOVE_TW).
+__host__ __device__ constexpr bool
+l1_tables(int L, bool strided)
+{
+	return L > 256 && (strided || L > 8 * 256);
+}
+
 // Register cap: as many resident blocks as shared memory allows, up to 1024
 // threads per SM, so that several blocks overlap their load, compute and
 // store phases (228 KiB of shared memory per SM, 1 KiB reserved per block).
-template <class P, int L, int C, int W, bool TW, bool DIRECT>
+template <class P, int L, int C, int W, bool TW, bool DIRECT, bool L1T>
 constexpr int
 min_blocks()
 {
-	int by_smem
-	    = (int) ((228 * 1024) / (Smem<P, L, C, TW, DIRECT>::kBytes + 1024));
-	int by_thr = (P::kSplit ? 768 : 1024)
+	int by_smem = (int) ((228 * 1024)
+	    / (Smem<P, L, C, TW, DIRECT, L1T>::kBytes + 1024));
+	int by_thr  = (P::kSplit ? 768 : 1024)
 	    / (W * 32); // split16 needs ~80 registers
 	int b = by_smem < by_thr ? by_smem : by_thr;
 	return b < 1 ? 1 : b;
@@ -117,8 +126,8 @@ template <class P, int L, int C, int W, bool STRIDED, bool INV, bool TW,
     bool SCR, bool TWG, bool CV, int RSTEP>
 __global__ void
 __launch_bounds__(W * 32,
-    (min_blocks<P, L, C, W, TW, (!STRIDED && RSTEP != FFTD__TC_OP_R2C_POST)>()))
-    pass_kernel(PassArgs args)
+    (min_blocks<P, L, C, W, TW, (!STRIDED && RSTEP != FFTD__TC_OP_R2C_POST),
+        l1_tables(L, STRIDED)>())) pass_kernel(PassArgs args)
 {
 	using Word             = typename P::Word;
 	constexpr bool SPLIT   = P::kSplit;
@@ -128,8 +137,6 @@ __launch_bounds__(W * 32,
 	constexpr int  PTS     = C * L;     // points per block iteration
 	constexpr int  TPW     = C * R / W; // level-1 tiles per warp
 	constexpr int  COPIES  = PTS / NT;  // copy steps per thread
-	constexpr int  Q       = L / 4;     // quarter table of W_L
-	constexpr int  LGQ     = __builtin_ctz(Q);
 	constexpr int  RR      = R >= 16 ? R / 16 : 1;
 	constexpr bool R2C_OUT = RSTEP == FFTD__TC_OP_R2C_POST;
 	constexpr bool C2R_IN  = RSTEP == FFTD__TC_OP_C2R_PRE;
@@ -164,14 +171,20 @@ __launch_bounds__(W * 32,
 	// level 1 writes into (so its results need not wait in registers for a
 	// block barrier, and the next block's input can stream into buf while
 	// level 2 runs); then the twiddles: W_256^(row col) of each lane's 8
-	// tile elements, W_L^j for j < L/4, and when TW the three four-step
-	// tables. Buffer accesses use byte offsets: swizzle(x) * B, which is
-	// linear too, so each access is one LOP3 on a per-thread base.
+	// tile elements, W_R^m for level 2a (R > 16), when TW the four-step
+	// tables, and when L1T the two factor tables of W_L^(a kb)
+	// (tc16_smem.cuh, l1_twiddle_lane/elem; contiguous passes with R <= 8
+	// apply those twiddles in level 2 instead, MOVE_TW below). Buffer
+	// accesses use byte offsets: swizzle(x) * B, which is linear too, so
+	// each access is one LOP3 on a per-thread base.
+	constexpr bool    L1T = l1_tables(L, STRIDED);
 	extern __shared__ __align__(16) unsigned char smem_raw[];
-	float2 *const t256 = reinterpret_cast<float2 *>(
-	    smem_raw + (size_t) (Smem<P, L, C, TW, DIRECT>::NBUFS) * PTS * B);
-	float2 *const tq   = t256 + 8 * 32;
-	float2 *const tw3  = tq + Q;
+	float2 *const t256 = reinterpret_cast<float2 *>(smem_raw
+	    + (size_t) (Smem<P, L, C, TW, DIRECT, L1T>::NBUFS) * PTS * B);
+	float2 *const tr   = t256 + 8 * 32; // W_R^m, m < R (R > 16)
+	float2 *const tw3  = tr + (R > 16 ? R : 0);
+	float2 *const t1l  = tw3 + (TW ? FFTD__TC_TW_ENTRIES : 0); // R x 32
+	float2 *const t1e  = t1l + (L1T ? R * 32 : 0);             // R x 8
 	auto          bref = [&](uint32_t off) -> Word          &{
                 return *reinterpret_cast<Word *>(smem_raw + off);
 	};
@@ -195,42 +208,37 @@ __launch_bounds__(W * 32,
 			t256[e * 32 + lane] = twiddle<INV>(args.tab,
 			    fftd__tc_frag_row(lane, e)
 			        * fftd__tc_frag_col(lane, e) * R);
-	for (int j = tid; j < Q; j += NT)
-		tq[j] = __ldg(args.tab + j);
+	if (R > 16)
+		for (int j = tid; j < R; j += NT)
+			tr[j] = twiddle<INV>(args.tab, 256 * j);
 	if (TW)
 		for (int j = tid;
 		     j < (TWG ? FFTD__TC_TW_ENTRIES : 3 * FFTD__TC_TW_TABLE);
 		     j += NT)
 			tw3[j] = __ldg(args.tw3 + j);
+	if (L1T)
+		for (int j = tid; j < R * 40; j += NT)
+			(j < R * 32 ? t1l[j] : t1e[j - R * 32]) = twiddle<INV>(
+			    args.tab,
+			    (int) (j < R * 32
+			            ? l1_twiddle_lane(j / 32, j % 32)
+			            : l1_twiddle_elem((j - R * 32) / 8, j % 8))
+			        & (L - 1));
 
-	// Contiguous passes with R <= 8 apply the level-1 DIT twiddles
-	// W_L^(a kb) in level 2 instead, where a thread always sees the same kb
-	// (NKB of them when a block has fewer than 256 threads): R - 1
-	// constants per kb, in registers (column passes have no registers to
-	// spare for them and use the quarter table in level 1).
+	// MOVE_TW: level 2 applies the level-1 DIT twiddles W_L^(a kb), where a
+	// thread always sees the same kb (NKB of them when a block has fewer
+	// than 256 threads): R - 1 constants per kb, in registers (column
+	// passes have no registers to spare for them).
 	constexpr bool MOVE_TW = !STRIDED && R > 1 && R <= 8;
-	constexpr int  NKB     = NT >= 256 ? 1 : 256 / NT;
-	constexpr int  RT      = MOVE_TW ? R - 1 : 1;
-	float2         tw1[NKB][RT];
+	static_assert(L1T == (R > 1 && !MOVE_TW), "level-1 twiddle tables");
+	constexpr int NKB = NT >= 256 ? 1 : 256 / NT;
+	constexpr int RT  = MOVE_TW ? R - 1 : 1;
+	float2        tw1[NKB][RT];
 	for (int jk = 0; jk < NKB; jk++)
 		for (int x = 0; x < RT; x++)
 			tw1[jk][x] = MOVE_TW ? twiddle<INV>(args.tab,
 			                 (x + 1) * ((tid + jk * NT) % 256))
 			                     : make_float2(1.f, 0.f);
-
-	// W_L^j for 0 <= j < L from the quarter table: W_L^(r + qL/4) =
-	// W_L^r (-i)^q; conjugated for the inverse.
-	auto twl = [&](uint32_t j) -> float2 {
-		float2   w = tq[j & (Q - 1)];
-		uint32_t q = j >> LGQ;
-		if (q & 1)
-			w = make_float2(w.y, -w.x);
-		if (q & 2)
-			w = make_float2(-w.x, -w.y);
-		if (INV)
-			w.y = -w.y;
-		return w;
-	};
 
 	// Per-lane parts of the swizzled byte offsets (see l1_in and friends).
 	const uint32_t sw_c1_0 = SB((uint32_t) tid);
@@ -510,7 +518,9 @@ __launch_bounds__(W * 32,
 			to_frag(yr, yi, x);
 			transpose(x);
 			row_dft(x, F, yr, yi);
-			const uint32_t so = sw_w1 ^ SB(l1_out<L, R>(W * i));
+			// the lane factor of W_L^(a kb) (a warp-uniform)
+			const float2   tla = L1T ? t1l[a * 32 + ln] : float2();
+			const uint32_t so  = sw_w1 ^ SB(l1_out<L, R>(W * i));
 			const int      kb0
 			    = (ln >> 2) + 32 * (ln & 3); // kb of element 0
 			const long long q = it * C + f;
@@ -520,10 +530,10 @@ __launch_bounds__(W * 32,
 				const int kb = fftd__tc_frag_row(ln, e)
 				    + 16 * fftd__tc_frag_col(ln, e);
 				float2 v = make_float2(yr[e], yi[e]);
-				if (R > 1 && !MOVE_TW) {
+				if (L1T) {
 					if (a != 0)
 						v = cmul(v,
-						    twl((uint32_t) (a * kb)));
+						    cmul(tla, t1e[a * 8 + e]));
 				} else if (R == 1 && TW) {
 					v = cmul(v, tw4(it, f, kb));
 				}
@@ -702,8 +712,7 @@ __launch_bounds__(W * 32,
 				for (int b = 0; b < RR; b++) {
 					if (b > 0 && al > 0)
 						v[b] = cmul(v[b],
-						    twl((uint32_t) (256 * al
-						        * b)));
+						    tr[al * b]); // W_R^(al b)
 					wref(sb ^ SB((uint32_t) (4096 * b)))
 					    = P::store(v[b].x, v[b].y);
 				}
@@ -812,7 +821,7 @@ make_kernel_info()
 {
 	constexpr int  C      = block_ffts<P>(L, STRIDED, WIDE);
 	constexpr bool DIRECT = !STRIDED && RSTEP != FFTD__TC_OP_R2C_POST;
-	constexpr bool SCR    = Smem<P, L, C, TW, DIRECT>::SCR;
+	constexpr bool SCR    = Smem<P, L, C, TW, DIRECT, false>::SCR;
 	// in-place column passes: 16 warps, so that 128 registers a thread
 	// hold a tile's work without spilling (32 warps spill at 64)
 	constexpr int W = STRIDED && !SCR ? 16 : block_warps(C * (L / 256));
@@ -823,7 +832,7 @@ make_kernel_info()
 	k.len  = L;
 	k.ffts = C;
 	k.warps = W;
-	k.smem  = Smem<P, L, C, TW, DIRECT>::kBytes;
+	k.smem  = Smem<P, L, C, TW, DIRECT, l1_tables(L, STRIDED)>::kBytes;
 	return k;
 }
 
