@@ -677,9 +677,9 @@ cufft_estimate(int rank, const int *n, const int *ie, int is, int id,
 // clients planning at once can hold several of them: hence the memo above);
 // f16 plans, which it does not cover, take the estimate of the f32
 // plan of the same shape, whose elements are twice as large. tc16 and
-// split16: tc.h's workspace rule (one copy of the batch for 1D transforms
-// of more than 16384 points) and the tables' bound. 0 where the algorithm
-// does not serve s: plan then refuses it and says why.
+// split16: the workspace of the plan's layout (fftd__tc_plan_layout_type)
+// and the tables' bound. 0 where the algorithm does not serve s: plan then
+// refuses it and says why.
 uint64_t
 fftd__cuda_plan_estimate(
     fftd__device *dev, const fftd__shape *s, const char *algorithm)
@@ -698,17 +698,16 @@ fftd__cuda_plan_estimate(
 		if (tc_check((fftd__cuda_algo) a, s, NULL, 0) != FFTD_OK) {
 			return 0;
 		}
-		// tc.h, fftd__tc_workspace_size: C2C 1D beyond one pass, one
-		// copy of the batch; R2C/C2R, the half-length complex batch
-		uint64_t ws   = 0;
-		uint64_t elem = a == FFTD__CUDA_ALG_TC16 ? 4 : 8;
-		if (s->kind != FFTD_C2C) {
-			ws = (uint64_t) s->batch * (uint64_t) (s->total / 2)
-			    * elem;
-		} else if (s->rank == 1 && s->n[0] > 16384) {
-			ws = (uint64_t) s->batch * (uint64_t) s->total * elem;
+		// the workspace fftd__tc_workspace_size will report: the
+		// layout's, which the plan is made from (host code, no GPU)
+		fftd__tc_layout lay;
+		if (fftd__tc_plan_layout_type(
+		        tc_type(s->kind), s->rank, s->n, s->batch, &lay)
+		    != FFTD__TC_OK) {
+			return 0;
 		}
-		return ws + tc_table_bytes(s);
+		uint64_t elem = a == FFTD__CUDA_ALG_TC16 ? 4 : 8;
+		return (uint64_t) lay.ws_points * elem + tc_table_bytes(s);
 	}
 	// cuFFT's estimate takes int arguments; a shape past them gets the
 	// bound of one copy of the batch in complex elements of its precision,
