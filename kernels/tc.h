@@ -386,6 +386,28 @@ fftd__tc_frag_col(int lane, int e)
 	return 2 * (lane & 3) + (e & 1) + 8 * (e >> 2);
 }
 
+// The level-1 DIT twiddle W_L^(a kb) of the pass kernel (kernels/
+// tc16_pass.cuh) for tile a (a < R = L / 256) and fragment element e of a
+// lane, kb = fftd__tc_frag_row + 16 fftd__tc_frag_col = b(lane) + o(e) with
+// b = lane / 4 + 32 (lane % 4) and o = 8 (e bit 1) + 16 (e bit 0) + 128 (e bit
+// 2), is W_L^(a b) W_L^(a o): the kernel keeps an R x 32 table of lane
+// factors (a warp reads 32 consecutive entries: no bank conflict) and an
+// R x 8 table of element factors (a warp reads one entry: a broadcast);
+// these give their exponents, both below L for R <= 64. One quarter table
+// indexed by a kb instead made every lookup an up-to-16-way bank conflict
+// (Nsight Compute, H200, 1D 4096: 13.5 M conflicted wavefronts, shared
+// memory 86% busy).
+FFTD__TC_HD uint32_t
+fftd__tc_l1_twiddle_lane(uint32_t a, uint32_t lane)
+{
+	return a * ((lane >> 2) + 32 * (lane & 3));
+}
+FFTD__TC_HD uint32_t
+fftd__tc_l1_twiddle_elem(uint32_t a, uint32_t e)
+{
+	return a * (8 * ((e >> 1) & 1) + 16 * (e & 1) + 128 * (e >> 2));
+}
+
 // Shared-memory swizzles. Points sit in shared memory at a linear index p
 // (FFT f of a block at f * len); the word stored at physical index
 // p ^ S(p >> w) where S is linear over GF(2), so S(a ^ b) = S(a) ^ S(b): the

@@ -82,8 +82,8 @@ namespace fftd_tc
 {
 
 // Whether a pass applies the level-1 DIT twiddles in level 1 from tables
-// (l1_twiddle_lane/elem): every pass with R = L / 256 > 1 except the
-// contiguous ones with R <= 8, which apply them in level 2 (MOVE_TW).
+// (tc.h, fftd__tc_l1_twiddle_lane/elem): every pass with R = L / 256 > 1 except
+// the contiguous ones with R <= 8, which apply them in level 2 (MOVE_TW).
 __host__ __device__ constexpr bool
 l1_tables(int L, bool strided)
 {
@@ -173,7 +173,7 @@ __launch_bounds__(W * 32,
 	// level 2 runs); then the twiddles: W_256^(row col) of each lane's 8
 	// tile elements, W_R^m for level 2a (R > 16), when TW the four-step
 	// tables, and when L1T the two factor tables of W_L^(a kb)
-	// (tc16_smem.cuh, l1_twiddle_lane/elem; contiguous passes with R <= 8
+	// (tc.h, fftd__tc_l1_twiddle_lane/elem; contiguous passes with R <= 8
 	// apply those twiddles in level 2 instead, MOVE_TW below). Buffer
 	// accesses use byte offsets: swizzle(x) * B, which is linear too, so
 	// each access is one LOP3 on a per-thread base.
@@ -221,8 +221,9 @@ __launch_bounds__(W * 32,
 			(j < R * 32 ? t1l[j] : t1e[j - R * 32]) = twiddle<INV>(
 			    args.tab,
 			    (int) (j < R * 32
-			            ? l1_twiddle_lane(j / 32, j % 32)
-			            : l1_twiddle_elem((j - R * 32) / 8, j % 8))
+			            ? fftd__tc_l1_twiddle_lane(j / 32, j % 32)
+			            : fftd__tc_l1_twiddle_elem(
+			                (j - R * 32) / 8, j % 8))
 			        & (L - 1));
 
 	// MOVE_TW: level 2 applies the level-1 DIT twiddles W_L^(a kb), where a

@@ -28,7 +28,7 @@ namespace fftd_tc
 // that store from registers, DIRECT: contiguous ones without a fused R2C
 // step), the twiddle tables (W_256 per lane; W_R^m, m < R = L / 256, when
 // R > 16; the four-step tables when TW; and when L1T the level-1 DIT
-// twiddles W_L^(a kb) as two factors, l1_twiddle_*).
+// twiddles W_L^(a kb) as two factors, fftd__tc_l1_twiddle_*).
 template <class P, int L, int C, bool TW, bool DIRECT, bool L1T> struct Smem {
 	static constexpr int    PTS    = C * L;
 	static constexpr bool   SCR    = 2 * PTS * P::kBytes <= 160 * 1024;
@@ -40,24 +40,9 @@ template <class P, int L, int C, bool TW, bool DIRECT, bool L1T> struct Smem {
 	        * sizeof(float2);
 };
 
-// The level-1 DIT twiddle W_L^(a kb) of tile a (a < R = L / 256) and
-// element e of lane ln, kb = fftd__tc_frag_row + 16 fftd__tc_frag_col =
-// b(ln) + o(e) with b = ln / 4 + 32 (ln % 4) and o = 8 (e bit 1) + 16 (e bit
-// 0) + 128 (e bit 2), is W_L^(a b) W_L^(a o): a table of R x 32 lane factors
-// (a warp reads 32 consecutive entries, no bank conflict) and one of R x 8
-// element factors (a warp reads one entry, a broadcast). A quarter table
-// indexed by a kb instead made every lookup an up-to-16-way bank conflict
-// (ncu, 1D 4096: 13 M conflicted wavefronts, shared memory 86% busy).
-FFTD_DEV constexpr uint32_t
-l1_twiddle_lane(uint32_t a, uint32_t ln)
-{
-	return a * ((ln >> 2) + 32 * (ln & 3));
-}
-FFTD_DEV constexpr uint32_t
-l1_twiddle_elem(uint32_t a, uint32_t e)
-{
-	return a * (8 * ((e >> 1) & 1) + 16 * (e & 1) + 128 * (e >> 2));
-}
+// The level-1 DIT twiddles W_L^(a kb) come from two factor tables indexed by
+// fftd__tc_l1_twiddle_lane and fftd__tc_l1_twiddle_elem (tc.h, where the host
+// tests check the factorization).
 
 // Offsets of A element e relative to element 0 in a tile whose rows are
 // `rs` apart and columns `cs` apart: row + 8 (e bit 1), col + 1 (bit 0),

@@ -2,10 +2,11 @@
 //
 // test_tc_host.c — host unit tests of the tensor-core FFT kernels' pure-host
 // parts (kernels/tc_host.c, kernels/tc.h): error codes, the pass
-// decomposition of every size class, twiddle tables against long double,
-// fp16 rounding (round-to-nearest-even, as cvt.rn.f16.f32), the split16
-// hi/lo split and its scale, and the shared-memory swizzles, which must make
-// every warp-wide access pattern of the kernels conflict-free. No GPU needed.
+// decomposition of every size class, twiddle tables against long double
+// (and the pass kernel's two-factor level-1 twiddles), fp16 rounding
+// (round-to-nearest-even, as cvt.rn.f16.f32), the split16 hi/lo split and
+// its scale, and the shared-memory swizzles, which must make every warp-wide
+// access pattern of the kernels conflict-free. No GPU needed.
 
 #include <math.h>
 #include <setjmp.h>
@@ -453,6 +454,57 @@ test_twiddle_product(void **state)
 	free(t);
 }
 
+// The pass kernel's level-1 DIT twiddle W_L^(a kb) as the product of its two
+// factor tables (tc.h, fftd__tc_l1_twiddle_lane/elem; tc16_pass.cuh): for
+// every pass length L = 512 .. 16384, tile a < L / 256, lane and fragment
+// element, the exponents add up to a kb mod L, both stay below L (the kernel
+// masks them), and the float product of the two table entries is W_L^(a kb)
+// against long double within a few float roundings.
+static void
+test_l1_twiddle(void **state)
+{
+	(void) state;
+	float *t = malloc(2 * 16384 * sizeof *t);
+	assert_non_null(t);
+	for (uint32_t len = 512; len <= 16384; len *= 2) {
+		fftd__tc_twiddles(len, len, 1, t);
+		double worst = 0;
+		for (uint32_t a = 0; a < len / 256; a++) {
+			for (int lane = 0; lane < 32; lane++) {
+				for (int e = 0; e < 8; e++) {
+					uint32_t kb
+					    = (uint32_t) (fftd__tc_frag_row(
+					                      lane, e)
+					        + 16
+					            * fftd__tc_frag_col(
+					                lane, e));
+					uint32_t jl = fftd__tc_l1_twiddle_lane(
+					             a, (uint32_t) lane),
+					         je = fftd__tc_l1_twiddle_elem(
+					             a, (uint32_t) e);
+					assert_true(jl < len && je < len);
+					assert_int_equal(
+					    (jl + je) % len, (a * kb) % len);
+					const float *x = t + 2 * jl,
+					            *y = t + 2 * je;
+					float wr = x[0] * y[0] - x[1] * y[1],
+					      wi = x[0] * y[1] + x[1] * y[0];
+					long double ang = -2.0L
+					    * 3.14159265358979323846264338327950288L
+					    * ((a * kb) % len) / len;
+					worst = fmax(worst,
+					    hypot((double) (wr - cosl(ang)),
+					        (double) (wi - sinl(ang))));
+				}
+			}
+		}
+		print_message("level-1 twiddle products L=%u: worst %.2e\n",
+		    (unsigned) len, worst);
+		assert_true(worst < 2e-7); // two roundings and a product
+	}
+	free(t);
+}
+
 static void
 test_layout_2d(void **state)
 {
@@ -844,6 +896,7 @@ main(void)
 		cmocka_unit_test(test_layout_algebra),
 		cmocka_unit_test(test_twiddles),
 		cmocka_unit_test(test_twiddle_product),
+		cmocka_unit_test(test_l1_twiddle),
 		cmocka_unit_test(test_f16),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_swizzle),
