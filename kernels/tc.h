@@ -272,19 +272,31 @@ enum {
 // complex pass (one kernel, one pass over device memory)
 #define FFTD__TC_MAX_FUSED_REAL 8192
 #define FFTD__TC_MAX_1D (1 << 27)
-// Four-step twiddle tables (per pass with tw_n > 0): W_N^m for m < 2^27 is
-// the product of W_N^(m & 255), W_N^(256 ((m >> 8) & 255)),
-// W_N^(65536 ((m >> 16) & 255)) and, only when m >= 2^24, W_N^(2^24 (m >> 24))
-// (N > 2^24): 3 x 256 + 8 entries, float pairs rounded from long double.
-#define FFTD__TC_TW_TABLE 256
-#define FFTD__TC_TW_TOP 8
-#define FFTD__TC_TW_ENTRIES (3 * FFTD__TC_TW_TABLE + FFTD__TC_TW_TOP)
+// Four-step twiddles of a column pass (kernels/tc16_pass.cuh): each
+// iteration of a block makes, for each of its columns (ql = q % s_in or
+// q % s_out, fftd__tc_tw_kind), a table of FFTD__TC_TW_COL(len) entries
+// W_N^m (N = tw_n), m = fftd__tc_tw_col_exp(ql, j, log2 N) for entry j:
+// j < 16: ql j; 16 <= j < 32: 16 ql (j - 16); 32 <= j (len > 256):
+// 256 ql (j - 32), mod N. Output k < len of the column is multiplied by
+// entries k % 16, 16 + (k / 16) % 16 and, when len > 256, 32 + k / 256,
+// whose exponents add up to ql k mod N. (A column's points, which one warp
+// handles together, then read distinct entries of one small table: no
+// shared-memory bank conflicts.)
+#define FFTD__TC_TW_COL(len) (32 + ((len) > 256 ? (len) / 256 : 0))
+
+FFTD__TC_HD int64_t
+fftd__tc_tw_col_exp(int64_t ql, int j, int n_log2)
+{
+	const int64_t d  = j < 16 ? j : j < 32 ? j - 16 : j - 32;
+	const int     sh = j < 16 ? 0 : j < 32 ? 4 : 8;
+	return ((ql * d) << sh) & (((int64_t) 1 << n_log2) - 1);
+}
 
 // fftd__tc_tw_kind says which compiled twiddle a pass uses: 0 none; 1 the
-// two-pass kind (s_in = s_out and tw_n <= 2^24: three table levels, the
-// cheapest); 2 the general kind (s_in != s_out or tw_n > 2^24: exponent
-// (q % s_in) k, four levels; the first two passes of three-pass transforms,
-// compiled for column lengths 256 and 512 only).
+// two-pass kind (s_in = s_out and tw_n <= 2^24: ql = q % s_out); 2 the
+// general kind (s_in != s_out or tw_n > 2^24: ql = q % s_in; the first two
+// passes of three-pass transforms, compiled for column lengths 256 and 512
+// only).
 FFTD__TC_HD int
 fftd__tc_tw_kind(const fftd__tc_pass *p)
 {

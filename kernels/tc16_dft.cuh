@@ -36,6 +36,28 @@ twiddle(const float2 *tab, int j)
 	return w;
 }
 
+// W_N^m = exp(-2 pi i m / N) (conjugated when INV) for N = 2^n_log2, m < N:
+// cos and sin of pi x, x = 2 m / N, by sincospi in double rounded to float
+// (ROUNDED: split16, whose fp32 accuracy they bound), else by sincospif
+// (within 1 ulp; enough for tc16's fp16 data, and it keeps tc16's column
+// kernels free of spills); x is exact in both (m < 2^24 in float), and
+// both are exact at the quarter points. For tables made at run time
+// (four-step twiddles, tc16_pass.cuh), where a table in device memory would
+// be a scattered load per point.
+template <bool INV, bool ROUNDED>
+FFTD_DEV float2
+twiddle_pow2(long long m, int n_log2)
+{
+	if (ROUNDED || m >= (1LL << 24)) {
+		double s, c;
+		sincospi(ldexp((double) m, 1 - n_log2), &s, &c);
+		return make_float2((float) c, (float) (INV ? s : -s));
+	}
+	float s, c;
+	sincospif(ldexpf((float) m, 1 - n_log2), &s, &c);
+	return make_float2(c, INV ? s : -s);
+}
+
 // ---------------------------------------------------------------------------
 // Small DFTs on the CUDA cores, natural order in and out, fp32.
 

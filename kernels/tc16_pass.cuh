@@ -110,11 +110,11 @@ min_blocks()
 //
 // P: Tc16 or Split16. L = 256 R. C FFTs per block iteration, W warps.
 // STRIDED: column passes (runtime strides s_in/s_out, either may be 1);
-// otherwise contiguous FFTs only. INV: inverse. TW: multiply output k of FFT
-// q by the four-step twiddle from args.tw3 (tc.h, fftd__tc_tw_kind): without
-// TWG the two-pass kind W_N^((q % s_out) k), s_in = s_out, N <= 2^24, three
-// table levels; with TWG the general kind W_N^((q % s_in) k), N <= 2^27, four
-// levels (the first and middle passes of three-pass transforms). SCR: level
+// otherwise contiguous FFTs only. INV: inverse. TW (column passes): multiply
+// output k of FFT q by the four-step twiddle W_N^(ql k), N = 2^args.tw_log2
+// (tc.h, fftd__tc_tw_kind): without TWG the two-pass kind, ql = q % s_out
+// (s_in = s_out); with TWG the general kind, ql = q % s_in (the first and
+// middle passes of three-pass transforms). SCR: level
 // 1 writes into a scratch buffer (no register stash). CV: the first or last
 // pass of a plan with fused conversion (tc_io.cuh): in and out are of the
 // kinds args names. RSTEP: a 1D real transform's step fused in (contiguous
@@ -172,7 +172,8 @@ __launch_bounds__(W * 32,
 	// block barrier, and the next block's input can stream into buf while
 	// level 2 runs); then the twiddles: W_256^(row col) of each lane's 8
 	// tile elements, W_R^m for level 2a (R > 16), when TW the four-step
-	// tables, and when L1T the two factor tables of W_L^(a kb)
+	// table of each column (remade each iteration), and when L1T the two
+	// factor tables of W_L^(a kb)
 	// (tc.h, fftd__tc_l1_twiddle_lane/elem; contiguous passes with R <= 8
 	// apply those twiddles in level 2 instead, MOVE_TW below). Buffer
 	// accesses use byte offsets: swizzle(x) * B, which is linear too, so
@@ -181,10 +182,10 @@ __launch_bounds__(W * 32,
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	float2 *const t256 = reinterpret_cast<float2 *>(smem_raw
 	    + (size_t) (Smem<P, L, C, TW, DIRECT, L1T>::NBUFS) * PTS * B);
-	float2 *const tr   = t256 + 8 * 32; // W_R^m, m < R (R > 16)
-	float2 *const tw3  = tr + (R > 16 ? R : 0);
-	float2 *const t1l  = tw3 + (TW ? FFTD__TC_TW_ENTRIES : 0); // R x 32
-	float2 *const t1e  = t1l + (L1T ? R * 32 : 0);             // R x 8
+	float2 *const tr   = t256 + 8 * 32;         // W_R^m, m < R (R > 16)
+	float2 *const twc  = tr + (R > 16 ? R : 0); // C x FFTD__TC_TW_COL(L)
+	float2 *const t1l  = twc + (TW ? C * FFTD__TC_TW_COL(L) : 0); // R x 32
+	float2 *const t1e  = t1l + (L1T ? R * 32 : 0);                // R x 8
 	auto          bref = [&](uint32_t off) -> Word          &{
                 return *reinterpret_cast<Word *>(smem_raw + off);
 	};
@@ -211,11 +212,6 @@ __launch_bounds__(W * 32,
 	if (R > 16)
 		for (int j = tid; j < R; j += NT)
 			tr[j] = twiddle<INV>(args.tab, 256 * j);
-	if (TW)
-		for (int j = tid;
-		     j < (TWG ? FFTD__TC_TW_ENTRIES : 3 * FFTD__TC_TW_TABLE);
-		     j += NT)
-			tw3[j] = __ldg(args.tw3 + j);
 	if (L1T)
 		for (int j = tid; j < R * 40; j += NT)
 			(j < R * 32 ? t1l[j] : t1e[j - R * 32]) = twiddle<INV>(
@@ -421,31 +417,30 @@ __launch_bounds__(W * 32,
 		}
 	};
 
-	// Four-step twiddle W_N^(ql k) from the shared tables (scattered loads
-	// from device memory here were what made first passes slow). Two-pass
-	// kind: N = L * s_out <= 2^24, ql = q % s_out, three 256-entry levels.
-	// General kind (TWG): ql = q % s_in, m = ql k < N <= 2^27, a fourth
-	// level of 8 entries multiplied always (its entry 0 is exactly 1, so
-	// m < 2^24 loses nothing; no branch in the store loops).
-	auto tw4 = [&](long long it, int f, int k) -> float2 {
-		long long q = it * C + f;
-		float2    w;
-		if constexpr (TWG) {
-			long long ql = q & (args.s_in - 1);
-			uint32_t  m  = (uint32_t) (ql * k);
-			w            = cmul(
-			               cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]),
-			               tw3[512 + ((m >> 16) & 255)]);
-			w = cmul(w, tw3[3 * FFTD__TC_TW_TABLE + (m >> 24)]);
-		} else {
-			long long ql = q & (args.s_out - 1);
-			uint32_t  m  = (uint32_t) (ql * k);
-			w            = cmul(
-			               cmul(tw3[m & 255], tw3[256 + ((m >> 8) & 255)]),
-			               tw3[512 + (m >> 16)]);
-		}
-		if (INV)
-			w.y = -w.y;
+	// Four-step twiddle W_N^(ql k) of column f of this iteration: each
+	// column's table (tc.h, FFTD__TC_TW_COL, fftd__tc_tw_col_exp) is made
+	// by tw_tables before the iteration's first barrier; the barrier
+	// before copy_out ends the previous iteration's reads. A warp's
+	// points share f and differ in k's low digits, so they read distinct
+	// entries of one small table: no bank conflicts. (One set of tables
+	// for every column, indexed by the digits of m = ql k, gave up to
+	// 16-way conflicts: lanes' m step by ql.)
+	static_assert(!TW || STRIDED, "four-step twiddles in column passes");
+	constexpr int TWC       = FFTD__TC_TW_COL(L);
+	auto          tw_tables = [&](long long it) {
+                const long long smask = (TWG ? args.s_in : args.s_out) - 1;
+                for (int j = tid; j < C * TWC; j += NT) {
+                        const long long ql = (it * C + j / TWC) & smask;
+                        twc[j]             = twiddle_pow2<INV, SPLIT>(
+                            fftd__tc_tw_col_exp(ql, j % TWC, args.tw_log2),
+                            args.tw_log2);
+                }
+	};
+	auto tw4 = [&](int f, int k) -> float2 {
+		const float2 *e = twc + f * TWC;
+		float2        w = cmul(e[k & 15], e[16 + ((k >> 4) & 15)]);
+		if (L > 256)
+			w = cmul(w, e[32 + (k >> 8)]);
 		return w;
 	};
 
@@ -489,6 +484,8 @@ __launch_bounds__(W * 32,
 				        + (q0 & (args.s_out - 1)));
 			}
 		}
+		if constexpr (TW)
+			tw_tables(it);
 		cp_async_wait<0>();
 		__syncthreads();
 
@@ -536,7 +533,7 @@ __launch_bounds__(W * 32,
 						v = cmul(v,
 						    cmul(tla, t1e[a * 8 + e]));
 				} else if (R == 1 && TW) {
-					v = cmul(v, tw4(it, f, kb));
+					v = cmul(v, tw4(f, kb));
 				}
 				if (R == 1 && DIRECT) {
 					if (q < args.q_total)
@@ -604,11 +601,17 @@ __launch_bounds__(W * 32,
 						       [x - 1]); // W_L^(a kb)
 				SmallDft<R, INV>::run(v);
 				const long long q = it * C + f;
+				// W_N^(ql kb) once, times W_N^(256 ql x) per x
+				const float2 *e
+				    = twc + opaque((uint32_t) (f * TWC));
+				const float2 wkb = TW
+				    ? cmul(e[kb & 15], e[16 + (kb >> 4)])
+				    : float2();
 #pragma unroll
 				for (int x = 0; x < R; x++) {
 					if (TW)
-						v[x] = cmul(v[x],
-						    tw4(it, f, kb + 256 * x));
+						v[x] = cmul(
+						    v[x], cmul(wkb, e[32 + x]));
 					if (DIRECT) {
 						if (q < args.q_total)
 							put(out + q * L + kb
@@ -662,7 +665,7 @@ __launch_bounds__(W * 32,
 						    + 256
 						        * fftd__tc_frag_col(
 						            ln, e);
-						v = cmul(v, tw4(it, f, k));
+						v = cmul(v, tw4(f, k));
 					}
 					if (DIRECT) {
 						if (q < args.q_total)

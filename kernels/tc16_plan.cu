@@ -31,11 +31,9 @@ struct fftd__tc_plan {
 	fftd_tc::KernelInfo kern[FFTD__TC_MAX_PASSES];
 	int                 grid[FFTD__TC_MAX_PASSES];
 	const float2 *tab[FFTD__TC_MAX_PASSES]; // W_len^j (tensor-core passes)
-	const float2
-	    *tw3[FFTD__TC_MAX_PASSES]; // four-step W_tw_n (FFTD__TC_TW_ENTRIES)
-	void       *dmem;              // all tables, one allocation
-	size_t      elem_bytes;
-	fftd__tc_io in_io, out_io; // element kinds of in and out
+	void         *dmem;                     // all tables, one allocation
+	size_t        elem_bytes;
+	fftd__tc_io   in_io, out_io; // element kinds of in and out
 	// 1D R2C / C2R of n/2 <= FFTD__TC_MAX_FUSED_REAL: the complex pass
 	// (index fuse_with, -1 for none) with the real step fused in, run
 	// instead of both when in and out do not overlap
@@ -261,17 +259,15 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 		}
 	}
 
-	// Tables: W_len for each tensor-core pass, the four-step tables of each
-	// pass with a twiddle (tc.h, FFTD__TC_TW_ENTRIES).
-	size_t n_tab[FFTD__TC_MAX_PASSES] = { 0 },
-	       n_tw[FFTD__TC_MAX_PASSES] = { 0 }, total = 0;
+	// Tables: W_len for each tensor-core pass (the kernels make the
+	// four-step twiddles themselves, tc.h FFTD__TC_TW_COL).
+	size_t n_tab[FFTD__TC_MAX_PASSES] = { 0 }, total = 0;
 	for (int i = 0; i < lay.npass; i++) {
 		n_tab[i] = lay.pass[i].op == FFTD__TC_OP_FFT
 		        && lay.pass[i].len >= FFTD__TC_MIN_LEN
 		    ? (size_t) lay.pass[i].len
 		    : 0;
-		n_tw[i]  = lay.pass[i].tw_n > 0 ? FFTD__TC_TW_ENTRIES : 0;
-		total += n_tab[i] + n_tw[i];
+		total += n_tab[i];
 	}
 	float *host
 	    = (float *) malloc((total > 0 ? total : 1) * 2 * sizeof(float));
@@ -279,30 +275,12 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 		free(p);
 		return FFTD__TC_ENOMEM;
 	}
-	size_t off = 0, offs[FFTD__TC_MAX_PASSES] = { 0 },
-	       offs_tw[FFTD__TC_MAX_PASSES] = { 0 };
+	size_t off = 0, offs[FFTD__TC_MAX_PASSES] = { 0 };
 	for (int i = 0; i < lay.npass; i++) {
 		offs[i] = off;
 		fftd__tc_twiddles(
 		    lay.pass[i].len, (int64_t) n_tab[i], 1, host + 2 * off);
 		off += n_tab[i];
-		offs_tw[i] = off;
-		if (n_tw[i] > 0) { // W_N^m, W_N^(256 m), W_N^(65536 m) for m <
-			           // 256; W_N^(2^24 m), m < 8
-			const int64_t tw_n = lay.pass[i].tw_n;
-			for (int lvl = 0; lvl < 3; lvl++)
-				fftd__tc_twiddles(tw_n, FFTD__TC_TW_TABLE,
-				    (int64_t) 1 << (8 * lvl),
-				    host
-				        + 2
-				            * (off
-				                + (size_t) lvl
-				                    * FFTD__TC_TW_TABLE));
-			fftd__tc_twiddles(tw_n, FFTD__TC_TW_TOP,
-			    (int64_t) 1 << 24,
-			    host + 2 * (off + 3 * (size_t) FFTD__TC_TW_TABLE));
-			off += n_tw[i];
-		}
 	}
 	if (total > 0) {
 		if ((ce = cudaMalloc(&p->dmem, total * sizeof(float2)))
@@ -324,10 +302,8 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 		return cuda_code(ce);
 	}
 	const float2 *d = (const float2 *) p->dmem;
-	for (int i = 0; i < lay.npass; i++) {
+	for (int i = 0; i < lay.npass; i++)
 		p->tab[i] = n_tab[i] > 0 ? d + offs[i] : NULL;
-		p->tw3[i] = n_tw[i] > 0 ? d + offs_tw[i] : NULL;
-	}
 	*out = p;
 	return FFTD__TC_OK;
 }
@@ -371,7 +347,7 @@ pass_args(const fftd__tc_plan *p, int i, const void *src, void *dst)
 	a.s_in_log2  = log2ll(ps->s_in);
 	a.s_out_log2 = log2ll(ps->s_out);
 	a.tab        = p->tab[i];
-	a.tw3        = p->tw3[i];
+	a.tw_log2    = ps->tw_n > 0 ? log2ll(ps->tw_n) : 0;
 	a.len        = ps->len;
 	a.len_log2   = log2ll(ps->len);
 	a.nd         = p->rank - 1;

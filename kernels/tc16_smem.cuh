@@ -27,7 +27,8 @@ namespace fftd_tc
 // level 1 writes into when it fits (SCR; not needed by 256-point passes
 // that store from registers, DIRECT: contiguous ones without a fused R2C
 // step), the twiddle tables (W_256 per lane; W_R^m, m < R = L / 256, when
-// R > 16; the four-step tables when TW; and when L1T the level-1 DIT
+// R > 16; when TW the four-step table of each of the C columns, tc.h
+// FFTD__TC_TW_COL; and when L1T the level-1 DIT
 // twiddles W_L^(a kb) as two factors, fftd__tc_l1_twiddle_*).
 template <class P, int L, int C, bool TW, bool DIRECT, bool L1T> struct Smem {
 	static constexpr int    PTS    = C * L;
@@ -35,7 +36,7 @@ template <class P, int L, int C, bool TW, bool DIRECT, bool L1T> struct Smem {
 	static constexpr int    NBUFS  = SCR && !(L == 256 && DIRECT) ? 2 : 1;
 	static constexpr size_t kBytes = (size_t) NBUFS * PTS * P::kBytes
 	    + (8 * 32 + (L > 4096 ? L / 256 : 0)
-	          + (TW ? FFTD__TC_TW_ENTRIES : 0)
+	          + (TW ? C * FFTD__TC_TW_COL(L) : 0)
 	          + (L1T ? (L / 256) * (32 + 8) : 0))
 	        * sizeof(float2);
 };

@@ -31,10 +31,8 @@ struct PassArgs {
 	int           s_in_log2; // log2 of the strides
 	int           s_out_log2;
 	const float2 *tab; // W_L^j, j < L (forward sign)
-	const float2
-	    *tw3; // four-step: W_N^m, W_N^(256 m), W_N^(65536 m), m < 256,
-	          // then W_N^(2^24 m), m < 8 (FFTD__TC_TW_ENTRIES):
-	          // W_N^m = product of three (four when m >= 2^24) lookups
+	int tw_log2; // four-step twiddle W_N^(ql k): log2 N (tc.h tw_n), 0:
+	             // none
 	// real steps (tc_real.cuh): row length h = len = 2^len_log2, and the
 	// log2 sizes of the nd leading axes, innermost first (the row index's
 	// mirror)

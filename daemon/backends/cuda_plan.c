@@ -191,10 +191,10 @@ tc_check(fftd__cuda_algo a, const fftd__shape *s, char *msg, size_t msglen)
 
 // tc_table_bytes bounds the device memory of a tc plan's twiddle tables:
 // one float2 per point of each pass's length (a pass is at most
-// FFTD__TC_MAX_LEN points; 2D and 3D have one pass a side) and at most 4 x 256
-// four-step entries a pass (kernels/tc16_plan.cu). The kernels' ABI does
-// not report it, and a plan cache that counted tc plans as free would keep
-// any number of them; a bound from tc.h's public limits stays right when
+// FFTD__TC_MAX_LEN points; 2D and 3D have one pass a side; the kernels
+// make the four-step twiddles themselves, kernels/tc16_plan.cu). The kernels'
+// ABI does not report it, and a plan cache that counted tc plans as free would
+// keep any number of them; a bound from tc.h's public limits stays right when
 // the planner changes how it splits a size.
 static uint64_t
 tc_table_bytes(const fftd__shape *s)
@@ -210,7 +210,6 @@ tc_table_bytes(const fftd__shape *s)
 		    = (uint64_t) FFTD__TC_MAX_PASSES * FFTD__TC_MAX_LEN;
 		pts = (uint64_t) s->n[0] < most ? (uint64_t) s->n[0] : most;
 	}
-	pts += (uint64_t) FFTD__TC_MAX_PASSES * 4 * FFTD__TC_TW_TABLE;
 	return pts * 2 * sizeof(float);
 }
 

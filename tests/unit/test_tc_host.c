@@ -399,59 +399,85 @@ test_layout_algebra(void **state)
 	}
 }
 
-// The four-step twiddle as the kernels form it (tc16_pass.cuh, tw4): a
-// product of three or four float table entries, in float arithmetic, for
-// every table size up to N = 2^27; against long double.
+// One entry W_N^m of a column's four-step table as a float pair rounded
+// from long double (the kernels compute it with sincospif of the exact 2m/N,
+// within 1 ulp of this).
+static void
+tw_entry(int64_t m, int n_log2, float *w)
+{
+	long double a = -2.0L * 3.14159265358979323846264338327950288L
+	    * (long double) m / (long double) ((int64_t) 1 << n_log2);
+	w[0] = (float) cosl(a);
+	w[1] = (float) sinl(a);
+}
+
+// The four-step twiddle W_N^(ql k) as the kernels form it (tc.h,
+// FFTD__TC_TW_COL and fftd__tc_tw_col_exp; tc16_pass.cuh, tw4): for column
+// lengths 256 .. 4096 and N = 2^16 .. 2^27, on random columns ql < N / len
+// and outputs k < len, the exponents of entries k % 16, 16 + (k / 16) % 16
+// and (len > 256) 32 + k / 256 lie below N and add up to ql k mod N, and the
+// float product of the entries is W_N^(ql k) against long double within a
+// few float roundings.
 static void
 test_twiddle_product(void **state)
 {
 	(void) state;
-	float *t = malloc(2 * FFTD__TC_TW_ENTRIES * sizeof *t);
-	assert_non_null(t);
+	uint64_t r = 0x12345678u;
 	for (int l = 16; l <= 27; l++) {
-		int64_t n = (int64_t) 1 << l;
-		for (int lvl = 0; lvl < 3; lvl++)
-			fftd__tc_twiddles(n, FFTD__TC_TW_TABLE,
-			    (int64_t) 1 << (8 * lvl),
-			    t + 2 * lvl * FFTD__TC_TW_TABLE);
-		fftd__tc_twiddles(n, FFTD__TC_TW_TOP, (int64_t) 1 << 24,
-		    t + 2 * 3 * FFTD__TC_TW_TABLE);
-		double   worst = 0, sum2 = 0;
-		uint64_t r   = 0x12345678u + (uint64_t) l;
-		int      cnt = 200000;
-		for (int i = 0; i < cnt; i++) {
-			r ^= r << 13;
-			r ^= r >> 7;
-			r ^= r << 17;
-			uint32_t     m = (uint32_t) (r % (uint64_t) n);
-			const float *a = t + 2 * (m & 255),
-			            *b = t + 2 * (256 + ((m >> 8) & 255)),
-			            *c = t + 2 * (512 + ((m >> 16) & 255));
-			float wr       = a[0] * b[0] - a[1] * b[1],
-			      wi       = a[0] * b[1] + a[1] * b[0];
-			float xr       = wr * c[0] - wi * c[1],
-			      xi       = wr * c[1] + wi * c[0];
-			if (m >> 24) {
-				const float *d  = t + 2 * (768 + (m >> 24));
-				float        yr = xr * d[0] - xi * d[1],
-				      yi        = xr * d[1] + xi * d[0];
-				xr              = yr;
-				xi              = yi;
+		const int64_t n     = (int64_t) 1 << l;
+		double        worst = 0, sum2 = 0;
+		int           cnt = 0;
+		for (int len = 256; len <= 4096; len *= 2) {
+			assert_int_equal(FFTD__TC_TW_COL(len),
+			    32 + (len > 256 ? len / 256 : 0));
+			for (int i = 0; i < 20000; i++) {
+				r ^= r << 13;
+				r ^= r >> 7;
+				r ^= r << 17;
+				const int64_t ql
+				    = (int64_t) (r % (uint64_t) (n / len));
+				const int k
+				    = (int) ((r >> 32) % (uint64_t) len);
+				const int j[3] = { k % 16, 16 + (k / 16) % 16,
+					32 + k / 256 };
+				const int nj   = len > 256 ? 3 : 2;
+				int64_t   sum  = 0;
+				float     wr = 1, wi = 0;
+				for (int t = 0; t < nj; t++) {
+					assert_true(
+					    j[t] < FFTD__TC_TW_COL(len));
+					const int64_t m
+					    = fftd__tc_tw_col_exp(ql, j[t], l);
+					assert_true(m >= 0 && m < n);
+					sum += m;
+					float e[2];
+					tw_entry(m, l, e);
+					const float xr = wr * e[0] - wi * e[1];
+					wi             = wr * e[1] + wi * e[0];
+					wr             = xr;
+				}
+				const int64_t want
+				    = (int64_t) (((unsigned __int128) ql
+				                     * (uint64_t) k)
+				        % (uint64_t) n);
+				assert_int_equal(sum % n, want);
+				long double ang = -2.0L
+				    * 3.14159265358979323846264338327950288L
+				    * (long double) want / (long double) n;
+				double e = hypot((double) (wr - cosl(ang)),
+				    (double) (wi - sinl(ang)));
+				worst    = fmax(worst, e);
+				sum2 += e * e;
+				cnt++;
 			}
-			long double ang = -2.0L
-			    * 3.14159265358979323846264338327950288L * m / n;
-			double e = hypot((double) (xr - cosl(ang)),
-			    (double) (xi - sinl(ang)));
-			worst    = fmax(worst, e);
-			sum2 += e * e;
 		}
-		print_message("twiddle products N=2^%d: worst %.2e rms %.2e\n",
-		    l, worst, sqrt(sum2 / cnt));
-		assert_true(worst < 2.5e-7); // a few float roundings (seen:
-		                             // <= 2.0e-7, rms <= 5e-8)
+		print_message(
+		    "four-step twiddles N=2^%d: worst %.2e rms %.2e\n", l,
+		    worst, sqrt(sum2 / cnt));
+		assert_true(worst < 2.5e-7); // two float products of rounded
+		                             // entries (seen: <= 1.95e-7)
 		assert_true(sqrt(sum2 / cnt) < 6e-8);
 	}
-	free(t);
 }
 
 // The pass kernel's level-1 DIT twiddle W_L^(a kb) as the product of its two
