@@ -436,11 +436,33 @@ __launch_bounds__(W * 32,
                             args.tw_log2);
                 }
 	};
-	auto tw4 = [&](int f, int k) -> float2 {
-		const float2 *e = twc + f * TWC;
-		float2        w = cmul(e[k & 15], e[16 + ((k >> 4) & 15)]);
-		if (L > 256)
-			w = cmul(w, e[32 + (k >> 8)]);
+	// The twiddles of one 16x16 output tile of column f, element e of a
+	// lane at k = kb0 + frag_row(e) + CS frag_col(e) (tc.h; CS = 16:
+	// level 1 of R = 1, kb0 = 0; CS = 256: level 2 of R = 16, kb0 a
+	// multiple of 16): W_N^(ql k) = row[frag_row / 8] col[e], read into
+	// registers before the tile's stores (which the compiler cannot tell
+	// from these loads), 6 or 7 loads a lane instead of 16 or 24.
+	struct TileTw {
+		float2          row[2], col[4];
+		FFTD_DEV float2 at(int e) const
+		{
+			return cmul(
+			    row[(e >> 1) & 1], col[(e & 1) + 2 * (e >> 2)]);
+		}
+	};
+	auto tile_tw = [&](int f, int kb0, int cs) -> TileTw {
+		const float2 *tb = twc + opaque((uint32_t) (f * TWC));
+		const float2 *cb = tb + (cs == 16 ? 16 : 32);
+		TileTw        w;
+		const float2  w1
+		    = cs == 16 ? make_float2(1.f, 0.f) : tb[16 + (kb0 >> 4)];
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			w.row[h] = cs == 16 ? tb[(lane >> 2) + 8 * h]
+			                    : cmul(tb[(lane >> 2) + 8 * h], w1);
+#pragma unroll
+		for (int c = 0; c < 4; c++)
+			w.col[c] = cb[2 * (lane & 3) + (c & 1) + 8 * (c >> 1)];
 		return w;
 	};
 
@@ -523,17 +545,18 @@ __launch_bounds__(W * 32,
 			    = (ln >> 2) + 32 * (ln & 3); // kb of element 0
 			const long long q = it * C + f;
 			Word *const dst = out + q * L + kb0; // R == 1 && DIRECT
+			TileTw      tw;
+			if (R == 1 && TW)
+				tw = tile_tw(f, 0, 16);
 #pragma unroll
 			for (int e = 0; e < 8; e++) {
-				const int kb = fftd__tc_frag_row(ln, e)
-				    + 16 * fftd__tc_frag_col(ln, e);
 				float2 v = make_float2(yr[e], yi[e]);
 				if (L1T) {
 					if (a != 0)
 						v = cmul(v,
 						    cmul(tla, t1e[a * 8 + e]));
 				} else if (R == 1 && TW) {
-					v = cmul(v, tw4(f, kb));
+					v = cmul(v, tw.at(e));
 				}
 				if (R == 1 && DIRECT) {
 					if (q < args.q_total)
@@ -656,17 +679,14 @@ __launch_bounds__(W * 32,
 				const long long q = it * C + f;
 				Word *const dst = out + q * L + kb0 + (ln >> 2)
 				    + 512 * (ln & 3);
+				TileTw tw;
+				if (TW)
+					tw = tile_tw(f, kb0, 256);
 #pragma unroll
 				for (int e = 0; e < 8; e++) {
 					float2 v = make_float2(yr[e], yi[e]);
-					if (TW) {
-						const int k = kb0
-						    + fftd__tc_frag_row(ln, e)
-						    + 256
-						        * fftd__tc_frag_col(
-						            ln, e);
-						v = cmul(v, tw4(f, k));
-					}
+					if (TW)
+						v = cmul(v, tw.at(e));
 					if (DIRECT) {
 						if (q < args.q_total)
 							put(dst
