@@ -412,12 +412,12 @@ tw_entry(int64_t m, int n_log2, float *w)
 }
 
 // The four-step twiddle W_N^(ql k) as the kernels form it (tc.h,
-// FFTD__TC_TW_COL and fftd__tc_tw_col_exp; tc16_pass.cuh, tw4): for column
-// lengths 256 .. 4096 and N = 2^16 .. 2^27, on random columns ql < N / len
-// and outputs k < len, the exponents of entries k % 16, 16 + (k / 16) % 16
-// and (len > 256) 32 + k / 256 lie below N and add up to ql k mod N, and the
-// float product of the entries is W_N^(ql k) against long double within a
-// few float roundings.
+// FFTD__TC_TW_COL, fftd__tc_tw_col_exp; tc16_pass.cuh, tile_tw and level 2):
+// for column lengths 256 .. 4096 and N = 2^16 .. 2^27, on random columns
+// ql < N / len and outputs k < len, the exponents of entries k % 16,
+// 16 + (k / 16) % 16 and (len > 256) 32 + k / 256 lie below N and add up to
+// ql k mod N, and the float product of the entries is W_N^(ql k) against
+// long double within a few float roundings.
 static void
 test_twiddle_product(void **state)
 {
