@@ -2,7 +2,8 @@
 //
 // tc16_dft.cuh — PRIVATE to kernels/: included by the tc16_*.cuh headers
 // only. Complex fp32 arithmetic on the CUDA cores: the complex product, the
-// read of a twiddle table (conjugated for the inverse), and the small
+// read of a twiddle table (conjugated for the inverse), a twiddle of a
+// power-of-two N computed (twiddle_pow2), and the small
 // natural-order DFTs of 1, 2, 4, 8 and 16 points (SmallDft) that level 2 of the
 // pass kernel (tc16_pass.cuh) and the radix kernel (tc16_radix.cuh) run. The
 // radix-16 DFTs on the tensor cores are in tc16_frag.cuh.
