@@ -159,11 +159,24 @@ run_through_buffer(fftd_client *c)
 	return bad;
 }
 
+// wait_idle waits until the shared daemon holds only C's session and maps
+// no buffer, the state every test of D starts from: a baseline taken
+// earlier can count a connection that is still closing (the fixture's
+// readiness probe, or an earlier test's client; CI's TSan build once saw
+// 2 sessions where the test then counted 1 more than that baseline).
+static void
+wait_idle(void)
+{
+	assert_int_equal(
+	    fftd_test_daemon_settles(D.pid, 0, -1, C, 1, SETTLE_MS), 0);
+}
+
 static void
 test_killed_holder(void **state)
 {
 	(void) state;
 	fftd_test_need_daemon();
+	wait_idle();
 	fftd_stats s0;
 	assert_int_equal(fftd_get_stats(C, &s0), FFTD_OK);
 	int maps0 = fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME),
@@ -220,6 +233,7 @@ test_destroy_and_close(void **state)
 {
 	(void) state;
 	fftd_test_need_daemon();
+	wait_idle();
 	fftd_stats s0;
 	assert_int_equal(fftd_get_stats(C, &s0), FFTD_OK);
 	int maps0 = fftd_test_count_memfd(D.pid, FFTD_TEST_MEMFD_NAME),
