@@ -625,11 +625,12 @@ __launch_bounds__(W * 32,
 				SmallDft<R, INV>::run(v);
 				const long long q = it * C + f;
 				// W_N^(ql kb) once, times W_N^(256 ql x) per x
-				const float2 *e
-				    = twc + opaque((uint32_t) (f * TWC));
-				const float2 wkb = TW
-				    ? cmul(e[kb & 15], e[16 + (kb >> 4)])
-				    : float2();
+				const float2 *e   = TW
+				      ? twc + opaque((uint32_t) (f * TWC))
+				      : twc; // (no opaque copy without TW)
+				const float2  wkb = TW
+				     ? cmul(e[kb & 15], e[16 + (kb >> 4)])
+				     : float2();
 #pragma unroll
 				for (int x = 0; x < R; x++) {
 					if (TW)
