@@ -400,15 +400,16 @@ test_layout_algebra(void **state)
 }
 
 // One entry W_N^m of a column's four-step table as a float pair rounded
-// from long double (the kernels compute it with sincospif of the exact 2m/N,
-// within 1 ulp of this).
+// from long double (fftd__tc_twiddles, exact at the quarter points; the
+// kernels' sincospi is within 1 ulp of this, split16's double one rounds to
+// it).
 static void
 tw_entry(int64_t m, int n_log2, float *w)
 {
-	long double a = -2.0L * 3.14159265358979323846264338327950288L
-	    * (long double) m / (long double) ((int64_t) 1 << n_log2);
-	w[0] = (float) cosl(a);
-	w[1] = (float) sinl(a);
+	float t[4]; // W_N^0, W_N^m
+	fftd__tc_twiddles((int64_t) 1 << n_log2, 2, m, t);
+	w[0] = t[2];
+	w[1] = t[3];
 }
 
 // The four-step twiddle W_N^(ql k) as the kernels form it (tc.h,
