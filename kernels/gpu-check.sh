@@ -12,7 +12,7 @@
 # The binaries are built here beforehand and carried (the lent machine has no
 # cmocka: its .so travels in BUILD/lib):
 #   make BUILD=build-k build-k/bench/kernels build-k/tests/gpu/test_tc16 \
-#        build-k/tests/unit/test_tc_host
+#        build-k/tests/unit/test_tc_host build-k/tests/unit/test_tc_swizzle
 #   mkdir -p build-k/lib && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 build-k/lib/
 # then run with carry ["build-k/bench", "build-k/tests", "build-k/lib"].
 # PROFILE=0 skips the two ncu profiles.
@@ -42,8 +42,10 @@ log "SASS: $(wc -l < "$OUT/sass.tmp") pass kernels, $(awk '$2=="HMMA=0"' "$OUT/s
 rm -f "$OUT/sass.tmp"
 
 section unit
-timeout 60 "$B"/tests/unit/test_tc_host >> "$A" 2>&1
-log "unit test_tc_host: rc=$?"
+for u in test_tc_host test_tc_swizzle; do
+	timeout 60 "$B"/tests/unit/$u >> "$A" 2>&1
+	log "unit $u: rc=$?"
+done
 
 gpu_test() {
 	section "gpu $1"

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+//
+// test_tc_swizzle.c — host unit test of the tensor-core pass kernels'
+// shared-memory swizzles (kernels/tc.h fftd__tc_swz4/8): they must be linear
+// bijections within each 32-word (16-word) row that make every warp-wide
+// access pattern of the pass kernels (kernels/tc16_pass.cuh) hit 32 distinct
+// banks. A model of each pattern's indices; no GPU needed.
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "tc.h"
+
+// ---- shared-memory bank conflicts of every kernel access pattern --------
+
+typedef uint32_t (*swz_fn)(uint32_t);
+
+static uint32_t
+elem_off(int e, uint32_t rs, uint32_t cs)
+{
+	return 8u * rs * ((e >> 1) & 1) + cs * (e & 1) + 8u * cs * (e >> 2);
+}
+
+// Wavefronts a warp needs for idx[0..31]: 4-byte words over 32 banks (whole
+// warp), or 8-byte words over 16 bank pairs (each half-warp separately).
+static int
+wavefronts(const uint32_t *idx, int bytes, swz_fn swz)
+{
+	int worst  = 0;
+	int groups = bytes == 4 ? 1 : 2, lanes = 32 / groups,
+	    banks = bytes == 4 ? 32 : 16;
+	for (int h = 0; h < groups; h++) {
+		for (int b = 0; b < banks; b++) {
+			uint32_t seen[32];
+			int      ns = 0;
+			for (int l = h * lanes; l < (h + 1) * lanes; l++) {
+				uint32_t p = swz(idx[l]);
+				if ((int) (p % (uint32_t) banks) != b)
+					continue;
+				int dup = 0;
+				for (int s = 0; s < ns; s++)
+					dup |= seen[s] == p;
+				if (!dup)
+					seen[ns++] = p;
+			}
+			if (ns > worst)
+				worst = ns;
+		}
+	}
+	return worst;
+}
+
+// ip_pos: where the in-place column passes of 4096 points (tc16_smem.cuh,
+// IP) keep point k = kb + 256 ka of an FFT: ka + 16 kb.
+static uint32_t
+ip_pos(uint32_t k)
+{
+	return 16 * (k % 256) + k / 256;
+}
+
+// check_config returns the worst wavefront count of every shared-memory
+// access of a pass kernel of that shape except the global<->shared copies,
+// whose worst goes to *copies. ip: the in-place column pass (level 1 writes
+// where it read; level 2 tiles with rows kb step 16, columns a step 1;
+// copy_out reads point n at ip_pos(n)).
+static int
+check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided, int ip,
+    int *copies)
+{
+	int      R = L / 256, worst = 1, cworst = 1;
+	uint32_t idx[32];
+#define CHECK()                                                                \
+	do {                                                                   \
+		int w_ = wavefronts(idx, bytes, swz);                          \
+		if (w_ > worst)                                                \
+			worst = w_;                                            \
+	} while (0)
+	for (int warp = 0; warp < NT / 32; warp++) {
+		// copies (in, and out through the in-place layout)
+		for (int j = 0; j < C * L / NT; j++)
+			for (int o = 0; o < 1 + ip; o++) {
+				for (int l = 0; l < 32; l++) {
+					int      tid = warp * 32 + l;
+					uint32_t n   = (uint32_t) (tid / C
+                                            + j * (NT / C));
+					idx[l]       = strided
+					          ? (uint32_t) ((tid % C) * L)
+                                                + (o ? ip_pos(n) : n)
+					          : (uint32_t) (tid + j * NT);
+				}
+				int w_ = wavefronts(idx, bytes, swz);
+				if (w_ > cworst)
+					cworst = w_;
+			}
+		// level 1 (gather and write) for a few (f, a)
+		for (int f = 0; f < C; f += (C > 1 ? C - 1 : 1))
+			for (int a = 0; a < R; a += (R > 2 ? R / 2 - 1 : 1))
+				for (int e = 0; e < 8; e++) {
+					for (int l = 0; l < 32; l++) {
+						int g = l >> 2, t = l & 3;
+						idx[l] = (uint32_t) (f * L + a
+						             + R * (g + 32 * t))
+						    + elem_off(e, R, 16 * R);
+					}
+					CHECK();
+					for (int l = 0; l < 32; l++) {
+						int g = l >> 2, t = l & 3;
+						idx[l] = (uint32_t) (f * L
+						             + 256 * a + g
+						             + 32 * t)
+						    + elem_off(e, 1, 16);
+					}
+					CHECK();
+				}
+		// level 2
+		if (R >= 2 && R <= 8) {
+			for (int j = 0; j < C * 256 / NT; j++)
+				for (int x = 0; x < R; x++) {
+					for (int l = 0; l < 32; l++) {
+						int pidx
+						    = warp * 32 + l + j * NT;
+						idx[l]
+						    = (uint32_t) ((pidx / 256)
+						            * L
+						        + pidx % 256 + 256 * x);
+					}
+					CHECK();
+				}
+		}
+		if (ip) {
+			for (int u = 0; u < 16 * C; u += 5)
+				for (int e = 0; e < 8; e++) {
+					for (int l = 0; l < 32; l++) {
+						int g = l >> 2, t = l & 3;
+						idx[l]
+						    = (uint32_t) ((u / 16) * L
+						          + (u % 16) * 256
+						          + 16 * g + 2 * t)
+						    + elem_off(e, 16, 1);
+					}
+					CHECK();
+				}
+		} else if (R >= 16) {
+			int RR = R / 16;
+			for (int kb0 = 0; kb0 < 256; kb0 += 16 * 5)
+				for (int b = 0; b < RR; b++)
+					for (int e = 0; e < 8; e++) {
+						for (int l = 0; l < 32; l++) {
+							int g = l >> 2,
+							    t = l & 3;
+							idx[l]
+							    = (uint32_t) (kb0
+							          + 4096 * b + g
+							          + 512 * t)
+							    + elem_off(
+							        e, 1, 256);
+						}
+						CHECK();
+						for (int l = 0; l < 32; l++) {
+							int g = l >> 2,
+							    t = l & 3;
+							idx[l]
+							    = (uint32_t) (kb0
+							          + 256 * b + g
+							          + 512 * RR
+							              * t)
+							    + elem_off(e, 1,
+							        256
+							            * (uint32_t)
+							                RR);
+						}
+						CHECK();
+					}
+		}
+	}
+#undef CHECK
+	*copies = cworst;
+	return worst;
+}
+
+static uint32_t
+swz4(uint32_t p)
+{
+	return fftd__tc_swz4(p);
+}
+static uint32_t
+swz8(uint32_t p)
+{
+	return fftd__tc_swz8(p);
+}
+
+static void
+test_swizzle(void **state)
+{
+	(void) state;
+	// bijections that stay inside each 32-word (16-word) row
+	for (uint32_t p = 0; p < 65536; p++) {
+		assert_int_equal(fftd__tc_swz4(p) >> 5, p >> 5);
+		assert_int_equal(fftd__tc_swz8(p) >> 4, p >> 4);
+		assert_int_equal(fftd__tc_swz4(fftd__tc_swz4(p)),
+		    p); // XOR with f(high bits): an involution
+		assert_int_equal(fftd__tc_swz8(fftd__tc_swz8(p)), p);
+	}
+	// linear: swz(a ^ b) = swz(a) ^ swz(b) ^ swz(0)
+	for (uint32_t a = 1; a < 65536; a = a * 3 + 7)
+		for (uint32_t b = 5; b < 65536; b = b * 5 + 3)
+			assert_int_equal(fftd__tc_swz4(a ^ b),
+			    fftd__tc_swz4(a) ^ fftd__tc_swz4(b));
+	static const int warps4[]
+	    = { 8, 8, 8, 8, 8, 16, 16 }; // tc16 contiguous 256 .. 16384
+	for (int l = 8; l <= 14; l++) {
+		int L = 1 << l, C = fftd__tc_block_ffts(L, 0, 4, 0),
+		    W = warps4[l - 8];
+		int cp;
+		assert_int_equal(
+		    check_config(L, C, W * 32, 4, swz4, 0, 0, &cp), 1);
+		assert_int_equal(cp, 1);
+		assert_int_equal(
+		    check_config(L, C, W * 32, 8, swz8, 0, 0, &cp), 1);
+		assert_int_equal(cp, 1);
+	}
+	for (int wide = 0; wide < 2; wide++)
+		for (int l = 8; l <= 12; l++) {
+			int L  = 1 << l;
+			int C4 = fftd__tc_block_ffts(L, 1, 4, wide),
+			    C8 = fftd__tc_block_ffts(L, 1, 8, wide);
+			int W4 = C4 * L / 256 / 2, W8 = C8 * L / 256 / 2;
+			W4 = W4 < 4 ? 4 : (W4 > 16 ? 16 : W4);
+			W8 = W8 < 4 ? 4 : (W8 > 16 ? 16 : W8);
+			// tc16's wide 4096-point columns run in place (IP)
+			int ip4 = wide && L == 4096, p4, p8;
+			int c4  = check_config(
+			         L, C4, W4 * 32, 4, swz4, 1, ip4, &p4),
+			    c8
+			    = check_config(L, C8, W8 * 32, 8, swz8, 1, 0, &p8);
+			print_message("strided%s L=%d: tc16 C=%d worst %d "
+			              "(copies %d), split16 C=%d worst %d "
+			              "(copies %d)\n",
+			    wide ? " wide" : "", L, C4, c4, p4, C8, c8, p8);
+			assert_true(c4 <= 1);
+			assert_true(c8 <= 1);
+			// the in-place pass's copy-in of 8 columns meets two
+			// words in a bank (a 2-way conflict the masks, searched
+			// for 4 columns, do not avoid; seen in no compute step)
+			assert_true(p4 <= (ip4 ? 2 : 1));
+			assert_true(p8 <= 1);
+		}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_swizzle),
+	};
+	return cmocka_run_group_tests_name("tc_swizzle", tests, NULL, NULL);
+}
