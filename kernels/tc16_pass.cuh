@@ -49,7 +49,8 @@
 // block's data streaming in while level 2 of this one runs (level 1 writes a
 // scratch buffer); contiguous passes store from the registers of their last
 // stage (32-byte pieces or whole lines), column passes through shared memory
-// in runs of C points (up to 128 bytes).
+// in runs of C points (up to 128 bytes); the in-place ones refill each
+// position with the next block's input as soon as its output is stored.
 //
 // Measured on the H200 (bench/kernels, 2^26 points): the contiguous kernels
 // are bound by L1/shared-memory throughput and instruction issue, not by the
@@ -415,6 +416,46 @@ __launch_bounds__(W * 32,
 				        sw_cs ^ SB((uint32_t) (j * (NT / C)))));
 			dst += step;
 		}
+	};
+
+	// In-place passes with strided input: copy_out and the next copy_in in
+	// one loop. Step j of thread tid reads position f L + n (f = tid % C,
+	// n = tid / C + (NT / C) j: where copy_in writes), which holds the
+	// point k = n / 16 + 256 (n % 16) (ip_pos(k) = n), stores it, then
+	// starts the copy of input row n into it. The store needs the read's
+	// value, so the read is done before the copy is issued (in order);
+	// the asm's memory clobber keeps the compiler from reordering them.
+	auto copy_out_in = [&](long long it, long long nx) {
+		Word     *out = static_cast<Word *>(args.out);
+		long long q0 = it * C, s = args.s_out;
+		const int n0 = tid / C;
+		Word *dst    = out + (q0 >> args.s_out_log2) * (long long) L * s
+		    + (q0 & (s - 1)) + (tid % C)
+		    + (long long) ((n0 >> 4) + 256 * (n0 & 15)) * s;
+		const long long dstep
+		    = (long long) opaque((uint32_t) (NT / C / 16)) * s;
+		const bool      more = nx < nit;
+		const long long si = args.s_in, qn = nx * C;
+		const Word     *src = static_cast<const Word *>(args.in)
+		    + (qn >> args.s_in_log2) * (long long) L * si
+		    + (qn & (si - 1)) + (tid % C) + (long long) n0 * si;
+		const long long sstep
+		    = (long long) opaque((uint32_t) (NT / C)) * si;
+		const uint32_t sb
+		    = (uint32_t) __cvta_generic_to_shared(smem_raw);
+		static_assert(
+		    !IP || (NT / C) % 16 == 0, "k steps by NT / C / 16");
+#pragma unroll
+		for (int j = 0; j < COPIES; j++) {
+			const uint32_t off
+			    = sw_cs ^ SB((uint32_t) (j * (NT / C)));
+			*dst = bref(off);
+			if (more)
+				cp_async_n<B>(sb + off, src);
+			dst += dstep;
+			src += sstep;
+		}
+		cp_async_commit();
 	};
 
 	// Four-step twiddle W_N^(ql k) of column f of this iteration: each
@@ -797,6 +838,16 @@ __launch_bounds__(W * 32,
 			r2c_rows<P, L, C, NT>(args, it, SB, [&](uint32_t off) {
 				return R > 16 ? bref(off) : wref(off);
 			});
+		} else if (IP && !CV) {
+			__syncthreads();
+			if (args.s_in > 1) {
+				// each thread stores the points at the
+				// positions its next copy-in fills, then
+				// refills them: no barrier between
+				copy_out_in(it, nxt);
+				continue;
+			}
+			copy_out(it);
 		} else if (!DIRECT) {
 			__syncthreads();
 			copy_out(it);
