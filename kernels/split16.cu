@@ -11,7 +11,7 @@
 // for 3D sides below 256, plane passes of the last two 3D sides
 // (tc_plane.cuh); the R2C / C2R real steps (tc_real.cuh).
 
-#include "tc16_pass.cuh"
+#include "tc16_info.cuh"
 #include "tc16_radix.cuh"
 #include "tc_axis.cuh"
 #include "tc_plane.cuh"
@@ -83,7 +83,7 @@ split16_real_kernel(int op, long long q_total, long long len, KernelInfo *k)
 }
 
 // split16_fused_real_kernel: a contiguous pass with a 1D real step fused in
-// (tc16_pass.cuh, fused_real_kernel_info), for tc16_plan.cu.
+// (tc16_info.cuh, fused_real_kernel_info), for tc16_plan.cu.
 bool
 split16_fused_real_kernel(int op, int len, KernelInfo *k)
 {

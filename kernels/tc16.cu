@@ -12,7 +12,7 @@
 // R2C / C2R real steps (tc_real.cuh). Their fused-conversion twins are in
 // tc16_io.cu.
 
-#include "tc16_pass.cuh"
+#include "tc16_info.cuh"
 #include "tc16_radix.cuh"
 #include "tc_axis.cuh"
 #include "tc_plane.cuh"
@@ -83,7 +83,7 @@ tc16_real_kernel(int op, long long q_total, long long len, KernelInfo *k)
 }
 
 // tc16_fused_real_kernel: a contiguous pass with a 1D real step fused in
-// (tc16_pass.cuh, fused_real_kernel_info), for tc16_plan.cu.
+// (tc16_info.cuh, fused_real_kernel_info), for tc16_plan.cu.
 bool
 tc16_fused_real_kernel(int op, int len, KernelInfo *k)
 {

@@ -6,7 +6,7 @@
 // blocks only, and their lookups for tc16_plan.cu. A translation unit of
 // its own so that the two halves compile in parallel.
 
-#include "tc16_pass.cuh"
+#include "tc16_info.cuh"
 #include "tc16_radix.cuh"
 #include "tc_axis.cuh"
 #include "tc_plane.cuh"

@@ -56,12 +56,13 @@
 // are bound by L1/shared-memory throughput and instruction issue, not by the
 // tensor cores; see the report of issue 4 for the numbers.
 //
-// This file holds the pass kernel, its block shape and register cap, and
-// make_kernel_info, which tc16.cu and split16.cu instantiate it through. Its
-// pieces live beside it: the PTX wrappers in tc16_ptx.cuh, complex
-// arithmetic and the small CUDA-core DFTs in tc16_dft.cuh, the tensor-core
-// tile DFT in tc16_frag.cuh, shared-memory layout and index maps in
-// tc16_smem.cuh, the shared types and precision traits in tc16_types.cuh.
+// This file holds the pass kernel and its register cap; its block shape and
+// make_kernel_info, which tc16.cu and split16.cu instantiate it through, are
+// in tc16_info.cuh. Its pieces live beside it: the PTX wrappers in
+// tc16_ptx.cuh, complex arithmetic and the small CUDA-core DFTs in
+// tc16_dft.cuh, the tensor-core tile DFT in tc16_frag.cuh, shared-memory layout
+// and index maps in tc16_smem.cuh, the shared types and precision traits in
+// tc16_types.cuh.
 
 #ifndef FFTD_KERNELS_TC16_PASS_CUH
 #define FFTD_KERNELS_TC16_PASS_CUH
@@ -859,87 +860,6 @@ __launch_bounds__(W * 32,
 		}
 	}
 	cp_async_wait<0>();
-}
-
-// Block shape of a pass kernel: C FFTs per block iteration (tc.h,
-// fftd__tc_block_ffts), W warps (two level-1 tiles per warp where possible).
-template <class P>
-constexpr int
-block_ffts(int L, bool strided, bool wide)
-{
-	if (!strided)
-		return L >= 4096 ? 1 : 4096 / L;
-	int c = 32 / P::kBytes;
-	while (c > 2 && (long) c * L * P::kBytes > 65536L)
-		c /= 2;
-	if (!wide)
-		return c;
-	if (L == 4096 && P::kBytes == 4)
-		return 8; // 32-byte runs, in place in 128 KiB (IP)
-	int w = 128 / P::kBytes;
-	while (w > 1 && (long) w * L * P::kBytes > 32768L)
-		w /= 2;
-	return w > c ? w : c;
-}
-constexpr int
-block_warps(int cr)
-{
-	return cr >= 128
-	    ? 32
-	    : (cr / 2 < 4 ? (cr < 4 ? cr : 4) : (cr / 2 > 16 ? 16 : cr / 2));
-}
-
-// Registration helper used by tc16*.cu and split16*.cu.
-template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false,
-    bool TWG = false, bool CV = false, int RSTEP = FFTD__TC_OP_FFT>
-KernelInfo
-make_kernel_info()
-{
-	constexpr int  C      = block_ffts<P>(L, STRIDED, WIDE);
-	constexpr bool DIRECT = !STRIDED && RSTEP != FFTD__TC_OP_R2C_POST;
-	constexpr bool SCR    = Smem<P, L, C, TW, DIRECT, false>::SCR;
-	// in-place column passes: 16 warps, so that 128 registers a thread
-	// hold a tile's work without spilling (32 warps spill at 64)
-	constexpr int W = STRIDED && !SCR ? 16 : block_warps(C * (L / 256));
-	KernelInfo    k;
-	static_assert(!TWG || (TW && STRIDED),
-	    "the general twiddle is a column-pass twiddle");
-	k.fn   = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG, CV, RSTEP>;
-	k.len  = L;
-	k.ffts = C;
-	k.warps = W;
-	k.smem  = Smem<P, L, C, TW, DIRECT, l1_tables(L, STRIDED)>::kBytes;
-	return k;
-}
-
-// fused_real_kernel_info: the contiguous pass of len points with the real
-// step op (FFTD__TC_OP_R2C_POST: forward; FFTD__TC_OP_C2R_PRE: inverse)
-// fused in, for len FFTD__TC_MIN_LEN .. FFTD__TC_MAX_FUSED_REAL, or false.
-template <class P>
-bool
-fused_real_kernel_info(int op, int len, KernelInfo *k)
-{
-	constexpr int R2C = FFTD__TC_OP_R2C_POST, C2R = FFTD__TC_OP_C2R_PRE;
-	if (op != R2C && op != C2R)
-		return false;
-	const bool r2c = op == R2C;
-#define FFTD_TC_FUSED_CASE(LEN)                                                \
-	if (len == LEN) {                                                      \
-		*k = r2c ? make_kernel_info<P, LEN, false, false, false,       \
-		         false, false, false, R2C>()                           \
-		         : make_kernel_info<P, LEN, false, true, false, false, \
-		             false, false, C2R>();                             \
-		return true;                                                   \
-	}
-	FFTD_TC_FUSED_CASE(256)
-	FFTD_TC_FUSED_CASE(512)
-	FFTD_TC_FUSED_CASE(1024)
-	FFTD_TC_FUSED_CASE(2048)
-	FFTD_TC_FUSED_CASE(4096)
-	FFTD_TC_FUSED_CASE(8192)
-#undef FFTD_TC_FUSED_CASE
-	static_assert(FFTD__TC_MAX_FUSED_REAL == 8192, "the cases above");
-	return false;
 }
 
 } // namespace fftd_tc
