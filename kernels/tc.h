@@ -424,8 +424,8 @@ fftd__tc_l1_twiddle_elem(uint32_t a, uint32_t e)
 // (FFT f of a block at f * len); the word stored at physical index
 // p ^ S(p >> w) where S is linear over GF(2), so S(a ^ b) = S(a) ^ S(b): the
 // kernels compute the swizzle of a lane's base index once and fold the
-// constant offsets. The masks were searched (tests/unit/test_tc_host.c checks
-// them) so that every warp-wide access pattern of the kernels hits 32
+// constant offsets. The masks were searched (tests/unit/test_tc_swizzle.c
+// checks them) so that every warp-wide access pattern of the kernels hits 32
 // distinct banks: 4-byte words (tc16, whole warp) and 8-byte words (split16,
 // each half-warp over 16 bank pairs).
 FFTD__TC_HD uint32_t
@@ -441,7 +441,7 @@ fftd__tc_swz4(uint32_t p)
 	s ^= (0u - ((p >> 11) & 1u)) & 12u;
 	s ^= (0u - ((p >> 12) & 1u)) & 22u;
 	s ^= (0u - ((p >> 13) & 1u)) & 8u;
-	s ^= (0u - ((p >> 14) & 1u)) & 28u;
+	s ^= (0u - ((p >> 14) & 1u)) & 4u;
 	s ^= (0u - ((p >> 15) & 1u)) & 15u;
 	return p ^ s;
 }
