@@ -394,16 +394,17 @@ __launch_bounds__(W * 32,
 	};
 
 	// Column passes only: scratch (or, in place, buf) -> device memory,
-	// C-point runs.
-	const uint32_t sw_co    = opaque(sw_co_0);
-	auto           copy_out = [&](long long it) {
-                Word     *out = static_cast<Word *>(args.out);
-                long long q0 = it * C, s = args.s_out;
-                long long qh = q0 >> args.s_out_log2, ql = q0 & (s - 1);
-                Word     *dst = out + qh * (long long) L * s + ql + (tid % C)
-                    + (long long) (tid / C) * s;
-                const long long step
-                    = (long long) opaque((uint32_t) (NT / C)) * s;
+	// C-point runs. (sw_co: a fresh opaque copy each call, or the compiler
+	// keeps all COPIES offsets from it across the loop, and spills them.)
+	auto copy_out = [&](long long it) {
+		const uint32_t sw_co = opaque(sw_co_0);
+		Word          *out   = static_cast<Word *>(args.out);
+		long long      q0 = it * C, s = args.s_out;
+		long long      qh = q0 >> args.s_out_log2, ql = q0 & (s - 1);
+		Word *dst = out + qh * (long long) L * s + ql + (tid % C)
+		    + (long long) (tid / C) * s;
+		const long long step
+		    = (long long) opaque((uint32_t) (NT / C)) * s;
 #pragma unroll
 		for (int j = 0; j < COPIES; j++) {
 			if constexpr (IP)
