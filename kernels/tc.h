@@ -41,8 +41,11 @@ extern "C" {
 
 #if defined(__CUDACC__)
 #define FFTD__TC_HD __host__ __device__ __forceinline__
+// usable in constant expressions too (the kernels' template arguments)
+#define FFTD__TC_HD_CONSTEXPR __host__ __device__ constexpr
 #else
 #define FFTD__TC_HD static inline
+#define FFTD__TC_HD_CONSTEXPR static inline
 #endif
 
 // FFTD__TC_ERRORS is the one table of error codes: the enum and
@@ -471,20 +474,19 @@ fftd__tc_swz8(uint32_t p)
 // column passes take runs of up to 128 bytes while the buffer stays within
 // 32 KiB (more columns for short columns), and tc16's 4096-point columns
 // 32-byte runs (8 columns) in one 128 KiB buffer, in place (no scratch).
-FFTD__TC_HD int
+FFTD__TC_HD_CONSTEXPR int
 fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 {
-	int c, w;
 	if (!strided)
 		return len >= 4096 ? 1 : 4096 / len;
-	c = 32 / elem_bytes;
+	int c = 32 / elem_bytes;
 	while (c > 2 && (long) c * len * elem_bytes > 65536L)
 		c /= 2;
 	if (!wide)
 		return c;
 	if (len == 4096 && elem_bytes == 4)
 		return 8; // tc16: in place in one 128 KiB buffer
-	w = 128 / elem_bytes;
+	int w = 128 / elem_bytes;
 	while (w > 1 && (long) w * len * elem_bytes > 32768L)
 		w /= 2;
 	return w > c ? w : c;

@@ -15,25 +15,8 @@ namespace fftd_tc
 {
 
 // Block shape of a pass kernel: C FFTs per block iteration (tc.h,
-// fftd__tc_block_ffts), W warps (two level-1 tiles per warp where possible).
-template <class P>
-constexpr int
-block_ffts(int L, bool strided, bool wide)
-{
-	if (!strided)
-		return L >= 4096 ? 1 : 4096 / L;
-	int c = 32 / P::kBytes;
-	while (c > 2 && (long) c * L * P::kBytes > 65536L)
-		c /= 2;
-	if (!wide)
-		return c;
-	if (L == 4096 && P::kBytes == 4)
-		return 8; // 32-byte runs, in place in 128 KiB (IP)
-	int w = 128 / P::kBytes;
-	while (w > 1 && (long) w * L * P::kBytes > 32768L)
-		w /= 2;
-	return w > c ? w : c;
-}
+// fftd__tc_block_ffts, which the host tests' models use too), W warps (two
+// level-1 tiles per warp where possible).
 constexpr int
 block_warps(int cr)
 {
@@ -48,7 +31,7 @@ template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false,
 KernelInfo
 make_kernel_info()
 {
-	constexpr int  C      = block_ffts<P>(L, STRIDED, WIDE);
+	constexpr int  C = fftd__tc_block_ffts(L, STRIDED, P::kBytes, WIDE);
 	constexpr bool DIRECT = !STRIDED && RSTEP != FFTD__TC_OP_R2C_POST;
 	constexpr bool SCR    = Smem<P, L, C, TW, DIRECT, false>::SCR;
 	// in-place column passes: 32 warps, 64 registers a thread (with
