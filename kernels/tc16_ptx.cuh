@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
-// tc16_ptx.cuh — PRIVATE to kernels/: included by the tc16_*.cuh headers
-// only. The inline-PTX and intrinsic wrappers of the kernel family: fp16
-// pair packing, the tensor-core product mma.sync m16n8k16 (register layouts
-// as the PTX ISA documents them: never WMMA's unspecified fragment order, see
-// tc16_pass.cuh), the movmatrix transpose of a tile, cp.async copies into
-// shared memory, and the opaque register copy that keeps the compiler from
-// hoisting addresses. No FFT arithmetic here: complex arithmetic and small
-// DFTs are in tc16_dft.cuh, tensor-core tiles in tc16_frag.cuh.
+// tc16_ptx.cuh — PRIVATE to kernels/: included by the tc16_*.cuh headers and
+// tc_io.cuh only. The inline-PTX and intrinsic wrappers of the kernel family:
+// fp16 pair packing, the tensor-core product mma.sync m16n8k16 (register
+// layouts as the PTX ISA documents them: never WMMA's unspecified fragment
+// order, see tc16_pass.cuh), the movmatrix transpose of a tile, cp.async
+// copies into shared memory, and the opaque register copy that keeps the
+// compiler from hoisting addresses. No FFT arithmetic here: complex arithmetic
+// and small DFTs are in tc16_dft.cuh, tensor-core tiles in tc16_frag.cuh.
 
 #ifndef FFTD_KERNELS_TC16_PTX_CUH
 #define FFTD_KERNELS_TC16_PTX_CUH

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "tc.h"
+#include "tc16_ptx.cuh"
 #include "tc16_types.cuh"
 
 namespace fftd_tc
@@ -93,6 +94,132 @@ FFTD_DEV bool
 io_in_converted(const PassArgs &a)
 {
 	return CV && a.in_io != FFTD__TC_IO_NATIVE;
+}
+
+// io_f2: a raw converted input element (f32 or int8 complex) as fp32.
+FFTD_DEV float2
+io_f2(float2 v)
+{
+	return v;
+}
+FFTD_DEV float2
+io_f2(char2 c)
+{
+	return make_float2((float) c.x, (float) c.y);
+}
+
+// io_word: raw converted input element v scaled by s, as a word of P.
+template <class P, class T>
+FFTD_DEV typename P::Word
+io_word(T v, Scale s)
+{
+	const float2 f = scaled(io_f2(v), s);
+	return P::store(f.x, f.y);
+}
+
+// io_prefetch_l2 asks L2 for the 128-byte line holding p, without waiting
+// and without a register for the result: the converted input of a block
+// iteration is loaded into registers (it is rounded on the way into
+// shared memory, which cp.async cannot do), so its latency is hidden only
+// if the lines were asked for an iteration earlier.
+FFTD_DEV void
+io_prefetch_l2(const void *p)
+{
+	asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
+// io_copy_in loads the converted input of block iteration it of a pass
+// kernel (tc16_pass.cuh) whose iteration is C FFTs of L points, NT threads
+// of COPIES copy steps each: raw elements T (float2 or char2) loaded into
+// registers, scaled, rounded to fp16 and handed to put(j, word) for copy
+// step j to store in shared memory (cp.async copies bytes only). One body
+// per kind, not a branch a point, and GM loads in flight a thread (the
+// body that branched on the kind at every point kept one load in flight:
+// the H200 ran the fused 1D 4096 pass at 549 us, against 200 us for the
+// native one). rows: contiguous FFTs (point i of the iteration at it C L
+// + i), which check the batch's end only in its last iteration, like the
+// native copy; else C columns of stride args.s_in, which never run past
+// it (q_total is a multiple of C). Thread: the calling thread tid's steps.
+template <class P, class T, int L, int C, int NT, int COPIES, int GM, class Put>
+FFTD_DEV void
+io_copy_in(const PassArgs &args, long long it, int tid, bool rows, Put put)
+{
+	constexpr int G  = COPIES < GM ? COPIES : GM;
+	const T      *in = static_cast<const T *>(args.in);
+	const T      *src;
+	long long     step, left = 0;
+	bool          full = true;
+	static_assert(COPIES % G == 0, "load groups");
+	if (rows) {
+		const long long base = it * C * (long long) L;
+		src                  = in + base + tid;
+		step                 = NT;
+		full                 = (it + 1) * C <= args.q_total;
+		left = args.q_total * (long long) L - base - tid;
+	} else {
+		const long long q0 = it * C, s = args.s_in;
+		src = in + (q0 >> args.s_in_log2) * (long long) L * s
+		    + (q0 & (s - 1)) + (tid % C) + (long long) (tid / C) * s;
+		step = (long long) opaque((uint32_t) (NT / C)) * s;
+	}
+	// one scale for the iteration when it lies within one transform
+	// (columns always; rows when C L <= points)
+	const bool  one = !rows || (long long) C * L <= (1LL << args.in_tlog2);
+	const Scale sci = one ? io_scale_in(args, src - in) : Scale();
+#pragma unroll 1
+	for (int j0 = 0; j0 < COPIES; j0 += G) {
+		T w[G];
+#pragma unroll
+		for (int g = 0; g < G; g++)
+			if (full || (j0 + g) * (long long) NT < left)
+				w[g] = __ldg(src + g * step);
+#pragma unroll
+		for (int g = 0; g < G; g++) {
+			const int j = j0 + g;
+			if (!full && j * (long long) NT >= left)
+				continue;
+			const Scale sc = one
+			    ? sci
+			    : io_scale_in(args, (src - in) + g * step);
+			put(j, io_word<P>(w[g], sc));
+		}
+		src += G * step;
+	}
+}
+
+// io_prefetch_in asks L2 for the converted input (raw elements T) of block
+// iteration it of the pass io_copy_in describes, NT threads sharing the
+// lines: rows, the iteration's C L contiguous elements (up to the batch's
+// end); columns, L runs of C elements.
+template <class T, int L, int C, int NT>
+FFTD_DEV void
+io_prefetch_in(const PassArgs &args, long long it, int tid, bool rows)
+{
+	const char *in = static_cast<const char *>(args.in);
+	if (rows) {
+		const long long p0  = it * C * (long long) L,
+		                end = args.q_total * (long long) L,
+		                p1  = p0 + C * (long long) L < end
+		     ? p0 + C * (long long) L
+		     : end;
+		const uintptr_t a0
+		    = ((uintptr_t) (in + p0 * sizeof(T))) & ~(uintptr_t) 127;
+		const char *e = in + p1 * sizeof(T);
+		for (const char *a = (const char *) a0 + 128 * tid; a < e;
+		     a += 128 * NT)
+			io_prefetch_l2(a);
+	} else {
+		constexpr int   RB = C * (int) sizeof(T); // bytes a run
+		const long long q0 = it * C, s = args.s_in;
+		const char     *b = in
+		    + ((q0 >> args.s_in_log2) * (long long) L * s
+		          + (q0 & (s - 1)))
+		        * sizeof(T);
+		for (int r = tid; r < L; r += NT)
+			for (int o = 0; o < RB; o += 128)
+				io_prefetch_l2(
+				    b + r * s * (long long) sizeof(T) + o);
+	}
 }
 
 // io_load_s reads converted input point i, scaled by s, as a tc16 word.
