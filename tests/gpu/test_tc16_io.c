@@ -81,6 +81,9 @@ static const io_case cases[] = {
 	{ FFTD__TC_C2C, 1, { 65536 }, 16, I, F32, F32, 1.0, 1 },
 	{ FFTD__TC_C2C, 1, { 1 << 20 }, 4, F, I8, F32, 3, 0 },
 	{ FFTD__TC_C2C, 1, { 1 << 24 }, 1, F, F32, F32, 1.0, 0 },
+	// int8 into the in-place 4096-point column pass (its own load
+	// grouping, tc16_pass.cuh cv_copy_in)
+	{ FFTD__TC_C2C, 1, { 1 << 24 }, 1, I, I8, F32, 127, 0 },
 	{ FFTD__TC_C2C, 1, { 1 << 25 }, 1, I, F32, F32, 1.0, 0 },
 	{ FFTD__TC_C2C, 1, { 65536 }, 8, F, I8, NAT, 20, 0 },
 	// 2D and 3D
