@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../util/fixture.h"
+#include "../util/probe.h"
 #include "fftd.h"
 
 #define TIMEOUT_MS 60000
@@ -149,6 +150,11 @@ static void
 test_old_stats(void **state)
 {
 	(void) state;
+	// The counts compared below are the daemon's: wait until it has
+	// closed any earlier connection (the fixture's readiness probe is
+	// torn down asynchronously; comparing at once failed in CI, 1
+	// session against 2), so that only C is connected and no plan is.
+	assert_int_equal(fftd_test_wait_stats(C, 1, 0, TIMEOUT_MS), 0);
 	fftd_stats full;
 	assert_int_equal(fftd_get_stats(C, &full), FFTD_OK);
 	unsigned char *b = poisoned(OLD_STATS_SIZE);
@@ -165,6 +171,7 @@ test_old_stats(void **state)
 	// A second connection, so that the client list has two entries.
 	fftd_client *c2 = NULL;
 	assert_int_equal(fftd_client_open(&c2, D.url, TIMEOUT_MS), FFTD_OK);
+	assert_int_equal(fftd_test_wait_stats(C, 2, 0, TIMEOUT_MS), 0);
 	fftd_client_stats fc[8];
 	int               nfull = 0, n = 0;
 	assert_int_equal(fftd_get_client_stats(C, fc, 8, &nfull), FFTD_OK);
