@@ -323,9 +323,9 @@ __launch_bounds__(W * 32,
 						    src + j * NT);
 			}
 		} else {
-			long long q0 = it * C, s = args.s_in;
-			long long qh = q0 >> args.s_in_log2, ql = q0 & (s - 1);
-			const Word *src = in + qh * (long long) L * s + ql
+			const long long s   = args.s_in;
+			const Word     *src = in
+			    + col_first(it * C, L, s, args.s_in_log2)
 			    + (tid % C) + (long long) (tid / C) * s;
 			// the step is opaque so that the 64-bit offsets are not
 			// all precomputed and held across the iteration loop
@@ -372,12 +372,11 @@ __launch_bounds__(W * 32,
 	// C-point runs. (sw_co: a fresh opaque copy each call, or the compiler
 	// keeps all COPIES offsets from it across the loop, and spills them.)
 	auto copy_out = [&](long long it) {
-		const uint32_t sw_co = opaque(sw_co_0);
-		Word          *out   = static_cast<Word *>(args.out);
-		long long      q0 = it * C, s = args.s_out;
-		long long      qh = q0 >> args.s_out_log2, ql = q0 & (s - 1);
-		Word *dst = out + qh * (long long) L * s + ql + (tid % C)
-		    + (long long) (tid / C) * s;
+		const uint32_t  sw_co = opaque(sw_co_0);
+		Word           *out   = static_cast<Word *>(args.out);
+		const long long s     = args.s_out;
+		Word *dst = out + col_first(it * C, L, s, args.s_out_log2)
+		    + (tid % C) + (long long) (tid / C) * s;
 		const long long step
 		    = (long long) opaque((uint32_t) (NT / C)) * s;
 #pragma unroll
@@ -403,19 +402,18 @@ __launch_bounds__(W * 32,
 	// value, so the read is done before the copy is issued (in order);
 	// the asm's memory clobber keeps the compiler from reordering them.
 	auto copy_out_in = [&](long long it, long long nx) {
-		Word     *out = static_cast<Word *>(args.out);
-		long long q0 = it * C, s = args.s_out;
-		const int n0 = tid / C;
-		Word *dst    = out + (q0 >> args.s_out_log2) * (long long) L * s
-		    + (q0 & (s - 1)) + (tid % C)
-		    + (long long) ((n0 >> 4) + 256 * (n0 & 15)) * s;
+		Word           *out = static_cast<Word *>(args.out);
+		const long long s   = args.s_out;
+		const int       n0  = tid / C;
+		Word *dst = out + col_first(it * C, L, s, args.s_out_log2)
+		    + (tid % C) + (long long) ((n0 >> 4) + 256 * (n0 & 15)) * s;
 		const long long dstep
 		    = (long long) opaque((uint32_t) (NT / C / 16)) * s;
 		const bool      more = nx < nit;
-		const long long si = args.s_in, qn = nx * C;
-		const Word     *src = static_cast<const Word *>(args.in)
-		    + (qn >> args.s_in_log2) * (long long) L * si
-		    + (qn & (si - 1)) + (tid % C) + (long long) n0 * si;
+		const long long si   = args.s_in;
+		const Word     *src  = static_cast<const Word *>(args.in)
+		    + col_first(nx * C, L, si, args.s_in_log2) + (tid % C)
+		    + (long long) n0 * si;
 		const long long sstep
 		    = (long long) opaque((uint32_t) (NT / C)) * si;
 		const uint32_t sb
@@ -516,14 +514,12 @@ __launch_bounds__(W * 32,
 					sco = io_scale_out(
 					    args, it * C * (long long) L);
 			} else {
-				const long long q0 = it * C;
-				sco_one            = args.s_out > 1
+				sco_one = args.s_out > 1
 				    || (long long) C * L
 				        <= (1LL << args.out_tlog2);
 				sco = io_scale_out(args,
-				    (q0 >> args.s_out_log2) * (long long) L
-				            * args.s_out
-				        + (q0 & (args.s_out - 1)));
+				    col_first(it * C, L, args.s_out,
+				        args.s_out_log2));
 			}
 		}
 		if constexpr (TW)

@@ -88,6 +88,15 @@ bool split16_fused_real_kernel(int op, int len, KernelInfo *k);
 
 #define FFTD_DEV __device__ __forceinline__
 
+// col_first is the offset of point 0 of column q in a column pass over
+// transforms of L points that hold s = 2^s_log2 columns each (the stride):
+// column q = qh s + ql (ql < s) starts at qh L s + ql.
+FFTD_DEV long long
+col_first(long long q, int L, long long s, int s_log2)
+{
+	return (q >> s_log2) * (long long) L * s + (q & (s - 1));
+}
+
 // ---------------------------------------------------------------------------
 // Precision traits.
 

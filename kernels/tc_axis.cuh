@@ -170,9 +170,7 @@ __launch_bounds__(axis_threads(L, STRIDED), axis_min_blocks<P>(L, STRIDED))
 	// the group's first point in device memory; point n of its FFT f
 	// lies at f + n s (columns) or f L + n (rows) from it
 	auto base = [&](long long q0, int slog2) -> long long {
-		return STRIDED ? (((q0 >> slog2) * L) << slog2)
-		        + (q0 & ((1LL << slog2) - 1))
-		               : q0 * L;
+		return STRIDED ? col_first(q0, L, 1LL << slog2, slog2) : q0 * L;
 	};
 	// butterfly u of a thread in a stage whose FFTs have NB butterflies:
 	// columns give neighbouring threads neighbouring FFTs, rows

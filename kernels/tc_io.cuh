@@ -157,9 +157,9 @@ io_copy_in(const PassArgs &args, long long it, int tid, bool rows, Put put)
 		full                 = (it + 1) * C <= args.q_total;
 		left = args.q_total * (long long) L - base - tid;
 	} else {
-		const long long q0 = it * C, s = args.s_in;
-		src = in + (q0 >> args.s_in_log2) * (long long) L * s
-		    + (q0 & (s - 1)) + (tid % C) + (long long) (tid / C) * s;
+		const long long s = args.s_in;
+		src = in + col_first(it * C, L, s, args.s_in_log2) + (tid % C)
+		    + (long long) (tid / C) * s;
 		step = (long long) opaque((uint32_t) (NT / C)) * s;
 	}
 	// one scale for the iteration when it lies within one transform
@@ -210,11 +210,9 @@ io_prefetch_in(const PassArgs &args, long long it, int tid, bool rows)
 			io_prefetch_l2(a);
 	} else {
 		constexpr int   RB = C * (int) sizeof(T); // bytes a run
-		const long long q0 = it * C, s = args.s_in;
-		const char     *b = in
-		    + ((q0 >> args.s_in_log2) * (long long) L * s
-		          + (q0 & (s - 1)))
-		        * sizeof(T);
+		const long long s  = args.s_in;
+		const char     *b
+		    = in + col_first(it * C, L, s, args.s_in_log2) * sizeof(T);
 		for (int r = tid; r < L; r += NT)
 			for (int o = 0; o < RB; o += 128)
 				io_prefetch_l2(
