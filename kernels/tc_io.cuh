@@ -225,15 +225,10 @@ template <class P>
 FFTD_DEV typename P::Word
 io_load_s(const PassArgs &a, long long i, Scale s)
 {
-	float2 v;
-	if (a.in_io == FFTD__TC_IO_F32) {
-		v = __ldg(static_cast<const float2 *>(a.in) + i);
-	} else {
-		const char2 c = __ldg(static_cast<const char2 *>(a.in) + i);
-		v             = make_float2((float) c.x, (float) c.y);
-	}
-	v = scaled(v, s);
-	return P::store(v.x, v.y);
+	if (a.in_io == FFTD__TC_IO_F32)
+		return io_word<P>(
+		    __ldg(static_cast<const float2 *>(a.in) + i), s);
+	return io_word<P>(__ldg(static_cast<const char2 *>(a.in) + i), s);
 }
 
 // io_load reads input point i (tc16 word): native, or converted and scaled
