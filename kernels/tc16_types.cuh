@@ -5,7 +5,8 @@
 // tensor-core kernel family (tc16 and split16) shares: a pass's arguments as
 // the kernels take them (PassArgs), the descriptor of one compiled pass kernel
 // (KernelInfo), the lookups that tc16.cu and split16.cu define and
-// tc16_plan.cu calls, FFTD_DEV, and the storage traits of the two precisions
+// tc16_plan.cu calls, FFTD_DEV, col_first (where a column pass's column
+// starts in device memory), and the storage traits of the two precisions
 // (Tc16: __half2 words; Split16: float2). The algorithm is described in
 // tc16_pass.cuh; the kernels' C ABI is tc.h.
 
