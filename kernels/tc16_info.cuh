@@ -34,10 +34,12 @@ make_kernel_info()
 	constexpr int  C = fftd__tc_block_ffts(L, STRIDED, P::kBytes, WIDE);
 	constexpr bool DIRECT = !STRIDED && RSTEP != FFTD__TC_OP_R2C_POST;
 	constexpr bool SCR    = Smem<P, L, C, TW, DIRECT, false>::SCR;
-	// in-place column passes: 32 warps, 64 registers a thread (with
-	// 16, an SM's one block hid too little latency: on the H200, 1D
-	// 2^24's second pass took 318 us against 299 us now)
-	constexpr int W = STRIDED && !SCR ? 32 : block_warps(C * (L / 256));
+	// in-place column passes: tc16 on 32 warps, 64 registers a thread
+	// (with 16, an SM's one block hid too little latency: on the H200,
+	// 1D 2^24's second pass took 318 us against 299 us now); split16 on
+	// 16, whose hi/lo fragments need 128 registers (64 spill)
+	constexpr int W = STRIDED && !SCR ? (P::kSplit ? 16 : 32)
+	                                  : block_warps(C * (L / 256));
 	KernelInfo    k;
 	static_assert(!TWG || (TW && STRIDED),
 	    "the general twiddle is a column-pass twiddle");

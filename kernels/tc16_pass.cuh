@@ -43,14 +43,16 @@
 // Data: device memory holds tc16 points as __half2 (re low, im high) and
 // split16 points as float2. Shared memory holds the block's FFTs at linear
 // index f * L + n, swizzled per word (tc.h, fftd__tc_swz4/8) so that every
-// access of a warp is conflict-free. Blocks are persistent and loop over the
-// batch. Global loads go straight into shared memory with cp.async (a fused
-// conversion's f32 or int8 input through registers, tc_io.cuh), the next
-// block's data streaming in while level 2 of this one runs (level 1 writes a
-// scratch buffer); contiguous passes store from the registers of their last
-// stage (32-byte pieces or whole lines), column passes through shared memory
-// in runs of C points (up to 128 bytes); the in-place ones refill each
-// position with the next block's input as soon as its output is stored.
+// access of a warp is conflict-free (but for two 2-way conflicts in split16's
+// in-place 4096-point columns, tests/unit/test_tc_swizzle.c). Blocks are
+// persistent and loop over the batch. Global loads go straight into shared
+// memory with cp.async (a fused conversion's f32 or int8 input through
+// registers, tc_io.cuh), the next block's data streaming in while level 2 of
+// this one runs (level 1 writes a scratch buffer); contiguous passes store from
+// the registers of their last stage (32-byte pieces or whole lines), column
+// passes through shared memory in runs of C points (up to 128 bytes); the
+// in-place ones refill each position with the next block's input as soon as its
+// output is stored.
 //
 // Measured on the H200 (bench/kernels, 2^26 points): the contiguous kernels
 // are bound by L1/shared-memory throughput and instruction issue, not by the
@@ -147,11 +149,11 @@ __launch_bounds__(W * 32,
 	// but with the R2C step fused in, results stay in shared memory (in
 	// natural order, as in a column pass) for r2c_rows.
 	constexpr bool DIRECT = !STRIDED && !R2C_OUT;
-	// In-place column passes (IP: wide tc16 columns of 4096 points, whose
-	// 8 columns fill 128 KiB, no room for a scratch buffer): level 1
-	// writes each result where the lane read its input (element kb of
-	// tile a at a + 16 kb), level 2 likewise (k = kb + 256 ka at
-	// ka + 16 kb), copy_out reads point k at 16 (k % 256) + k / 256.
+	// In-place column passes (IP: wide columns of 4096 points, whose 8
+	// tc16 or 4 split16 columns fill 128 KiB, no room for a scratch
+	// buffer): level 1 writes each result where the lane read its input
+	// (element kb of tile a at a + 16 kb), level 2 likewise (k = kb + 256
+	// ka at ka + 16 kb), copy_out reads point k at 16 (k % 256) + k / 256.
 	constexpr bool IP = STRIDED && !SCR;
 	// The next block's input streams into buf as soon as level 1 has read
 	// it, unless a later stage still writes or reads buf.
