@@ -278,7 +278,7 @@ inverse_and_in_place(fftd__tc_algo algo, double tol)
 	}
 	int64_t d[2] = { 1024, 512 };
 	fails += !(run_case(algo, 2, d, 3, FFTD__TC_INVERSE, 1) <= tol);
-	// inverse 4096-point columns (tc16: the in-place form,
+	// inverse 4096-point columns (the in-place form of both algorithms,
 	// kernels/tc16_pass.cuh IP): without the four-step twiddle, in place;
 	// 1D 2^24's, with it, then from contiguous rows (s_in = 1)
 	int64_t d2[2] = { 4096, 256 }, n24 = (int64_t) 1 << 24;
