@@ -161,6 +161,15 @@ main(int argc, char **argv)
 	cudaDeviceProp prop;
 	CK(cudaGetDeviceProperties(&prop, 0));
 	b.device = prop.name;
+	// the GPU's UUID, so that runs on different lent machines of one
+	// model can be told apart (timings have differed between them)
+	char uuid[48];
+	int  u = snprintf(uuid, sizeof uuid, "GPU-");
+	for (int i = 0; i < 16; i++)
+		u += snprintf(uuid + u, sizeof uuid - (size_t) u, "%s%02x",
+		    i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "",
+		    (unsigned) (unsigned char) prop.uuid.bytes[i]);
+	b.device_uuid = uuid;
 	CK(cudaStreamCreate(&b.st));
 
 	// Inputs: the same random data for every shape (R2C reads the first

@@ -116,6 +116,7 @@ struct Bench {
 	std::vector<float>  h32; // the same values in fp32
 	double              copy_ms = NAN, copy16_ms = NAN, copy_gbs = NAN;
 	std::string         device;
+	std::string         device_uuid;    // as nvidia-smi -L prints it
 	int                 vk_version = 0; // 0: built without VkFFT
 };
 

@@ -142,11 +142,11 @@ void
 bench_table(const Bench &b, const std::vector<Row> &rows)
 {
 	const bool vk = b.vk_version != 0;
-	printf("bench/kernels on %s: 2^26 points per launch (C2C: complex "
-	       "points, R2C: real inputs; 1D 2^27 and 3D 512^3: one 2^27-point "
-	       "transform), median of %d runs; D2D copy %.0f GB/s "
+	printf("bench/kernels on %s (%s): 2^26 points per launch (C2C: "
+	       "complex points, R2C: real inputs; 1D 2^27 and 3D 512^3: one "
+	       "2^27-point transform), median of %d runs; D2D copy %.0f GB/s "
 	       "(read+write)\n",
-	    b.device.c_str(), b.runs, b.copy_gbs);
+	    b.device.c_str(), b.device_uuid.c_str(), b.runs, b.copy_gbs);
 	if (vk)
 		printf("VkFFT %d.%d.%d, CUDA backend (f16: fp16 storage, fp32 "
 		       "arithmetic)\n",
@@ -271,6 +271,8 @@ bench_json(const Bench &b, const std::vector<Row> &rows,
 		return -1;
 	fprintf(f, "{\n  \"device\": ");
 	bench_json_str(f, b.device.c_str());
+	fprintf(f, ",\n  \"device_uuid\": ");
+	bench_json_str(f, b.device_uuid.c_str());
 	json_int(f, "points_per_launch", kPoints);
 	json_int(f, "runs", b.runs);
 	bench_json_field(f, "copy_ms_512MiB", b.copy_ms);
