@@ -37,7 +37,7 @@ make_kernel_info()
 	// in-place column passes: tc16 on 32 warps, 64 registers a thread
 	// (with 16, an SM's one block hid too little latency: on the H200,
 	// 1D 2^24's second pass took 318 us against 299 us now); split16 on
-	// 16, whose hi/lo fragments need 128 registers (64 spill)
+	// 16 with 128 registers (on 32, capped at 64, it spills 100 bytes)
 	constexpr int W = STRIDED && !SCR ? (P::kSplit ? 16 : 32)
 	                                  : block_warps(C * (L / 256));
 	KernelInfo    k;
