@@ -334,6 +334,13 @@ int fftd__tc_plan_layout(
 int fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
     int64_t batch, fftd__tc_layout *lay);
 
+// fftd__tc_plan_layout_algo is fftd__tc_plan_layout_type for one algorithm,
+// the layout its plans run: the same, but that split16 lays out 1D
+// transforms of 2^24 complex points in three passes, not two (tc_host.c,
+// two_pass_max). fftd__tc_plan_layout and _type give tc16's.
+int fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
+    const int64_t *dims, int64_t batch, fftd__tc_layout *lay);
+
 // fftd__tc_layout_route_io reroutes a layout for a plan whose input or
 // output elements differ in size from the passes' storage (tc.h
 // fftd__tc_io): every pass but the last that writes out, and every pass

@@ -127,7 +127,8 @@ fftd__tc_plan_create_io(fftd__tc_plan **out, fftd__tc_algo algo,
 	    || (type == FFTD__TC_C2R && direction != FFTD__TC_INVERSE))
 		return FFTD__TC_EINVAL;
 	fftd__tc_layout lay;
-	if ((rc = fftd__tc_plan_layout_type(type, rank, dims, batch, &lay))
+	if ((rc = fftd__tc_plan_layout_algo(
+	         algo, type, rank, dims, batch, &lay))
 	    != FFTD__TC_OK)
 		return rc;
 	if (io)

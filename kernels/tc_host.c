@@ -2,12 +2,12 @@
 //
 // tc_host.c — the pure-host parts of the tensor-core FFT kernels (tc.h):
 // error strings, the pass decomposition of a shape (see fftd__tc_plan_layout:
-// one pass up to 16384 points, two for 2^15 .. 2^24, three for 2^25 .. 2^27,
-// after Bailey, "FFTs in external or hierarchical memory", J. Supercomputing
-// 4, 1990; one pass per axis for 2D and 3D, or a plane and an axis for 3D
-// with short last sides; R2C and C2R as the half-length
-// complex transform and a real step), twiddle tables computed in long
-// double, and the fp16 rounding and hi/lo split arithmetic that the device
+// one pass up to 16384 points, two for 2^15 .. 2^24 (split16: 2^23), three
+// for 2^25 (split16: 2^24) .. 2^27, after Bailey, "FFTs in external or
+// hierarchical memory", J. Supercomputing 4, 1990; one pass per axis for 2D and
+// 3D, or a plane and an axis for 3D with short last sides; R2C and C2R as the
+// half-length complex transform and a real step), twiddle tables computed in
+// long double, and the fp16 rounding and hi/lo split arithmetic that the device
 // code performs (so the host unit tests can pin it down). No CUDA here: it
 // builds and is tested on machines without a GPU.
 
@@ -92,13 +92,14 @@ mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t s_out, int64_t tw_n,
 //                 X[k1 + 4096 k2]. (Two tensor-core passes would need a
 //                 factor below 256; a single pass would need 128 KiB (tc16) /
 //                 256 KiB (split16) of shared memory for the data alone.)
-//   2^16 .. 2^24  two passes (four-step), N = N1 * N2, N1 = 2^floor(l/2)
-//                 <= N2 <= 4096: x[n1 N2 + n2]; pass 0: N1-point DFTs down
+//   2^16 .. 2^24  two passes (four-step; split16 up to 2^23, two_pass_max),
+//                 N = N1 * N2, N1 = 2^floor(l/2) <= N2 <= 4096:
+//                 x[n1 N2 + n2]; pass 0: N1-point DFTs down
 //                 the N2 columns, times W_N^(n2 k1), into the workspace at
 //                 k1 N2 + n2; pass 1: N2-point DFTs along the N1 rows, written
 //                 to X[k1 + N1 k2] (column stride N1).
-//   2^25 .. 2^27  three passes, N = N1 * N2 * N3 (each 256 .. 512, N1 <= N2
-//                 <= N3): x[n1 N2 N3 + n2 N3 + n3] and
+//   2^25 .. 2^27  three passes (split16 from 2^24), N = N1 * N2 * N3 (each
+//                 256 .. 512, N1 <= N2 <= N3): x[n1 N2 N3 + n2 N3 + n3] and
 //                 X[k1 + N1 k2 + N1 N2 k3] with
 //                   pass 0: N1-point DFTs over n1 (stride N2 N3) times
 //                     W_N^((n2 N3 + n3) k1), in place in out
@@ -148,7 +149,7 @@ fftd__tc_layout_factors(
 }
 
 static int
-layout_1d(int64_t n, int64_t batch, fftd__tc_layout *lay)
+layout_1d(int64_t n, int64_t batch, int two_max, fftd__tc_layout *lay)
 {
 	int     l = log2i(n);
 	int64_t f[3];
@@ -159,7 +160,7 @@ layout_1d(int64_t n, int64_t batch, fftd__tc_layout *lay)
 		f[0] = FFTD__TC_MAX_STRIDED_LEN;
 		f[1] = n / f[0]; // 8: a CUDA-core pass
 		fftd__tc_layout_factors(2, f, batch, lay);
-	} else if (l <= 24) {
+	} else if (l <= two_max) {
 		f[0] = (int64_t) 1 << (l / 2);
 		f[1] = n / f[0];
 		fftd__tc_layout_factors(2, f, batch, lay);
@@ -264,11 +265,23 @@ in_range(int rank, const int64_t *dims)
 	return 1;
 }
 
-// fftd__tc_plan_layout (tc.h) checks a C2C shape against the kernels'
-// ranges and lays it out: 1D by layout_1d, 2D and 3D by layout_axes.
-int
-fftd__tc_plan_layout(
-    int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
+// Two passes reach 4096^2 = 2^24 points (layout_1d), but split16's
+// 4096-point column pass (4 columns of 8-byte points in place: 32-byte runs,
+// one block an SM) costs more than a third pass: on the H200, split16's 1D
+// 2^24 took 1.41 ms in two passes and 1.20 in three of 256 points
+// (bench/README.md, stop 42).
+static int
+two_pass_max(fftd__tc_algo algo)
+{
+	return algo == FFTD__TC_SPLIT16 ? 23 : 24;
+}
+
+// plan_layout checks a C2C shape against the kernels' ranges and lays it
+// out: 1D by layout_1d (two passes up to 2^two_max points), 2D and 3D by
+// layout_axes.
+static int
+plan_layout(int rank, const int64_t *dims, int64_t batch, int two_max,
+    fftd__tc_layout *lay)
 {
 	memset(lay, 0, sizeof *lay);
 	int rc = check_dims(rank, dims, batch);
@@ -280,7 +293,7 @@ fftd__tc_plan_layout(
 			return FFTD__TC_EUNSUPPORTED;
 		if (batch > ((int64_t) 1 << 40) / n)
 			return FFTD__TC_EINVAL;
-		rc = layout_1d(n, batch, lay);
+		rc = layout_1d(n, batch, two_max, lay);
 	} else {
 		// 2D: rows then columns; 3D: one pass per axis, or planes
 		// and the first axis (layout_axes)
@@ -299,6 +312,13 @@ fftd__tc_plan_layout(
 	return rc;
 }
 
+int
+fftd__tc_plan_layout(
+    int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
+{
+	return plan_layout(rank, dims, batch, two_pass_max(FFTD__TC_TC16), lay);
+}
+
 // Real transforms (R2C, C2R) as the complex transform of half the length:
 // the real rows x[K][j] (K the index over the leading axes, j < n) read as
 // z[K][m] = x[K][2m] + i x[K][2m + 1], m < h = n/2, so the real input is the
@@ -313,12 +333,12 @@ fftd__tc_plan_layout(
 // as FFTW's c2r. The complex passes are those of the C2C layout of the
 // complex dims, with their buffers renamed so that the real step has a
 // workspace of its own to read or write (tc.h, fftd__tc_plan_layout_type).
-int
-fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
-    int64_t batch, fftd__tc_layout *lay)
+static int
+layout_type(fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
+    int two_max, fftd__tc_layout *lay)
 {
 	if (type == FFTD__TC_C2C)
-		return fftd__tc_plan_layout(rank, dims, batch, lay);
+		return plan_layout(rank, dims, batch, two_max, lay);
 	memset(lay, 0, sizeof *lay);
 	if (type != FFTD__TC_R2C && type != FFTD__TC_C2R)
 		return FFTD__TC_EINVAL;
@@ -337,7 +357,7 @@ fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
 	if (batch > ((int64_t) 1 << 40) / points)
 		return FFTD__TC_EINVAL;
 	if (rank == 1)
-		rc = fftd__tc_plan_layout(1, cd, batch, lay);
+		rc = plan_layout(1, cd, batch, two_max, lay);
 	else
 		rc = layout_axes(rank, cd, batch, lay);
 	if (rc != FFTD__TC_OK)
@@ -374,6 +394,21 @@ fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
 	}
 	lay->ws_points = batch * points;
 	return FFTD__TC_OK;
+}
+
+int
+fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
+    int64_t batch, fftd__tc_layout *lay)
+{
+	return layout_type(
+	    type, rank, dims, batch, two_pass_max(FFTD__TC_TC16), lay);
+}
+
+int
+fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
+    const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
+{
+	return layout_type(type, rank, dims, batch, two_pass_max(algo), lay);
 }
 
 void
@@ -497,5 +532,5 @@ fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
 	if (type != FFTD__TC_C2C && type != FFTD__TC_R2C
 	    && type != FFTD__TC_C2R)
 		return FFTD__TC_EINVAL;
-	return fftd__tc_plan_layout_type(type, rank, dims, batch, &lay);
+	return fftd__tc_plan_layout_algo(algo, type, rank, dims, batch, &lay);
 }

@@ -700,7 +700,9 @@ fftd__cuda_plan_estimate(
 		// the workspace fftd__tc_workspace_size will report: the
 		// layout's, which the plan is made from (host code, no GPU)
 		fftd__tc_layout lay;
-		if (fftd__tc_plan_layout_type(
+		if (fftd__tc_plan_layout_algo(a == FFTD__CUDA_ALG_TC16
+		            ? FFTD__TC_TC16
+		            : FFTD__TC_SPLIT16,
 		        tc_type(s->kind), s->rank, s->n, s->batch, &lay)
 		    != FFTD__TC_OK) {
 			return 0;

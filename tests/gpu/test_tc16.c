@@ -280,9 +280,12 @@ inverse_and_in_place(fftd__tc_algo algo, double tol)
 	fails += !(run_case(algo, 2, d, 3, FFTD__TC_INVERSE, 1) <= tol);
 	// inverse 4096-point columns (the in-place form of both algorithms,
 	// kernels/tc16_pass.cuh IP): without the four-step twiddle, in place;
-	// 1D 2^24's, with it, then from contiguous rows (s_in = 1)
-	int64_t d2[2] = { 4096, 256 }, n24 = (int64_t) 1 << 24;
+	// 1D 2^23's and tc16's 2^24's, with it, then from contiguous rows
+	// (s_in = 1); split16's 2^24 in three passes of 256
+	int64_t d2[2] = { 4096, 256 }, n23 = (int64_t) 1 << 23,
+	        n24 = (int64_t) 1 << 24;
 	fails += !(run_case(algo, 2, d2, 2, FFTD__TC_INVERSE, 1) <= tol);
+	fails += !(run_case(algo, 1, &n23, 1, FFTD__TC_INVERSE, 0) <= tol);
 	fails += !(run_case(algo, 1, &n24, 1, FFTD__TC_INVERSE, 0) <= tol);
 	assert_int_equal(fails, 0);
 }

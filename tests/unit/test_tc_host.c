@@ -146,6 +146,26 @@ test_layout_1d(void **state)
 			// else three
 			assert_int_equal(
 			    lay.npass, l <= 14 ? 1 : (l <= 24 ? 2 : 3));
+			// split16's layout: the same but at 2^24, three
+			// passes of 256 (tc_host.c, two_pass_max)
+			fftd__tc_layout sl;
+			assert_int_equal(
+			    fftd__tc_plan_layout_algo(FFTD__TC_SPLIT16,
+			        FFTD__TC_C2C, 1, &n, batch, &sl),
+			    FFTD__TC_OK);
+			check_layout_1d(&sl, n, batch, 1);
+			assert_int_equal(
+			    sl.npass, l <= 14 ? 1 : (l <= 23 ? 2 : 3));
+			if (l == 24)
+				for (int i = 0; i < 3; i++)
+					assert_int_equal(sl.pass[i].len, 256);
+			else
+				assert_memory_equal(&sl, &lay, sizeof lay);
+			assert_int_equal(
+			    fftd__tc_plan_layout_algo(
+			        FFTD__TC_TC16, FFTD__TC_C2C, 1, &n, batch, &sl),
+			    FFTD__TC_OK);
+			assert_memory_equal(&sl, &lay, sizeof lay);
 		}
 		assert_int_equal(
 		    fftd__tc_plan_layout(1, &n, 3, &lay), FFTD__TC_OK);
