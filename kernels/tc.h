@@ -437,8 +437,7 @@ fftd__tc_l1_twiddle_elem(uint32_t a, uint32_t e)
 // constant offsets. The masks were searched (tests/unit/test_tc_swizzle.c
 // checks them) so that every warp-wide access pattern of the kernels hits 32
 // distinct banks: 4-byte words (tc16, whole warp) and 8-byte words (split16,
-// each half-warp over 16 bank pairs); the one exception, two 2-way conflicts
-// in split16's in-place 4096-point column pass, is pinned by that test.
+// each half-warp over 16 bank pairs).
 FFTD__TC_HD uint32_t
 fftd__tc_swz4(uint32_t p)
 {
@@ -460,7 +459,7 @@ FFTD__TC_HD uint32_t
 fftd__tc_swz8(uint32_t p)
 {
 	uint32_t s = 0;
-	s ^= (0u - ((p >> 4) & 1u)) & 14u;
+	s ^= (0u - ((p >> 4) & 1u)) & 1u;
 	s ^= (0u - ((p >> 5) & 1u)) & 8u;
 	s ^= (0u - ((p >> 6) & 1u)) & 7u;
 	s ^= (0u - ((p >> 7) & 1u)) & 10u;
