@@ -103,24 +103,24 @@ typedef struct fftd__tc_plan fftd__tc_plan;
 // with dims[0..rank-1] (powers of two) of kind type in direction
 // FFTD__TC_FORWARD or FFTD__TC_INVERSE. C2C: 1D 256 .. 2^27
 // (FFTD__TC_MAX_1D): 256 .. 16384 in one pass over memory, 2^15 .. 2^24 in
-// two, 2^25 .. 2^27 in three; 2D each side 256 .. 4096 (two passes); 3D each
-// side 32 .. 512 (FFTD__TC_MIN_3D .. FFTD__TC_MAX_3D, three passes, one per
-// axis, sides below 256 on the CUDA cores, kernels/tc_axis.cuh; two passes
-// when the last two sides are at most 128 and their plane at most
-// FFTD__TC_PLANE_MAX points: the plane, kernels/tc_plane.cuh, then the
-// first axis). R2C
-// (forward only) and C2R (inverse only): 1D n 512 .. 2^27, 2D and 3D as for
-// C2C with the last (real) dim >= 64 (FFTD__TC_MIN_REAL_LAST); they run the
-// complex transform of the real data read as n/2 complex points along the
-// last axis, and a separate post-process (R2C) or pre-process (C2R) kernel
-// (kernels/tc_real.cuh) — except 1D with n/2 <= FFTD__TC_MAX_FUSED_REAL
-// executed out of place (in and out not overlapping), whose one complex
-// pass runs the real step itself (one kernel). It allocates the plan's twiddle
-// tables on the current CUDA device (cudaMalloc + cudaMemcpy, so it
-// synchronizes); it never touches request data. On success *plan is set and
-// FFTD__TC_OK returned; otherwise *plan is NULL. Errors: FFTD__TC_EINVAL (a bad
-// argument, or R2C inverse / C2R forward), FFTD__TC_EUNSUPPORTED,
-// FFTD__TC_ENOMEM, FFTD__TC_EDEVMEM, FFTD__TC_ENODEV, CUDA-tagged codes.
+// two (split16: to 2^23), 2^25 (split16: 2^24) .. 2^27 in three; 2D each side
+// 256 .. 4096 (two passes); 3D each side 32 .. 512 (FFTD__TC_MIN_3D ..
+// FFTD__TC_MAX_3D, three passes, one per axis, sides below 256 on the CUDA
+// cores, kernels/tc_axis.cuh; two passes when the last two sides are at most
+// 128 and their plane at most FFTD__TC_PLANE_MAX points: the plane,
+// kernels/tc_plane.cuh, then the first axis). R2C (forward only) and C2R
+// (inverse only): 1D n 512 .. 2^27, 2D and 3D as for C2C with the last (real)
+// dim >= 64 (FFTD__TC_MIN_REAL_LAST); they run the complex transform of the
+// real data read as n/2 complex points along the last axis, and a separate
+// post-process (R2C) or pre-process (C2R) kernel (kernels/tc_real.cuh) — except
+// 1D with n/2 <= FFTD__TC_MAX_FUSED_REAL executed out of place (in and out not
+// overlapping), whose one complex pass runs the real step itself (one kernel).
+// It allocates the plan's twiddle tables on the current CUDA device (cudaMalloc
+// + cudaMemcpy, so it synchronizes); it never touches request data. On success
+// *plan is set and FFTD__TC_OK returned; otherwise *plan is NULL. Errors:
+// FFTD__TC_EINVAL (a bad argument, or R2C inverse / C2R forward),
+// FFTD__TC_EUNSUPPORTED, FFTD__TC_ENOMEM, FFTD__TC_EDEVMEM, FFTD__TC_ENODEV,
+// CUDA-tagged codes.
 int fftd__tc_plan_create(fftd__tc_plan **plan, fftd__tc_algo algo,
     fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
     int direction);
