@@ -676,7 +676,7 @@ cufft_estimate(int rank, const int *n, const int *ie, int is, int id,
 // clients planning at once can hold several of them: hence the memo above);
 // f16 plans, which it does not cover, take the estimate of the f32
 // plan of the same shape, whose elements are twice as large. tc16 and
-// split16: the workspace of the plan's layout (fftd__tc_plan_layout_type)
+// split16: the workspace of the plan's layout (fftd__tc_plan_layout_algo)
 // and the tables' bound. 0 where the algorithm does not serve s: plan then
 // refuses it and says why.
 uint64_t
