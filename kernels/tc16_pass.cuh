@@ -43,9 +43,9 @@
 // Data: device memory holds tc16 points as __half2 (re low, im high) and
 // split16 points as float2. Shared memory holds the block's FFTs at linear
 // index f * L + n, swizzled per word (tc.h, fftd__tc_swz4/8) so that every
-// access of a warp is conflict-free. Blocks are
-// persistent and loop over the batch. Global loads go straight into shared
-// memory with cp.async (a fused conversion's f32 or int8 input through
+// access of a warp is conflict-free (tests/unit/test_tc_swizzle.c). Blocks
+// are persistent and loop over the batch. Global loads go straight into
+// shared memory with cp.async (a fused conversion's f32 or int8 input through
 // registers, tc_io.cuh), the next block's data streaming in while level 2 of
 // this one runs (level 1 writes a scratch buffer); contiguous passes store from
 // the registers of their last stage (32-byte pieces or whole lines), column
