@@ -15,7 +15,8 @@
 # details page (OUTPREFIX.details.csv) and the SASS source page with
 # instructions executed per line (OUTPREFIX.sass.csv), which answer where
 # a kernel's dynamic instructions go (tools/gpu-ncu-pass.sh gives only the
-# totals). Clocks are not locked.
+# totals); tools/ncu-sass-summary.py sums that page by opcode and lists the
+# instructions where warps stall. Clocks are not locked.
 set -u
 B=$1 ROW=$2 K=$3 O=$4 N=${5:-1}
 NCU=$(ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
