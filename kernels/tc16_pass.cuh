@@ -569,7 +569,7 @@ __launch_bounds__(W * 32,
 			// branch a tile, not one around each element's product
 			// and store (a BSSY / BSYNC pair each, 4.2 M of the
 			// 512-point column pass's 105 M warp instructions in
-			// Nsight Compute; 2-5% faster on the H200)
+			// Nsight Compute; up to 5% faster on the H200)
 			if (L1T && a != 0) {
 #pragma unroll
 				for (int e = 0; e < 8; e++) {
