@@ -501,6 +501,38 @@ fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 	return w > c ? w : c;
 }
 
+// fftd__tc_block_scratch: whether a pass block of ffts FFTs of len points
+// of elem_bytes each has room for a scratch buffer beside its input buffer
+// (both within 160 KiB), which level 1 writes into (kernels/tc16_smem.cuh,
+// Smem::SCR). Column passes without one run in place: the wide 4096-point
+// columns.
+FFTD__TC_HD_CONSTEXPR int
+fftd__tc_block_scratch(int len, int ffts, int elem_bytes)
+{
+	return 2L * ffts * len * elem_bytes <= 160L * 1024;
+}
+
+// fftd__tc_block_warps: the warps of a pass kernel's block
+// (kernels/tc16_info.cuh), ffts = fftd__tc_block_ffts(...). In-place column
+// passes: tc16 (4-byte points) on 32 warps, 64 registers a thread (with 16,
+// an SM's one block hid too little latency: on the H200, 1D 2^24's second
+// pass took 318 us against 299 us); split16 on 16 with 128 registers (on
+// 32, capped at 64, it spills 100 bytes). Otherwise two of the block's
+// ffts * len / 256 level-1 tiles a warp, 4 .. 16 warps (fewer for fewer
+// tiles), 32 from 128 tiles. The swizzle test's models take their thread
+// counts from here (tests/unit/test_tc_swizzle.c).
+FFTD__TC_HD_CONSTEXPR int
+fftd__tc_block_warps(int len, int strided, int elem_bytes, int ffts)
+{
+	int tiles = ffts * (len / 256);
+	if (strided && !fftd__tc_block_scratch(len, ffts, elem_bytes))
+		return elem_bytes == 4 ? 32 : 16;
+	return tiles >= 128
+	    ? 32
+	    : (tiles / 2 < 4 ? (tiles < 4 ? tiles : 4)
+	                     : (tiles / 2 > 16 ? 16 : tiles / 2));
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,18 +14,10 @@
 namespace fftd_tc
 {
 
-// Block shape of a pass kernel: C FFTs per block iteration (tc.h,
-// fftd__tc_block_ffts, which the host tests' models use too), W warps (two
-// level-1 tiles per warp where possible).
-constexpr int
-block_warps(int cr)
-{
-	return cr >= 128
-	    ? 32
-	    : (cr / 2 < 4 ? (cr < 4 ? cr : 4) : (cr / 2 > 16 ? 16 : cr / 2));
-}
-
-// Registration helper used by tc16*.cu and split16*.cu.
+// Registration helper used by tc16*.cu and split16*.cu: a pass kernel's
+// KernelInfo. Its block shape, C FFTs per block iteration on W warps, comes
+// from tc.h (fftd__tc_block_ffts, fftd__tc_block_warps), which the host
+// tests' models use too.
 template <class P, int L, bool STRIDED, bool INV, bool TW, bool WIDE = false,
     bool TWG = false, bool CV = false, int RSTEP = FFTD__TC_OP_FFT>
 KernelInfo
@@ -34,13 +26,8 @@ make_kernel_info()
 	constexpr int  C = fftd__tc_block_ffts(L, STRIDED, P::kBytes, WIDE);
 	constexpr bool DIRECT = !STRIDED && RSTEP != FFTD__TC_OP_R2C_POST;
 	constexpr bool SCR    = Smem<P, L, C, TW, DIRECT, false>::SCR;
-	// in-place column passes: tc16 on 32 warps, 64 registers a thread
-	// (with 16, an SM's one block hid too little latency: on the H200,
-	// 1D 2^24's second pass took 318 us against 299 us now); split16 on
-	// 16 with 128 registers (on 32, capped at 64, it spills 100 bytes)
-	constexpr int W = STRIDED && !SCR ? (P::kSplit ? 16 : 32)
-	                                  : block_warps(C * (L / 256));
-	KernelInfo    k;
+	constexpr int  W      = fftd__tc_block_warps(L, STRIDED, P::kBytes, C);
+	KernelInfo     k;
 	static_assert(!TWG || (TW && STRIDED),
 	    "the general twiddle is a column-pass twiddle");
 	k.fn   = pass_kernel<P, L, C, W, STRIDED, INV, TW, SCR, TWG, CV, RSTEP>;

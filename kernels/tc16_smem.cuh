@@ -31,9 +31,9 @@ namespace fftd_tc
 // FFTD__TC_TW_COL; and when L1T the level-1 DIT
 // twiddles W_L^(a kb) as two factors, fftd__tc_l1_twiddle_*).
 template <class P, int L, int C, bool TW, bool DIRECT, bool L1T> struct Smem {
-	static constexpr int    PTS    = C * L;
-	static constexpr bool   SCR    = 2 * PTS * P::kBytes <= 160 * 1024;
-	static constexpr int    NBUFS  = SCR && !(L == 256 && DIRECT) ? 2 : 1;
+	static constexpr int    PTS   = C * L;
+	static constexpr bool   SCR   = fftd__tc_block_scratch(L, C, P::kBytes);
+	static constexpr int    NBUFS = SCR && !(L == 256 && DIRECT) ? 2 : 1;
 	static constexpr size_t kBytes = (size_t) NBUFS * PTS * P::kBytes
 	    + (8 * 32 + (L > 4096 ? L / 256 : 0)
 	          + (TW ? C * FFTD__TC_TW_COL(L) : 0)

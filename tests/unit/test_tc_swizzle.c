@@ -228,14 +228,16 @@ test_swizzle(void **state)
 			int L  = 1 << l;
 			int C4 = fftd__tc_block_ffts(L, 1, 4, wide),
 			    C8 = fftd__tc_block_ffts(L, 1, 8, wide);
-			int W4 = C4 * L / 256 / 2, W8 = C8 * L / 256 / 2;
-			W4 = W4 < 4 ? 4 : (W4 > 16 ? 16 : W4);
-			W8 = W8 < 4 ? 4 : (W8 > 16 ? 16 : W8);
-			// tc16's wide 4096-point columns run in place (IP),
-			// on 32 warps (tc16_info.cuh); 16 checked as well
+			// the kernels' block warps (tc.h); the wide
+			// 4096-point columns run in place (IP): tc16 on 32
+			// warps, 16 checked as well; split16 on 16
+			int W4  = fftd__tc_block_warps(L, 1, 4, C4),
+			    W8  = fftd__tc_block_warps(L, 1, 8, C8);
 			int ip4 = wide && L == 4096, p4, p8;
+			assert_int_equal(
+			    ip4, !fftd__tc_block_scratch(L, C4, 4));
 			for (int w2 = 0; w2 < 1 + ip4; w2++) {
-				int nt4 = ip4 ? 512 << w2 : W4 * 32;
+				int nt4 = (w2 ? 16 : W4) * 32;
 				int c4  = check_config(
 				     L, C4, nt4, 4, swz4, 1, ip4, &p4);
 				print_message("strided%s L=%d: tc16 C=%d, %d "
@@ -245,11 +247,13 @@ test_swizzle(void **state)
 				assert_int_equal(p4, 1);
 			}
 			// split16's wide 4096-point columns run in place too,
-			// 4 of them on 16 warps (swz8's mask for bit 4 is 1,
-			// not 14 as before, for their level 2 and copy-out)
+			// 4 of them (swz8's mask for bit 4 is 1, not 14 as
+			// before, for their level 2 and copy-out)
 			int ip8 = wide && L == 4096;
-			int c8  = check_config(
-			     L, C8, ip8 ? 512 : W8 * 32, 8, swz8, 1, ip8, &p8);
+			assert_int_equal(
+			    ip8, !fftd__tc_block_scratch(L, C8, 8));
+			int c8 = check_config(
+			    L, C8, W8 * 32, 8, swz8, 1, ip8, &p8);
 			print_message("strided%s L=%d: split16 C=%d worst %d "
 			              "(copies %d)\n",
 			    wide ? " wide" : "", L, C8, c8, p8);
