@@ -321,23 +321,15 @@ typedef struct fftd__tc_layout {
 	int64_t       cdims[3];
 } fftd__tc_layout;
 
-// fftd__tc_plan_layout fills *lay with the passes of a C2C shape, or returns
-// FFTD__TC_EUNSUPPORTED / FFTD__TC_EINVAL.
-int fftd__tc_plan_layout(
-    int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay);
-
-// fftd__tc_plan_layout_type is fftd__tc_plan_layout for any kind: for R2C
-// the complex passes of the half-length transform (in -> ... -> workspace,
-// with out as their scratch) and the post-process (workspace -> out); for C2R
-// the pre-process (in -> workspace) and the complex passes (workspace -> ...
-// -> out, with the workspace as their scratch). dims are the real dims.
-int fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
-    int64_t batch, fftd__tc_layout *lay);
-
-// fftd__tc_plan_layout_algo is fftd__tc_plan_layout_type for one algorithm,
-// the layout its plans run: the same, but that split16 lays out 1D
-// transforms of 2^24 complex points in three passes, not two (tc_host.c,
-// two_pass_max). fftd__tc_plan_layout and _type give tc16's.
+// fftd__tc_plan_layout_algo fills *lay with the passes that algo's plans
+// run for a shape of kind type, or returns FFTD__TC_EUNSUPPORTED /
+// FFTD__TC_EINVAL. C2C: the passes of the shape; R2C: the complex passes of
+// the half-length transform (in -> ... -> workspace, with out as their
+// scratch) and the post-process (workspace -> out); C2R: the pre-process (in
+// -> workspace) and the complex passes (workspace -> ... -> out, with the
+// workspace as their scratch); dims are the real dims. tc16 and split16 lay
+// out the same passes, but that split16 takes 1D transforms of 2^24 complex
+// points in three passes, not two (tc_host.c, two_pass_max).
 int fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
     const int64_t *dims, int64_t batch, fftd__tc_layout *lay);
 
@@ -351,7 +343,7 @@ int fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
 void fftd__tc_layout_route_io(fftd__tc_layout *lay, int64_t batch);
 // fftd__tc_layout_factors fills *lay with the passes of a 1D transform of
 // N = f[0] * ... * f[npass - 1] points (npass 1 .. 3, the schemes of
-// fftd__tc_plan_layout, which calls it with the factors it chose), without
+// fftd__tc_plan_layout_algo, which calls it with the factors it chose), without
 // checking any limit: for tests of the index algebra on small sizes.
 void fftd__tc_layout_factors(
     int npass, const int64_t *f, int64_t batch, fftd__tc_layout *lay);

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 //
 // tc_host.c — the pure-host parts of the tensor-core FFT kernels (tc.h):
-// error strings, the pass decomposition of a shape (see fftd__tc_plan_layout:
-// one pass up to 16384 points, two for 2^15 .. 2^24 (split16: 2^23), three
-// for 2^25 (split16: 2^24) .. 2^27, after Bailey, "FFTs in external or
-// hierarchical memory", J. Supercomputing 4, 1990; one pass per axis for 2D and
-// 3D, or a plane and an axis for 3D with short last sides; R2C and C2R as the
-// half-length complex transform and a real step), twiddle tables computed in
-// long double, and the fp16 rounding and hi/lo split arithmetic that the device
-// code performs (so the host unit tests can pin it down). No CUDA here: it
-// builds and is tested on machines without a GPU.
+// error strings, the pass decomposition of a shape (see
+// fftd__tc_plan_layout_algo: one pass up to 16384 points, two for 2^15 .. 2^24
+// (split16: 2^23), three for 2^25 (split16: 2^24) .. 2^27, after Bailey, "FFTs
+// in external or hierarchical memory", J. Supercomputing 4, 1990; one pass per
+// axis for 2D and 3D, or a plane and an axis for 3D with short last sides; R2C
+// and C2R as the half-length complex transform and a real step), twiddle tables
+// computed in long double, and the fp16 rounding and hi/lo split arithmetic
+// that the device code performs (so the host unit tests can pin it down). No
+// CUDA here: it builds and is tested on machines without a GPU.
 
 #include <math.h>
 #include <string.h>
@@ -312,13 +312,6 @@ plan_layout(int rank, const int64_t *dims, int64_t batch, int two_max,
 	return rc;
 }
 
-int
-fftd__tc_plan_layout(
-    int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
-{
-	return plan_layout(rank, dims, batch, two_pass_max(FFTD__TC_TC16), lay);
-}
-
 // Real transforms (R2C, C2R) as the complex transform of half the length:
 // the real rows x[K][j] (K the index over the leading axes, j < n) read as
 // z[K][m] = x[K][2m] + i x[K][2m + 1], m < h = n/2, so the real input is the
@@ -332,11 +325,12 @@ fftd__tc_plan_layout(
 // then the inverse complex transform gives y[2m] + i y[2m + 1] unnormalized,
 // as FFTW's c2r. The complex passes are those of the C2C layout of the
 // complex dims, with their buffers renamed so that the real step has a
-// workspace of its own to read or write (tc.h, fftd__tc_plan_layout_type).
-static int
-layout_type(fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
-    int two_max, fftd__tc_layout *lay)
+// workspace of its own to read or write (tc.h, fftd__tc_plan_layout_algo).
+int
+fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
+    const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
 {
+	const int two_max = two_pass_max(algo);
 	if (type == FFTD__TC_C2C)
 		return plan_layout(rank, dims, batch, two_max, lay);
 	memset(lay, 0, sizeof *lay);
@@ -394,21 +388,6 @@ layout_type(fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
 	}
 	lay->ws_points = batch * points;
 	return FFTD__TC_OK;
-}
-
-int
-fftd__tc_plan_layout_type(fftd__tc_type type, int rank, const int64_t *dims,
-    int64_t batch, fftd__tc_layout *lay)
-{
-	return layout_type(
-	    type, rank, dims, batch, two_pass_max(FFTD__TC_TC16), lay);
-}
-
-int
-fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
-    const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
-{
-	return layout_type(type, rank, dims, batch, two_pass_max(algo), lay);
 }
 
 void

@@ -7,7 +7,7 @@
 // into the n/2 + 1 non-redundant outputs of each row, and the C2R pre-process,
 // its mirror, which builds from the half spectrum the Z whose inverse complex
 // transform is the real output. The formulas and their source are at
-// fftd__tc_plan_layout_type (kernels/tc_host.c): the standard "real FFT via
+// fftd__tc_plan_layout_algo (kernels/tc_host.c): the standard "real FFT via
 // a complex FFT of half the length" (Numerical Recipes, 3rd ed., 12.3.2),
 // with the negation -K of the leading indices taken on every axis for rank >
 // 1. Two forms: separate kernels (each point read once and written once, in

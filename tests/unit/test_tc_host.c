@@ -138,7 +138,8 @@ test_layout_1d(void **state)
 		int64_t n = (int64_t) 1 << l;
 		for (int64_t batch = 1; batch <= 3; batch += 2) {
 			assert_int_equal(
-			    fftd__tc_plan_layout(1, &n, batch, &lay),
+			    fftd__tc_plan_layout_algo(FFTD__TC_TC16,
+			        FFTD__TC_C2C, 1, &n, batch, &lay),
 			    FFTD__TC_OK);
 			check_layout_1d(&lay, n, batch, 1);
 			// the fewest passes: one while a block holds the FFT,
@@ -161,14 +162,10 @@ test_layout_1d(void **state)
 					assert_int_equal(sl.pass[i].len, 256);
 			else
 				assert_memory_equal(&sl, &lay, sizeof lay);
-			assert_int_equal(
-			    fftd__tc_plan_layout_algo(
-			        FFTD__TC_TC16, FFTD__TC_C2C, 1, &n, batch, &sl),
-			    FFTD__TC_OK);
-			assert_memory_equal(&sl, &lay, sizeof lay);
 		}
-		assert_int_equal(
-		    fftd__tc_plan_layout(1, &n, 3, &lay), FFTD__TC_OK);
+		assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16,
+		                     FFTD__TC_C2C, 1, &n, 3, &lay),
+		    FFTD__TC_OK);
 		if (l <= 14) {
 			assert_int_equal(lay.pass[0].len, n);
 			assert_int_equal(lay.pass[0].q_total, 3);
@@ -217,26 +214,34 @@ test_layout_1d(void **state)
 	}
 	// a 2^27 batch of split16 points is 1 GiB of workspace
 	int64_t n27 = (int64_t) 1 << 27;
-	assert_int_equal(fftd__tc_plan_layout(1, &n27, 1, &lay), FFTD__TC_OK);
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 1, &n27, 1, &lay),
+	    FFTD__TC_OK);
 	assert_true((uint64_t) lay.ws_points * 8 == (uint64_t) 1 << 30);
 	int64_t bad[]  = { 128, 300, (int64_t) 1 << 28, 0, -256 };
 	int     want[] = { FFTD__TC_EUNSUPPORTED, FFTD__TC_EUNSUPPORTED,
 		    FFTD__TC_EUNSUPPORTED, FFTD__TC_EINVAL, FFTD__TC_EINVAL };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		assert_int_equal(
-		    fftd__tc_plan_layout(1, &bad[i], 1, &lay), want[i]);
+		assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16,
+		                     FFTD__TC_C2C, 1, &bad[i], 1, &lay),
+		    want[i]);
 	int64_t n = 4096;
-	assert_int_equal(fftd__tc_plan_layout(1, &n, 0, &lay), FFTD__TC_EINVAL);
-	assert_int_equal(
-	    fftd__tc_plan_layout(1, NULL, 1, &lay), FFTD__TC_EINVAL);
-	assert_int_equal(fftd__tc_plan_layout(1, &n, (int64_t) 1 << 40, &lay),
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 1, &n, 0, &lay),
 	    FFTD__TC_EINVAL);
-	assert_int_equal(
-	    fftd__tc_plan_layout(1, &n27, ((int64_t) 1 << 13) + 1, &lay),
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 1, NULL, 1, &lay),
+	    FFTD__TC_EINVAL);
+	assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16, FFTD__TC_C2C,
+	                     1, &n, (int64_t) 1 << 40, &lay),
+	    FFTD__TC_EINVAL);
+	assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16, FFTD__TC_C2C,
+	                     1, &n27, ((int64_t) 1 << 13) + 1, &lay),
 	    FFTD__TC_EINVAL);
 	int64_t d3[3] = { 1024, 256, 256 }; // 3D: tests/unit/test_tc_nd.c
-	assert_int_equal(
-	    fftd__tc_plan_layout(3, d3, 1, &lay), FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 3, d3, 1, &lay),
+	    FFTD__TC_EUNSUPPORTED);
 	assert_int_equal(
 	    fftd__tc_plan_supported((fftd__tc_algo) 7, FFTD__TC_C2C, 1, &n, 1),
 	    FFTD__TC_EINVAL);
@@ -412,8 +417,9 @@ test_layout_algebra(void **state)
 	for (int l = 15; l <= 16; l++) {
 		int64_t         n = (int64_t) 1 << l;
 		fftd__tc_layout lay;
-		assert_int_equal(
-		    fftd__tc_plan_layout(1, &n, 2, &lay), FFTD__TC_OK);
+		assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16,
+		                     FFTD__TC_C2C, 1, &n, 2, &lay),
+		    FFTD__TC_OK);
 		for (int ip = 0; ip < 2; ip++)
 			assert_true(layout_error(&lay, 2, -1, ip) < 1e-12);
 	}
@@ -561,7 +567,9 @@ test_layout_2d(void **state)
 		for (int b = 8; b <= 12; b++) {
 			int64_t d[2] = { (int64_t) 1 << a, (int64_t) 1 << b };
 			assert_int_equal(
-			    fftd__tc_plan_layout(2, d, 5, &lay), FFTD__TC_OK);
+			    fftd__tc_plan_layout_algo(
+			        FFTD__TC_TC16, FFTD__TC_C2C, 2, d, 5, &lay),
+			    FFTD__TC_OK);
 			assert_int_equal(lay.npass, 2);
 			assert_int_equal(
 			    (int64_t) lay.pass[0].len * lay.pass[1].len,
@@ -578,12 +586,15 @@ test_layout_2d(void **state)
 		}
 	int64_t d1[2] = { 128, 256 }, d2[2] = { 256, 8192 },
 	        d3[2] = { 256, 300 };
-	assert_int_equal(
-	    fftd__tc_plan_layout(2, d1, 1, &lay), FFTD__TC_EUNSUPPORTED);
-	assert_int_equal(
-	    fftd__tc_plan_layout(2, d2, 1, &lay), FFTD__TC_EUNSUPPORTED);
-	assert_int_equal(
-	    fftd__tc_plan_layout(2, d3, 1, &lay), FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 2, d1, 1, &lay),
+	    FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 2, d2, 1, &lay),
+	    FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 2, d3, 1, &lay),
+	    FFTD__TC_EUNSUPPORTED);
 }
 
 static void

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 //
 // test_tc_nd.c — host unit tests of the tensor-core kernels' planner for 3D
-// transforms and for real ones (kernels/tc_host.c: fftd__tc_plan_layout with
-// rank 3, fftd__tc_plan_layout_type for R2C and C2R). Every 3D side class
-// and the real shapes are checked structurally (pass lengths a compiled
-// kernel takes, strides that the kernels' column groups tile, the buffer
-// chain, the workspace), then small instances are run on the CPU in double:
-// each pass as the kernels index it (tc.h, fftd__tc_pass) with a plain FFT,
-// the real steps with the formulas of tc_real.cuh, against an independent
-// reference (row-column DFTs over the array as x[b][i0][i1][i2], and for
-// real transforms the complex DFT of the real data, cut to n/2 + 1). No GPU.
+// transforms and for real ones (kernels/tc_host.c, fftd__tc_plan_layout_algo:
+// C2C with rank 3, R2C and C2R). Every 3D side class and the real shapes are
+// checked structurally (pass lengths a compiled kernel takes, strides that the
+// kernels' column groups tile, the buffer chain, the workspace), then small
+// instances are run on the CPU in double: each pass as the kernels index it
+// (tc.h, fftd__tc_pass) with a plain FFT, the real steps with the formulas of
+// tc_real.cuh, against an independent reference (row-column DFTs over the array
+// as x[b][i0][i1][i2], and for real transforms the complex DFT of the real
+// data, cut to n/2 + 1). No GPU.
 
 #include <math.h>
 #include <setjmp.h>
@@ -129,7 +129,8 @@ test_layout_3d(void **state)
 				int64_t d[3] = { (int64_t) 1 << a,
 					(int64_t) 1 << b, (int64_t) 1 << c };
 				assert_int_equal(
-				    fftd__tc_plan_layout(3, d, 3, &lay),
+				    fftd__tc_plan_layout_algo(FFTD__TC_TC16,
+				        FFTD__TC_C2C, 3, d, 3, &lay),
 				    FFTD__TC_OK);
 				const int plane
 				    = b <= 7 && c <= 7 && b + c <= 12;
@@ -170,15 +171,20 @@ test_layout_3d(void **state)
 	int64_t bad[][3] = { { 16, 64, 64 }, { 64, 1024, 64 }, { 64, 64, 16 },
 		{ 64, 96, 64 } };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		assert_int_equal(fftd__tc_plan_layout(3, bad[i], 1, &lay),
+		assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16,
+		                     FFTD__TC_C2C, 3, bad[i], 1, &lay),
 		    FFTD__TC_EUNSUPPORTED);
 	int64_t d4[4] = { 32, 32, 32, 32 }, d3[3] = { 512, 512, 512 };
-	assert_int_equal(
-	    fftd__tc_plan_layout(4, d4, 1, &lay), FFTD__TC_EUNSUPPORTED);
-	assert_int_equal(fftd__tc_plan_layout(3, d3, (int64_t) 1 << 14, &lay),
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 4, d4, 1, &lay),
+	    FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16, FFTD__TC_C2C,
+	                     3, d3, (int64_t) 1 << 14, &lay),
 	    FFTD__TC_EINVAL);
 	int64_t d0[3] = { 32, 0, 32 };
-	assert_int_equal(fftd__tc_plan_layout(3, d0, 1, &lay), FFTD__TC_EINVAL);
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, FFTD__TC_C2C, 3, d0, 1, &lay),
+	    FFTD__TC_EINVAL);
 }
 
 // The real shapes: every side class, both kinds. Complex passes as in C2C
@@ -234,7 +240,8 @@ test_layout_real(void **state)
 		for (int l = 9; l <= 27; l++) {
 			int64_t n = (int64_t) 1 << l;
 			assert_int_equal(
-			    fftd__tc_plan_layout_type(type, 1, &n, 1, &lay),
+			    fftd__tc_plan_layout_algo(
+			        FFTD__TC_TC16, type, 1, &n, 1, &lay),
 			    FFTD__TC_OK);
 			check_real_layout(&lay, type, 1, &n, 1);
 		}
@@ -242,8 +249,9 @@ test_layout_real(void **state)
 			for (int b = 8; b <= 12; b++) {
 				int64_t d[2]
 				    = { (int64_t) 1 << a, (int64_t) 1 << b };
-				assert_int_equal(fftd__tc_plan_layout_type(
-				                     type, 2, d, 2, &lay),
+				assert_int_equal(
+				    fftd__tc_plan_layout_algo(
+				        FFTD__TC_TC16, type, 2, d, 2, &lay),
 				    FFTD__TC_OK);
 				check_real_layout(&lay, type, 2, d, 2);
 			}
@@ -254,21 +262,22 @@ test_layout_real(void **state)
 						(int64_t) 1 << b,
 						(int64_t) 1 << c };
 					assert_int_equal(
-					    fftd__tc_plan_layout_type(
-					        type, 3, d, 2, &lay),
+					    fftd__tc_plan_layout_algo(
+					        FFTD__TC_TC16, type, 3, d, 2,
+					        &lay),
 					    FFTD__TC_OK);
 					check_real_layout(&lay, type, 3, d, 2);
 				}
 		int64_t n256 = 256, d2[2] = { 128, 512 },
 		        d3[3] = { 64, 64, 32 };
-		assert_int_equal(
-		    fftd__tc_plan_layout_type(type, 1, &n256, 1, &lay),
+		assert_int_equal(fftd__tc_plan_layout_algo(
+		                     FFTD__TC_TC16, type, 1, &n256, 1, &lay),
 		    FFTD__TC_EUNSUPPORTED);
-		assert_int_equal(
-		    fftd__tc_plan_layout_type(type, 2, d2, 1, &lay),
+		assert_int_equal(fftd__tc_plan_layout_algo(
+		                     FFTD__TC_TC16, type, 2, d2, 1, &lay),
 		    FFTD__TC_EUNSUPPORTED);
-		assert_int_equal(
-		    fftd__tc_plan_layout_type(type, 3, d3, 1, &lay),
+		assert_int_equal(fftd__tc_plan_layout_algo(
+		                     FFTD__TC_TC16, type, 3, d3, 1, &lay),
 		    FFTD__TC_EUNSUPPORTED);
 		assert_int_equal(
 		    fftd__tc_plan_supported(FFTD__TC_SPLIT16, type, 3, d3, 1),
@@ -279,8 +288,8 @@ test_layout_real(void **state)
 		    FFTD__TC_OK);
 	}
 	int64_t n = 1024;
-	assert_int_equal(
-	    fftd__tc_plan_layout_type((fftd__tc_type) 3, 1, &n, 1, &lay),
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, (fftd__tc_type) 3, 1, &n, 1, &lay),
 	    FFTD__TC_EINVAL);
 }
 
@@ -488,8 +497,8 @@ nd_error(fftd__tc_type type, int rank, const int64_t *dims, int64_t batch,
     int in_place, int sign, int io)
 {
 	fftd__tc_layout lay;
-	assert_int_equal(
-	    fftd__tc_plan_layout_type(type, rank, dims, batch, &lay),
+	assert_int_equal(fftd__tc_plan_layout_algo(
+	                     FFTD__TC_TC16, type, rank, dims, batch, &lay),
 	    FFTD__TC_OK);
 	if (io) {
 		fftd__tc_layout_route_io(&lay, batch);
