@@ -457,9 +457,9 @@ fftd__tc_swz8(uint32_t p)
 	s ^= (0u - ((p >> 7) & 1u)) & 10u;
 	s ^= (0u - ((p >> 8) & 1u)) & 13u;
 	s ^= (0u - ((p >> 9) & 1u)) & 7u;
-	s ^= (0u - ((p >> 10) & 1u)) & 11u;
-	s ^= (0u - ((p >> 11) & 1u)) & 14u;
-	s ^= (0u - ((p >> 12) & 1u)) & 11u;
+	s ^= (0u - ((p >> 10) & 1u)) & 12u;
+	s ^= (0u - ((p >> 11) & 1u)) & 9u;
+	s ^= (0u - ((p >> 12) & 1u)) & 15u;
 	s ^= (0u - ((p >> 13) & 1u)) & 5u;
 	s ^= (0u - ((p >> 14) & 1u)) & 10u;
 	s ^= (0u - ((p >> 15) & 1u)) & 4u;
@@ -470,11 +470,16 @@ fftd__tc_swz8(uint32_t p)
 // Contiguous passes hold 4096 points (one FFT when len >= 4096). Column passes
 // hold enough columns for 32-byte runs in device memory (8 tc16 points, 4
 // split16 points), halved while a block's buffer would exceed 64 KiB; "wide"
-// column passes take runs of up to 128 bytes while the buffer stays within
-// 32 KiB (more columns for short columns), and 4096-point columns 32-byte
-// runs (8 tc16 or 4 split16 columns) in one 128 KiB buffer, in place (no
-// scratch; split16's narrow 16-byte runs through a scratch buffer took 2.14
-// ms for 1D 2^23 on the H200, these 1.25).
+// column passes take runs of up to 128 bytes while the buffer holds at most
+// 8192 points (more columns for short columns; 32 KiB tc16, 64 KiB split16),
+// and 4096-point columns 32-byte runs (8 tc16 or 4 split16 columns) in one
+// 128 KiB buffer, in place (no scratch; split16's narrow 16-byte runs through
+// a scratch buffer took 2.14 ms for 1D 2^23 on the H200, these 1.25).
+// split16 at 8192 points rather than 32 KiB (16 columns of 512, 8 of 1024:
+// 128- and 64-byte runs, one block an SM) took 2D 1024^2 from 1.034 to 0.826
+// ms on the H200 and 1D 2^20 from 1.139 to 0.934; tc16 at 64 KiB (32
+// columns of 512, 16 of 1024) was up to 7% slower (1D 2^17), so tc16 stays
+// at 32 KiB.
 FFTD__TC_HD_CONSTEXPR int
 fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 {
@@ -488,7 +493,7 @@ fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 	if (len == 4096)
 		return 32 / elem_bytes; // in place in one 128 KiB buffer
 	int w = 128 / elem_bytes;
-	while (w > 1 && (long) w * len * elem_bytes > 32768L)
+	while (w > 1 && (long) w * len > 8192L)
 		w /= 2;
 	return w > c ? w : c;
 }
