@@ -514,7 +514,11 @@ fftd__tc_block_scratch(int len, int ffts, int elem_bytes)
 // passes: tc16 (4-byte points) on 32 warps, 64 registers a thread (with 16,
 // an SM's one block hid too little latency: on the H200, 1D 2^24's second
 // pass took 318 us against 299 us); split16 on 16 with 128 registers (on
-// 32, capped at 64, it spills 100 bytes). Otherwise two of the block's
+// 32, capped at 64, it spills 100 bytes). tc16 blocks of 16384 points
+// (the 16384-point contiguous pass, 8 columns of 2048) on 32 warps too: one
+// block an SM either way, and with 16 the H200 took 2% longer for 1D 16384,
+// 2^21 and 2^22 (no spills at 64 registers but 12-44 bytes in the 2048-point
+// column passes with a fused conversion). Otherwise two of the block's
 // ffts * len / 256 level-1 tiles a warp, 4 .. 16 warps (fewer for fewer
 // tiles), 32 from 128 tiles. The swizzle test's models take their thread
 // counts from here (tests/unit/test_tc_swizzle.c).
@@ -524,6 +528,8 @@ fftd__tc_block_warps(int len, int strided, int elem_bytes, int ffts)
 	int tiles = ffts * (len / 256);
 	if (strided && !fftd__tc_block_scratch(len, ffts, elem_bytes))
 		return elem_bytes == 4 ? 32 : 16;
+	if (elem_bytes == 4 && ffts * len >= 16384)
+		return 32;
 	return tiles >= 128
 	    ? 32
 	    : (tiles / 2 < 4 ? (tiles < 4 ? tiles : 4)

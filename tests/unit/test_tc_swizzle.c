@@ -210,17 +210,17 @@ test_swizzle(void **state)
 		for (uint32_t b = 5; b < 65536; b = b * 5 + 3)
 			assert_int_equal(fftd__tc_swz4(a ^ b),
 			    fftd__tc_swz4(a) ^ fftd__tc_swz4(b));
-	static const int warps4[]
-	    = { 8, 8, 8, 8, 8, 16, 16 }; // tc16 contiguous 256 .. 16384
+	// contiguous passes 256 .. 16384, on their kernels' warps (tc.h)
 	for (int l = 8; l <= 14; l++) {
-		int L = 1 << l, C = fftd__tc_block_ffts(L, 0, 4, 0),
-		    W = warps4[l - 8];
+		int L = 1 << l, C = fftd__tc_block_ffts(L, 0, 4, 0);
+		int W4 = fftd__tc_block_warps(L, 0, 4, C),
+		    W8 = fftd__tc_block_warps(L, 0, 8, C);
 		int cp;
 		assert_int_equal(
-		    check_config(L, C, W * 32, 4, swz4, 0, 0, &cp), 1);
+		    check_config(L, C, W4 * 32, 4, swz4, 0, 0, &cp), 1);
 		assert_int_equal(cp, 1);
 		assert_int_equal(
-		    check_config(L, C, W * 32, 8, swz8, 0, 0, &cp), 1);
+		    check_config(L, C, W8 * 32, 8, swz8, 0, 0, &cp), 1);
 		assert_int_equal(cp, 1);
 	}
 	for (int wide = 0; wide < 2; wide++)
