@@ -15,17 +15,22 @@
 // when built with VKFFT_DIR (kernels_vkfft.cu); without it the table has no
 // VkFFT columns and says so.
 //
-// usage: kernels [--quick] [--noerr] [--list] [--only NAMES] [--json FILE]
+// usage: kernels [--quick] [--noerr] [--ours] [--list] [--conv]
+//                [--only NAMES] [--json FILE]
 // Prints a table; writes every figure as JSON when a path is given. --only
 // runs the cases named (e.g. "1D 4096" or "1D 32768,3D 64^3,R2C 2D 1024^2"),
 // --noerr skips the FFTW checks (both for profiling under ncu), --quick
-// takes 20 runs instead of 60 and checks fewer transforms, --list prints the
-// cases, their batch, passes and bytes per pass without running anything.
+// takes 20 runs instead of 60 and checks fewer transforms, --ours times tc16
+// and split16 alone (no peers, no conversion table, no 32-byte-run rows: the
+// A/B of two builds of the kernels), --conv runs the conversion table alone,
+// --list prints the cases, their batch, passes and bytes per pass without
+// running anything.
 
 #include "kernels.h"
 #include "kernels_vkfft.h"
 
 #include <cstring>
+#include <getopt.h>
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
@@ -123,30 +128,56 @@ list_cases(const char *only)
 int
 main(int argc, char **argv)
 {
-	const char *json = NULL, *only = NULL;
-	bool        list = false, conv_only = false;
-	Bench       b;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
+	const char                *json = NULL, *only = NULL;
+	bool                       list = false, conv_only = false;
+	Bench                      b;
+	static const struct option opts[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "noerr", no_argument, NULL, 'n' },
+		{ "ours", no_argument, NULL, 'o' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "conv", no_argument, NULL, 'c' },
+		{ "only", required_argument, NULL, 'O' },
+		{ "json", required_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'q':
 			b.quick = true;
-		else if (!strcmp(argv[i], "--noerr"))
+			break;
+		case 'n':
 			b.noerr = true;
-		else if (!strcmp(argv[i], "--list"))
+			break;
+		case 'o':
+			b.ours = true;
+			break;
+		case 'l':
 			list = true;
-		else if (!strcmp(argv[i], "--conv"))
+			break;
+		case 'c':
 			conv_only = true;
-		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			only = argv[++i];
-		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
-			json = argv[++i];
-		else if (argv[i][0] != '-')
-			json = argv[i];
-		else {
+			break;
+		case 'O':
+			only = optarg;
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		default:
 			fprintf(stderr,
-			    "usage: kernels [--quick] [--noerr] [--list] "
-			    "[--conv] [--only NAMES] [--json FILE]\n");
+			    "usage: kernels [--quick] [--noerr] [--ours] "
+			    "[--list] [--conv] [--only NAMES] [--json FILE]\n");
 			return 2;
 		}
+	}
+	if (optind + 1 == argc)
+		json = argv[optind]; // the JSON path as the one operand
+	else if (optind < argc) {
+		fprintf(stderr, "kernels: unexpected operand '%s'\n",
+		    argv[optind + 1]);
+		return 2;
 	}
 	if (b.quick)
 		b.runs = 20;
@@ -222,7 +253,7 @@ main(int argc, char **argv)
 		Row r;
 		r.c = c;
 		bench_floors(b, r);
-		if (bench_conv_case(c.name)) {
+		if (!b.ours && bench_conv_case(c.name)) {
 			ConvRow v;
 			v.c      = c;
 			v.passes = r.passes;

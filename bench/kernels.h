@@ -108,6 +108,7 @@ struct Bench {
 	cudaStream_t        st    = 0;
 	int                 runs  = 60;
 	bool                noerr = false, quick = false;
+	bool                ours = false; // --ours: tc16 and split16 alone
 	void               *in16 = nullptr, *out16 = nullptr;
 	void               *in32 = nullptr, *out32 = nullptr;
 	void               *ws = nullptr, *vkin = nullptr;
