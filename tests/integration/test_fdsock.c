@@ -333,7 +333,16 @@ test_out_of_descriptors(void **state)
 	long long cpu = cpu_ms(D.pid) - cpu0, wall = fftd__mono_ms() - t0;
 	print_message("at the limit: %lld ms of CPU in %lld ms\n", cpu, wall);
 	assert_true(cpu < 300);
-	assert_int_equal(log_count(&D, "fd socket: cannot accept"), 1);
+	// One warning per episode, not per retry (about 15 in 1.5 s): a
+	// descriptor another of the daemon's threads frees for a moment lets
+	// one accept through, which ends the episode ("accepting again"), and
+	// the next accept starts another (CI saw 2 once, on a loaded machine).
+	int starved = log_count(&D, "fd socket: cannot accept"),
+	    resumed = log_count(&D, "fd socket: accepting again");
+	print_message(
+	    "at the limit: %d warnings, %d resumptions\n", starved, resumed);
+	assert_int_equal(starved, resumed + 1);
+	assert_true(starved <= 3);
 	// Descriptors free again: service resumes.
 	assert_int_equal(prlimit(D.pid, RLIMIT_NOFILE, &dl, NULL), 0);
 	ASSERT_OK(fftd_buffer_create(c, 4096, &b));
