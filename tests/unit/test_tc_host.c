@@ -48,6 +48,15 @@ max_block_ffts(int len)
 	return c;
 }
 
+// tc16's layout of a C2C shape (tc.h, fftd__tc_plan_layout_algo); split16's
+// differs only at 1D 2^24 (test_layout_1d).
+static int
+c2c_layout(int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
+{
+	return fftd__tc_plan_layout_algo(
+	    FFTD__TC_TC16, FFTD__TC_C2C, rank, dims, batch, lay);
+}
+
 // Structural checks of a 1D layout: pass lengths within the kernels' limits,
 // their product N, every FFT of every pass covered (q_total * len = batch N),
 // strides that the kernels' column groups tile, a buffer chain IN -> ... ->
@@ -138,9 +147,7 @@ test_layout_1d(void **state)
 		int64_t n = (int64_t) 1 << l;
 		for (int64_t batch = 1; batch <= 3; batch += 2) {
 			assert_int_equal(
-			    fftd__tc_plan_layout_algo(FFTD__TC_TC16,
-			        FFTD__TC_C2C, 1, &n, batch, &lay),
-			    FFTD__TC_OK);
+			    c2c_layout(1, &n, batch, &lay), FFTD__TC_OK);
 			check_layout_1d(&lay, n, batch, 1);
 			// the fewest passes: one while a block holds the FFT,
 			// two up to 4096^2 (the largest column pass squared),
@@ -163,9 +170,7 @@ test_layout_1d(void **state)
 			else
 				assert_memory_equal(&sl, &lay, sizeof lay);
 		}
-		assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16,
-		                     FFTD__TC_C2C, 1, &n, 3, &lay),
-		    FFTD__TC_OK);
+		assert_int_equal(c2c_layout(1, &n, 3, &lay), FFTD__TC_OK);
 		if (l <= 14) {
 			assert_int_equal(lay.pass[0].len, n);
 			assert_int_equal(lay.pass[0].q_total, 3);
@@ -214,34 +219,22 @@ test_layout_1d(void **state)
 	}
 	// a 2^27 batch of split16 points is 1 GiB of workspace
 	int64_t n27 = (int64_t) 1 << 27;
-	assert_int_equal(fftd__tc_plan_layout_algo(
-	                     FFTD__TC_TC16, FFTD__TC_C2C, 1, &n27, 1, &lay),
-	    FFTD__TC_OK);
+	assert_int_equal(c2c_layout(1, &n27, 1, &lay), FFTD__TC_OK);
 	assert_true((uint64_t) lay.ws_points * 8 == (uint64_t) 1 << 30);
 	int64_t bad[]  = { 128, 300, (int64_t) 1 << 28, 0, -256 };
 	int     want[] = { FFTD__TC_EUNSUPPORTED, FFTD__TC_EUNSUPPORTED,
 		    FFTD__TC_EUNSUPPORTED, FFTD__TC_EINVAL, FFTD__TC_EINVAL };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16,
-		                     FFTD__TC_C2C, 1, &bad[i], 1, &lay),
-		    want[i]);
+		assert_int_equal(c2c_layout(1, &bad[i], 1, &lay), want[i]);
 	int64_t n = 4096;
-	assert_int_equal(fftd__tc_plan_layout_algo(
-	                     FFTD__TC_TC16, FFTD__TC_C2C, 1, &n, 0, &lay),
-	    FFTD__TC_EINVAL);
-	assert_int_equal(fftd__tc_plan_layout_algo(
-	                     FFTD__TC_TC16, FFTD__TC_C2C, 1, NULL, 1, &lay),
-	    FFTD__TC_EINVAL);
-	assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16, FFTD__TC_C2C,
-	                     1, &n, (int64_t) 1 << 40, &lay),
-	    FFTD__TC_EINVAL);
-	assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16, FFTD__TC_C2C,
-	                     1, &n27, ((int64_t) 1 << 13) + 1, &lay),
+	assert_int_equal(c2c_layout(1, &n, 0, &lay), FFTD__TC_EINVAL);
+	assert_int_equal(c2c_layout(1, NULL, 1, &lay), FFTD__TC_EINVAL);
+	assert_int_equal(
+	    c2c_layout(1, &n, (int64_t) 1 << 40, &lay), FFTD__TC_EINVAL);
+	assert_int_equal(c2c_layout(1, &n27, ((int64_t) 1 << 13) + 1, &lay),
 	    FFTD__TC_EINVAL);
 	int64_t d3[3] = { 1024, 256, 256 }; // 3D: tests/unit/test_tc_nd.c
-	assert_int_equal(fftd__tc_plan_layout_algo(
-	                     FFTD__TC_TC16, FFTD__TC_C2C, 3, d3, 1, &lay),
-	    FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(c2c_layout(3, d3, 1, &lay), FFTD__TC_EUNSUPPORTED);
 	assert_int_equal(
 	    fftd__tc_plan_supported((fftd__tc_algo) 7, FFTD__TC_C2C, 1, &n, 1),
 	    FFTD__TC_EINVAL);
@@ -417,9 +410,7 @@ test_layout_algebra(void **state)
 	for (int l = 15; l <= 16; l++) {
 		int64_t         n = (int64_t) 1 << l;
 		fftd__tc_layout lay;
-		assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_TC16,
-		                     FFTD__TC_C2C, 1, &n, 2, &lay),
-		    FFTD__TC_OK);
+		assert_int_equal(c2c_layout(1, &n, 2, &lay), FFTD__TC_OK);
 		for (int ip = 0; ip < 2; ip++)
 			assert_true(layout_error(&lay, 2, -1, ip) < 1e-12);
 	}
@@ -567,9 +558,7 @@ test_layout_2d(void **state)
 		for (int b = 8; b <= 12; b++) {
 			int64_t d[2] = { (int64_t) 1 << a, (int64_t) 1 << b };
 			assert_int_equal(
-			    fftd__tc_plan_layout_algo(
-			        FFTD__TC_TC16, FFTD__TC_C2C, 2, d, 5, &lay),
-			    FFTD__TC_OK);
+			    c2c_layout(2, d, 5, &lay), FFTD__TC_OK);
 			assert_int_equal(lay.npass, 2);
 			assert_int_equal(
 			    (int64_t) lay.pass[0].len * lay.pass[1].len,
@@ -586,15 +575,9 @@ test_layout_2d(void **state)
 		}
 	int64_t d1[2] = { 128, 256 }, d2[2] = { 256, 8192 },
 	        d3[2] = { 256, 300 };
-	assert_int_equal(fftd__tc_plan_layout_algo(
-	                     FFTD__TC_TC16, FFTD__TC_C2C, 2, d1, 1, &lay),
-	    FFTD__TC_EUNSUPPORTED);
-	assert_int_equal(fftd__tc_plan_layout_algo(
-	                     FFTD__TC_TC16, FFTD__TC_C2C, 2, d2, 1, &lay),
-	    FFTD__TC_EUNSUPPORTED);
-	assert_int_equal(fftd__tc_plan_layout_algo(
-	                     FFTD__TC_TC16, FFTD__TC_C2C, 2, d3, 1, &lay),
-	    FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(c2c_layout(2, d1, 1, &lay), FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(c2c_layout(2, d2, 1, &lay), FFTD__TC_EUNSUPPORTED);
+	assert_int_equal(c2c_layout(2, d3, 1, &lay), FFTD__TC_EUNSUPPORTED);
 }
 
 static void
