@@ -241,21 +241,20 @@ __launch_bounds__(W * 32,
 			                     : make_float2(1.f, 0.f);
 
 	// Per-lane parts of the swizzled byte offsets (see l1_in and friends).
-	const uint32_t sw_c1_0 = SB((uint32_t) tid);
-	const uint32_t sw_cs_0 = SB((uint32_t) ((tid % C) * L + tid / C));
-	const uint32_t sw_g1_0
+	uint32_t sw_c1_0 = SB((uint32_t) tid);
+	uint32_t sw_cs_0 = SB((uint32_t) ((tid % C) * L + tid / C));
+	uint32_t sw_g1_0
 	    = SB(l1_in<L, R>(warp)) ^ SB((uint32_t) R * (g + 32 * t));
-	const uint32_t sw_w1_0
-	    = SB(l1_out<L, R>(warp)) ^ SB((uint32_t) (g + 32 * t));
-	const uint32_t sw_p2_0 = SB(l2_pair<L>(tid));
-	const uint32_t sw_g2_0 = IP
+	uint32_t sw_w1_0 = SB(l1_out<L, R>(warp)) ^ SB((uint32_t) (g + 32 * t));
+	uint32_t sw_p2_0 = SB(l2_pair<L>(tid));
+	uint32_t sw_g2_0 = IP
 	    ? SB(l2_unit_ip<L>(warp)) ^ SB((uint32_t) (16 * g + 2 * t))
 	    : SB(l2_unit<L>(warp)) ^ SB((uint32_t) (g + 512 * t));
-	const uint32_t sw_co_0 = IP
+	uint32_t sw_co_0 = IP
 	    ? SB((uint32_t) ((tid % C) * L) + ip_pos<L>((uint32_t) (tid / C)))
 	    : 0;
-	const uint32_t sw_a2_0 = SB(l2a_item<L>(tid));
-	const uint32_t sw_bi_0
+	uint32_t sw_a2_0 = SB(l2a_item<L>(tid));
+	uint32_t sw_bi_0
 	    = SB(l2b_in<L, RR>(warp)) ^ SB((uint32_t) (g + 512 * t));
 	uint32_t sw_c1 = sw_c1_0, sw_cs = sw_cs_0;
 
@@ -498,6 +497,17 @@ __launch_bounds__(W * 32,
 
 	for (; it < nit; it += gridDim.x) {
 		const long long nxt = it + gridDim.x;
+		// tc16's plain FFT passes keep the per-lane bases in
+		// registers (see pin()): on the H200 1D 2^17 .. 2^27 took up
+		// to 8% less time (2^24 the same), 4096 .. 16384 2-5%. Fused
+		// real steps and conversions hold more live values, and
+		// recomputing the bases is what keeps them from spilling;
+		// split16 gained at 4096 points but lost 2-4% at 512 .. 2048.
+		if constexpr (!P::kSplit && RSTEP == FFTD__TC_OP_FFT && !CV) {
+			pin(sw_c1_0), pin(sw_cs_0), pin(sw_g1_0), pin(sw_w1_0);
+			pin(sw_p2_0), pin(sw_g2_0), pin(sw_co_0), pin(sw_a2_0);
+			pin(sw_bi_0);
+		}
 		// fresh, opaque copies each iteration (see opaque())
 		const int      ln    = (int) opaque((uint32_t) lane);
 		const uint32_t sw_g1 = opaque(sw_g1_0), sw_w1 = opaque(sw_w1_0);
