@@ -7,7 +7,8 @@
 #   sh tools/gpu-ncu-pass.sh B ROW KERNEL_REGEX OUTFILE [COUNT]
 #
 # B: the bundle (gpu-run/, or build-gpu); ROW: a bench/kernels row name
-# ("1D 4096"); KERNEL_REGEX: matched against the demangled name, e.g.
+# ("1D 4096"), run with --ours (tc16 and split16 alone); KERNEL_REGEX:
+# matched against the demangled name, e.g.
 # 'Tc16, \(int\)4096, .*\(bool\)0, \(int\)0>' (the last bool is CV: 0
 # leaves out the conversion table's kernel); COUNT: launches profiled
 # (default 1; 2 for both passes of a two-pass row). Metrics: time, DRAM and
@@ -42,7 +43,7 @@ done
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 timeout 300 "$NCU" --clock-control none --kernel-name-base demangled \
     -k "regex:$K" -c "$N" --metrics "$M" \
-    "$B/bench/kernels" --quick --noerr --only "$ROW" >"$O" 2>&1
+    "$B/bench/kernels" --ours --quick --noerr --only "$ROW" >"$O" 2>&1
 rc=$?
 [ $rc -eq 0 ] || echo "gpu-ncu-pass: ncu exit $rc" >>"$O"
 exit $rc
