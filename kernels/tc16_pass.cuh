@@ -47,7 +47,8 @@
 // are persistent and loop over the batch. Global loads go straight into
 // shared memory with cp.async (a fused conversion's f32 or int8 input through
 // registers, tc_io.cuh), the next block's data streaming in while level 2 of
-// this one runs (level 1 writes a scratch buffer); contiguous passes store from
+// this one runs (level 1 writes a scratch buffer; 256- and 512-point column
+// passes ask L2 for the block after that as well); contiguous passes store from
 // the registers of their last stage (32-byte pieces or whole lines), column
 // passes through shared memory in runs of C points (up to 128 bytes); the
 // in-place ones refill each position with the next block's input as soon as its
@@ -154,6 +155,16 @@ __launch_bounds__(W * 32,
 	// (element kb of tile a at a + 16 kb), level 2 likewise (k = kb + 256
 	// ka at ka + 16 kb), copy_out reads point k at 16 (k % 256) + k / 256.
 	constexpr bool IP = STRIDED && !SCR;
+	// Column passes of 256 and 512 points in runs of 64 or 128 bytes (the
+	// wide blocks) ask L2 for the input of the iteration after the one
+	// cp.async loads (io_prefetch_in: a 128-byte line a run). On two
+	// H200s, tc16 2D 256^2 and 3D 256^3 took 6-7% less time, 2D 512^2
+	// and 32x256x512 2-4%, 3D 512^3 1-3%, split16 2D 256^2 2-3% (but its
+	// 3D 512^3 and 1D 2^27 1-2% more); with it in the 1024- and
+	// 2048-point column passes too (32-byte runs for tc16) 1D 2^20 ..
+	// 2^23 and 2D 2048^2 took 3-6% more, tc16 and split16 alike.
+	constexpr bool L2_AHEAD = STRIDED && L <= 512 && C * B >= 64 && !CV
+	    && RSTEP == FFTD__TC_OP_FFT;
 	// The next block's input streams into buf as soon as level 1 has read
 	// it, unless a later stage still writes or reads buf.
 	constexpr bool EARLY
@@ -487,6 +498,10 @@ __launch_bounds__(W * 32,
 	auto prefetch = [&](long long n) {
 		if (n < nit) {
 			cv_prefetch(n + gridDim.x);
+			if constexpr (L2_AHEAD)
+				if (!s_in_1 && n + gridDim.x < nit)
+					io_prefetch_in<Word, L, C, NT>(
+					    args, n + gridDim.x, tid, false);
 			copy_in(n);
 		}
 		cp_async_commit();

@@ -187,10 +187,11 @@ io_copy_in(const PassArgs &args, long long it, int tid, bool rows, Put put)
 	}
 }
 
-// io_prefetch_in asks L2 for the converted input (raw elements T) of block
-// iteration it of the pass io_copy_in describes, NT threads sharing the
-// lines: rows, the iteration's C L contiguous elements (up to the batch's
-// end); columns, L runs of C elements.
+// io_prefetch_in asks L2 for the input (elements T: a fused conversion's raw
+// input, or native words for the short column passes, tc16_pass.cuh
+// L2_AHEAD) of block iteration it of the pass io_copy_in describes, NT
+// threads sharing the lines: rows, the iteration's C L contiguous elements
+// (up to the batch's end); columns, L runs of C elements.
 template <class T, int L, int C, int NT>
 FFTD_DEV void
 io_prefetch_in(const PassArgs &args, long long it, int tid, bool rows)
