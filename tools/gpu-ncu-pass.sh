@@ -11,17 +11,20 @@
 # matched against the demangled name, e.g.
 # 'Tc16, \(int\)4096, .*\(bool\)0, \(int\)0>' (the last bool is CV: 0
 # leaves out the conversion table's kernel); COUNT: launches profiled
-# (default 1; 2 for both passes of a two-pass row). Metrics: time, DRAM and
-# L1/shared throughput, instructions by pipe, shared-memory wavefronts and
-# bank conflicts, global store sectors, and the stall reasons per issued
-# instruction. Clocks are not locked (--clock-control none), so durations
-# compare within one run, not with bench/kernels.
+# (default 1; 2 for both passes of a two-pass row); KBIN (environment): the
+# bench binary, default B/bench/kernels. Metrics: time, DRAM and
+# L1/shared throughput, DRAM bytes read and written, L2 sector hit rate,
+# instructions by pipe, shared-memory wavefronts and bank conflicts, global
+# store sectors, and the stall reasons per issued instruction. Clocks are
+# not locked (--clock-control none), so durations compare within one run,
+# not with bench/kernels.
 set -u
 B=$1 ROW=$2 K=$3 O=$4 N=${5:-1}
 NCU=$(ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
 [ -n "$NCU" ] || { echo "gpu-ncu-pass: no ncu" >&2; exit 77; }
 M=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 M=$M,l1tex__throughput.avg.pct_of_peak_sustained_active
+M=$M,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct
 M=$M,smsp__issue_active.avg.pct_of_peak_sustained_active
 M=$M,smsp__inst_executed.sum,smsp__inst_executed_pipe_lsu.sum
 M=$M,smsp__inst_executed_pipe_tensor.sum,smsp__inst_executed_pipe_fma.sum
@@ -43,7 +46,7 @@ done
 export LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 timeout 300 "$NCU" --clock-control none --kernel-name-base demangled \
     -k "regex:$K" -c "$N" --metrics "$M" \
-    "$B/bench/kernels" --ours --quick --noerr --only "$ROW" >"$O" 2>&1
+    "${KBIN:-$B/bench/kernels}" --ours --quick --noerr --only "$ROW" >"$O" 2>&1
 rc=$?
 [ $rc -eq 0 ] || echo "gpu-ncu-pass: ncu exit $rc" >>"$O"
 exit $rc
