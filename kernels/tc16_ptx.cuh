@@ -69,13 +69,31 @@ transpose(uint32_t (&a)[4])
 	a[3]        = t3;
 }
 
-template <int BYTES>
+// cp_async_n copies BYTES (4 or 8) from device memory g to shared memory
+// saddr without waiting (cp.async.ca). LINE: with the hint that L2 fetch the
+// whole 128-byte line from DRAM (.L2::128B), for column passes whose runs are
+// shorter than a line (the rest of the line is other blocks' columns, which
+// they read at about the same time).
+template <int BYTES, bool LINE = false>
 FFTD_DEV void
 cp_async_n(uint32_t saddr, const void *g)
 {
-	if (BYTES == 4)
+	static_assert(BYTES == 4 || BYTES == 8, "cp.async of 4 or 8 bytes");
+	if (BYTES == 4 && LINE)
+		asm volatile(
+		    "cp.async.ca.shared.global.L2::128B [%0], [%1], 4;" ::"r"(
+		        saddr),
+		    "l"(g)
+		    : "memory");
+	else if (BYTES == 4)
 		asm volatile(
 		    "cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(saddr),
+		    "l"(g)
+		    : "memory");
+	else if (LINE)
+		asm volatile(
+		    "cp.async.ca.shared.global.L2::128B [%0], [%1], 8;" ::"r"(
+		        saddr),
 		    "l"(g)
 		    : "memory");
 	else
