@@ -79,29 +79,19 @@ FFTD_DEV void
 cp_async_n(uint32_t saddr, const void *g)
 {
 	static_assert(BYTES == 4 || BYTES == 8, "cp.async of 4 or 8 bytes");
-	if (BYTES == 4 && LINE)
+	if (LINE)
 		asm volatile(
-		    "cp.async.ca.shared.global.L2::128B [%0], [%1], 4;" ::"r"(
+		    "cp.async.ca.shared.global.L2::128B [%0], [%1], %2;" ::"r"(
 		        saddr),
-		    "l"(g)
-		    : "memory");
-	else if (BYTES == 4)
-		asm volatile(
-		    "cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(saddr),
-		    "l"(g)
-		    : "memory");
-	else if (LINE)
-		asm volatile(
-		    "cp.async.ca.shared.global.L2::128B [%0], [%1], 8;" ::"r"(
-		        saddr),
-		    "l"(g)
+		    "l"(g), "n"(BYTES)
 		    : "memory");
 	else
 		asm volatile(
-		    "cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(saddr),
-		    "l"(g)
+		    "cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(saddr),
+		    "l"(g), "n"(BYTES)
 		    : "memory");
 }
+
 // A copy the compiler cannot see through: used once per block iteration on
 // the per-lane index bases, so that the many addresses derived from them are
 // recomputed (one LOP3 each) where they are used instead of being hoisted out
