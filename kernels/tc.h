@@ -102,8 +102,9 @@ typedef struct fftd__tc_plan fftd__tc_plan;
 // fftd__tc_plan_create makes a plan for batch transforms of rank 1, 2 or 3
 // with dims[0..rank-1] (powers of two) of kind type in direction
 // FFTD__TC_FORWARD or FFTD__TC_INVERSE. C2C: 1D 256 .. 2^27
-// (FFTD__TC_MAX_1D): 256 .. 16384 in one pass over memory, 2^15 .. 2^24 in
-// two (split16: to 2^23), 2^25 (split16: 2^24) .. 2^27 in three; 2D each side
+// (FFTD__TC_MAX_1D): 256 .. 32768 (split16: 16384) in one pass over memory,
+// then 2^16 (split16: 2^15) .. 2^24 in two (split16: to 2^23), 2^25
+// (split16: 2^24) .. 2^27 in three; 2D each side
 // 256 .. 4096 (two passes); 3D each side 32 .. 512 (FFTD__TC_MIN_3D ..
 // FFTD__TC_MAX_3D, three passes, one per axis, sides below 256 on the CUDA
 // cores, kernels/tc_axis.cuh; two passes when the last two sides are at most
@@ -132,7 +133,8 @@ int fftd__tc_plan_supported(fftd__tc_algo algo, fftd__tc_type type, int rank,
 
 // fftd__tc_workspace_size stores in *bytes the device workspace execute needs:
 // C2C: one copy of the batch (batch * prod(dims) points, 4 or 8 bytes each)
-// for 1D transforms of more than 16384 points, 0 for single-pass, 2D and 3D
+// for 1D transforms of more than one pass (tc16: more than 32768 points,
+// split16: 16384), 0 for single-pass, 2D and 3D
 // transforms; R2C and C2R: one copy of the batch's half-length complex array
 // (batch * prod(dims) / 2 points), always; plans of fftd__tc_plan_create_io
 // with a converted side and more than one pass one more copy of the
@@ -259,15 +261,16 @@ enum {
 	FFTD__TC_OP_PLANE    = 3
 };
 
-#define FFTD__TC_MAX_PASSES 4         // three complex passes and a real step
-#define FFTD__TC_MIN_LEN 256          // tensor-core passes
-#define FFTD__TC_MAX_LEN 16384        // one pass, contiguous
-#define FFTD__TC_MAX_STRIDED_LEN 4096 // one pass over columns
-#define FFTD__TC_MAX_RADIX 8          // CUDA-core passes: len 2, 4, 8
-#define FFTD__TC_AXIS_MIN 32          // CUDA-core shared-memory axis passes:
-#define FFTD__TC_AXIS_MAX 128         // len 32 .. 128 (kernels/tc_axis.cuh)
-#define FFTD__TC_PLANE_MAX 4096       // points of one FFTD__TC_OP_PLANE plane
-#define FFTD__TC_MIN_3D 32            // 3D: each side 32 .. 512
+#define FFTD__TC_MAX_PASSES 4          // three complex passes and a real step
+#define FFTD__TC_MIN_LEN 256           // tensor-core passes
+#define FFTD__TC_MAX_LEN 32768         // one pass, contiguous (tc16)
+#define FFTD__TC_MAX_LEN_SPLIT16 16384 // split16's: 8-byte points
+#define FFTD__TC_MAX_STRIDED_LEN 4096  // one pass over columns
+#define FFTD__TC_MAX_RADIX 8           // CUDA-core passes: len 2, 4, 8
+#define FFTD__TC_AXIS_MIN 32           // CUDA-core shared-memory axis passes:
+#define FFTD__TC_AXIS_MAX 128          // len 32 .. 128 (kernels/tc_axis.cuh)
+#define FFTD__TC_PLANE_MAX 4096        // points of one FFTD__TC_OP_PLANE plane
+#define FFTD__TC_MIN_3D 32             // 3D: each side 32 .. 512
 #define FFTD__TC_MAX_3D 512
 #define FFTD__TC_MIN_REAL_1D 512  // R2C/C2R 1D: n 512 .. 2^27
 #define FFTD__TC_MIN_REAL_LAST 64 // R2C/C2R 2D, 3D: last dim >= 64

@@ -2,10 +2,10 @@
 //
 // tc16_pass.cuh — PRIVATE to kernels/: included by tc16.cu and split16.cu
 // only. The one kernel family behind tc16 and split16: a pass of batched
-// power-of-two FFTs of length L = 256 * R (R = 1 .. 64), a few FFTs per
-// thread block, all stages in shared memory; and (tc16_radix.cuh) a plain
-// radix-2/4/8 pass on the CUDA cores for the factor below 256 of
-// 2^15 = 4096 * 8.
+// power-of-two FFTs of length L = 256 * R (R = 1 .. 64; tc16 to 128), a few
+// FFTs per thread block, all stages in shared memory; and (tc16_radix.cuh) a
+// plain radix-2/4/8 pass on the CUDA cores for the factor below 256 of
+// split16's 2^15 = 4096 * 8.
 //
 // Algorithm (tcFFT, Li et al., IEEE CLUSTER 2021, sec. III-B/C: radix-16
 // "merging" as a 16x16 complex matrix product on the tensor cores, twiddles
@@ -16,7 +16,7 @@
 //     registers as one 16x16 tile M[b2][b1] = x[a + R (16 b1 + b2)]:
 //       row DFT (M * F16 on the tensor cores) -> twiddle W_256^(b2 k1)
 //       -> transpose in registers (movmatrix) -> row DFT again,
-//     the 256 results go to kb + 256 a.
+//     the 256 results go to kb + 256 a (in place, IPC: to a + R kb).
 //   level 2, per kb: the DIT twiddle W_L^(a kb), then the R-point DFT over a
 //     (stride 256): R <= 8 on the CUDA cores in fp32; R = 16 r as a radix-r
 //     step on the CUDA cores followed by one more radix-16 tensor-core
@@ -52,8 +52,10 @@
 // runs are shorter than a 128-byte line have L2 fetch whole lines);
 // contiguous passes store from the registers of their last stage (32-byte
 // pieces or whole lines), column passes through shared memory in runs of C
-// points (up to 128 bytes); the in-place ones refill each position with the
-// next block's input as soon as its output is stored.
+// points (up to 128 bytes); the in-place column passes refill each position
+// with the next block's input as soon as its output is stored. tc16's
+// 32768-point pass fills a block's 128 KiB alone and runs in place too
+// (IPC below): its next block loads after the last barrier.
 //
 // Measured on the H200 (bench/kernels, 2^26 points): the contiguous kernels
 // are bound by L1/shared-memory throughput and instruction issue, not by the
@@ -156,6 +158,21 @@ __launch_bounds__(W * 32,
 	// (element kb of tile a at a + 16 kb), level 2 likewise (k = kb + 256
 	// ka at ka + 16 kb), copy_out reads point k at 16 (k % 256) + k / 256.
 	constexpr bool IP = STRIDED && !SCR;
+	// In-place contiguous passes (IPC: tc16's 32768 points, 128 KiB, one
+	// FFT a block, no room for a scratch buffer): level 1 writes each
+	// result where the lane read its input (element kb of tile a at a + R
+	// kb), so no result waits in registers for a block barrier (a stash
+	// of 4 tiles a thread spilled 160 bytes at 64 registers); level 2
+	// reads that order (l2a_item_ip, l2b_in_ip) and stores to device
+	// memory itself. The next input loads after the iteration's last
+	// barrier, with nothing to overlap it (one block an SM). Slower on
+	// the H200 (1D 32768 0.324 ms): each lane refilling the positions its
+	// level-2b tiles had read, so that the load overlaps level 2b (0.345;
+	// 4-byte copies in 16-byte pieces), and L2 asked for the next
+	// iteration's input an iteration ahead (0.348).
+	constexpr bool IPC = !STRIDED && !SCR && R == 128;
+	static_assert(!IPC || (C == 1 && RSTEP == FFTD__TC_OP_FFT),
+	    "in-place contiguous passes: one FFT a block, no real step");
 	// Column passes of 256 and 512 points in runs of 64 or 128 bytes (the
 	// wide blocks) ask L2 for the input of the iteration after the one
 	// cp.async loads (io_prefetch_in: a 128-byte line a run). On two
@@ -182,7 +199,7 @@ __launch_bounds__(W * 32,
 	    = (SCR && (R < 32 || DIRECT)) || (DIRECT && R == 1);
 	constexpr uint32_t SCR_OFF
 	    = (uint32_t) PTS * B; // byte offset of the scratch buffer
-	static_assert(L >= 256 && L <= 16384 && (L & (L - 1)) == 0, "L");
+	static_assert(L >= 256 && L <= 32768 && (L & (L - 1)) == 0, "L");
 	static_assert(TPW >= 1 && TPW * W == C * R, "tiles per warp");
 	static_assert(COPIES * NT == PTS, "copy steps");
 	static_assert(DIRECT || SCR || R == 16,
@@ -275,9 +292,10 @@ __launch_bounds__(W * 32,
 	uint32_t sw_co_0 = IP
 	    ? SB((uint32_t) ((tid % C) * L) + ip_pos<L>((uint32_t) (tid / C)))
 	    : 0;
-	uint32_t sw_a2_0 = SB(l2a_item<L>(tid));
-	uint32_t sw_bi_0
-	    = SB(l2b_in<L, RR>(warp)) ^ SB((uint32_t) (g + 512 * t));
+	uint32_t sw_a2_0 = SB(IPC ? l2a_item_ip<L, R>(tid) : l2a_item<L>(tid));
+	uint32_t sw_bi_0 = IPC
+	    ? SB(l2b_in_ip<L, R, RR>(warp)) ^ SB((uint32_t) (R * g + 2 * t))
+	    : SB(l2b_in<L, RR>(warp)) ^ SB((uint32_t) (g + 512 * t));
 	uint32_t sw_c1 = sw_c1_0, sw_cs = sw_cs_0;
 
 	// Converted input (CV; tc_io.cuh, io_copy_in / io_prefetch_in) of
@@ -294,14 +312,14 @@ __launch_bounds__(W * 32,
 			    = w;
 		};
 		if (args.in_io == FFTD__TC_IO_F32)
-			io_copy_in<P, float2, L, C, NT, COPIES, IP ? 2 : 4>(
-			    args, it, tid, s_in_1, put);
+			io_copy_in<P, float2, L, C, NT, COPIES,
+			    IP || IPC ? 2 : 4>(args, it, tid, s_in_1, put);
 		else
-			io_copy_in<P, char2, L, C, NT, COPIES, IP ? 2 : 8>(
-			    args, it, tid, s_in_1, put);
+			io_copy_in<P, char2, L, C, NT, COPIES,
+			    IP || IPC ? 2 : 8>(args, it, tid, s_in_1, put);
 	};
 	auto cv_prefetch = [&](long long it) {
-		if (IP || !io_in_converted<CV>(args) || it >= nit)
+		if (IP || IPC || !io_in_converted<CV>(args) || it >= nit)
 			return;
 		if (args.in_io == FFTD__TC_IO_F32)
 			io_prefetch_in<float2, L, C, NT>(args, it, tid, s_in_1);
@@ -567,8 +585,9 @@ __launch_bounds__(W * 32,
 		// ---- level 1: 256-point FFTs in registers, one tile per warp
 		// step. without a scratch buffer, results wait in registers for
 		// a barrier
-		constexpr bool STASH = !SCR && !IP && !(R == 1 && DIRECT);
-		Word           stash[STASH ? TPW : 1][8];
+		constexpr bool STASH
+		    = !SCR && !IP && !IPC && !(R == 1 && DIRECT);
+		Word stash[STASH ? TPW : 1][8];
 #pragma unroll
 		for (int i = 0; i < TPW; i++) {
 			const int tau = warp + W * i, f = tau / R, a = tau % R;
@@ -625,7 +644,7 @@ __launch_bounds__(W * 32,
 					if (q < args.q_total)
 						put(dst + elem_off(e, 1, 16),
 						    v.x, v.y);
-				} else if (IP) { // where w[e] was read
+				} else if (IP || IPC) { // where w[e] was read
 					bref(sb ^ SB(elem_off(e, R, 16 * R)))
 					    = P::store(v.x, v.y);
 				} else if (SCR) {
@@ -787,21 +806,27 @@ __launch_bounds__(W * 32,
 #pragma unroll
 			for (int j = 0; j < ITEMS; j++) {
 				const int i  = tid + j * NT,
-				          al = (i % 4096) / 256;
-				const uint32_t sb
-				    = sw_a2 ^ SB(l2a_item<L>(j * NT));
-				float2 v[RR];
+				          al = IPC ? i % 16 : (i % 4096) / 256;
+				const uint32_t sb = sw_a2
+				    ^ SB(IPC ? l2a_item_ip<L, R>(j * NT)
+				             : l2a_item<L>(j * NT));
+				// beta's step: 4096 (256 a + kb), 16 (IPC)
+				constexpr uint32_t BS = IPC ? 16 : 4096;
+				float2             v[RR];
 #pragma unroll
 				for (int b = 0; b < RR; b++)
-					v[b] = P::load(wref(
-					    sb ^ SB((uint32_t) (4096 * b))));
+					v[b] = P::load(
+					    wref(sb ^ SB((uint32_t) (BS * b))));
 				SmallDft<RR, INV>::run(v);
 #pragma unroll
 				for (int b = 0; b < RR; b++) {
-					if (b > 0 && al > 0)
+					// al is warp-uniform but in IPC, where
+					// tr[0] = 1 exactly and no branch is
+					// better
+					if (b > 0 && (IPC || al > 0))
 						v[b] = cmul(v[b],
 						    tr[al * b]); // W_R^(al b)
-					wref(sb ^ SB((uint32_t) (4096 * b)))
+					wref(sb ^ SB((uint32_t) (BS * b)))
 					    = P::store(v[b].x, v[b].y);
 				}
 			}
@@ -809,17 +834,21 @@ __launch_bounds__(W * 32,
 			const uint32_t sw_bi = opaque(sw_bi_0);
 #pragma unroll
 			for (int i = 0; i < TPW2; i++) {
-				const int tau = warp + W * i,
-				          f   = tau / (16 * RR),
-				          kb0 = (tau % 16) * 16,
-				          b   = (tau / 16) % RR;
-				const uint32_t sb
-				    = sw_bi ^ SB(l2b_in<L, RR>(W * i));
+				const int tau     = warp + W * i,
+				          f       = tau / (16 * RR),
+				          kb0     = (tau % 16) * 16,
+				          b       = (tau / 16) % RR;
+				const uint32_t sb = sw_bi
+				    ^ SB(IPC ? l2b_in_ip<L, R, RR>(W * i)
+				             : l2b_in<L, RR>(W * i));
+				// a tile's rows are kb, its columns alpha
+				constexpr uint32_t RS = IPC ? R : 1,
+				                   CS = IPC ? 1 : 256;
 				Word z[8];
 #pragma unroll
 				for (int e = 0; e < 8; e++)
 					z[e] = wref(
-					    sb ^ SB(elem_off(e, 1, 256)));
+					    sb ^ SB(elem_off(e, RS, CS)));
 				Frag<SPLIT> x;
 				words_to_frag(z, x);
 				float yr[8], yi[8];

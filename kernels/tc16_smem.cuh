@@ -109,6 +109,23 @@ l2b_in(uint32_t t) // (f, b, kb0) -> f L + kb0 + 4096 b
 {
 	return (t / (16 * RR)) * L + (t % 16) * 16 + 4096 * ((t / 16) % RR);
 }
+// In-place contiguous passes of L = 32768 (tc16_pass.cuh, IPC): level 1
+// leaves element kb of tile a = alpha + 16 beta at a + R kb (where it read
+// it), so level 2a's item (f, alpha, kb) reads its beta at + 16 beta, and
+// level 2b's tile (f, kb0, b) has rows kb (step R) and columns alpha (step
+// 1).
+template <int L, int R>
+FFTD_DEV constexpr uint32_t
+l2a_item_ip(uint32_t i) // (f, kb, alpha) -> f L + alpha + R kb
+{
+	return (i / 4096) * L + i % 16 + R * ((i / 16) % 256);
+}
+template <int L, int R, int RR>
+FFTD_DEV constexpr uint32_t
+l2b_in_ip(uint32_t t) // (f, b, kb0) -> f L + 16 b + R kb0
+{
+	return (t / (16 * RR)) * L + (t % 16) * 16 * R + 16 * ((t / 16) % RR);
+}
 template <int L, int RR>
 FFTD_DEV constexpr uint32_t
 l2b_out(uint32_t t) // -> f L + kb0 + 256 b

@@ -57,12 +57,15 @@ log2i(int64_t n)
 	return l;
 }
 
-// Single-pass limit per algorithm: the whole FFT in one block's shared memory
-// (tc16 and split16 alike: 16384 points, 64 KiB / 128 KiB).
+// Single-pass limit per algorithm: the whole FFT in one block's shared
+// memory. tc16: 32768 points, 128 KiB, transformed in place (no room for the
+// scratch buffer of the shorter passes; kernels/tc16_pass.cuh); split16:
+// 16384 points, 128 KiB of 8-byte points.
 static int64_t
-max_single(void)
+max_single(fftd__tc_algo algo)
 {
-	return FFTD__TC_MAX_LEN;
+	return algo == FFTD__TC_SPLIT16 ? FFTD__TC_MAX_LEN_SPLIT16
+	                                : FFTD__TC_MAX_LEN;
 }
 
 static fftd__tc_pass
@@ -84,14 +87,15 @@ mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t s_out, int64_t tw_n,
 // shared memory), and a two-pass four-step needs one column pass in each
 // direction (the transpose), so two tensor-core passes reach 4096^2 = 2^24.
 //
-//   2^8 .. 2^14   one contiguous pass.
-//   2^15          two passes, N = 4096 * 8: pass 0 the 4096-point DFTs down
+//   2^8 .. 2^14   one contiguous pass (tc16 to 2^15, max_single).
+//   2^15          split16: two passes, N = 4096 * 8: pass 0 the 4096-point DFTs
+//   down
 //                 the 8 columns (stride 8) times W_N^(n2 k1) into the
 //                 workspace; pass 1 the 8-point DFTs along the 4096 rows
 //                 (radix-8 on the CUDA cores, fp32, no twiddle), written to
 //                 X[k1 + 4096 k2]. (Two tensor-core passes would need a
-//                 factor below 256; a single pass would need 128 KiB (tc16) /
-//                 256 KiB (split16) of shared memory for the data alone.)
+//                 factor below 256; a single pass would need 256 KiB of
+//                 shared memory for split16's data alone.)
 //   2^16 .. 2^24  two passes (four-step; split16 up to 2^23, two_pass_max),
 //                 N = N1 * N2, N1 = 2^floor(l/2) <= N2 <= 4096:
 //                 x[n1 N2 + n2]; pass 0: N1-point DFTs down
@@ -149,11 +153,12 @@ fftd__tc_layout_factors(
 }
 
 static int
-layout_1d(int64_t n, int64_t batch, int two_max, fftd__tc_layout *lay)
+layout_1d(int64_t n, int64_t batch, int64_t one_max, int two_max,
+    fftd__tc_layout *lay)
 {
 	int     l = log2i(n);
 	int64_t f[3];
-	if (n <= max_single()) {
+	if (n <= one_max) {
 		f[0] = n;
 		fftd__tc_layout_factors(1, f, batch, lay);
 	} else if (l == 15) {
@@ -177,14 +182,16 @@ layout_1d(int64_t n, int64_t batch, int two_max, fftd__tc_layout *lay)
 // axis_len_ok says whether some compiled pass kernel takes an axis of len
 // points, contiguous (the last axis) or over columns (strided): the
 // CUDA-core shared-memory kernel for 32 .. 128 (kernels/tc_axis.cuh), the
-// tensor-core passes from 256 (at most 4096 over columns).
+// tensor-core passes from 256 (at most 4096 over columns; contiguous axes
+// to split16's limit, which both precisions share).
 static int
 axis_len_ok(int64_t len, int strided)
 {
 	if (len >= FFTD__TC_AXIS_MIN && len <= FFTD__TC_AXIS_MAX)
 		return 1;
 	return len >= FFTD__TC_MIN_LEN
-	    && len <= (strided ? FFTD__TC_MAX_STRIDED_LEN : FFTD__TC_MAX_LEN);
+	    && len
+	    <= (strided ? FFTD__TC_MAX_STRIDED_LEN : FFTD__TC_MAX_LEN_SPLIT16);
 }
 
 // plane_ok says whether the last two sides of a 3D shape, rows of z points
@@ -277,10 +284,11 @@ two_pass_max(fftd__tc_algo algo)
 }
 
 // plan_layout checks a C2C shape against the kernels' ranges and lays it
-// out: 1D by layout_1d (two passes up to 2^two_max points), 2D and 3D by
+// out: 1D by layout_1d (one pass up to max_single, two up to 2^two_pass_max
+// points), 2D and 3D by
 // layout_axes.
 static int
-plan_layout(int rank, const int64_t *dims, int64_t batch, int two_max,
+plan_layout(int rank, const int64_t *dims, int64_t batch, fftd__tc_algo algo,
     fftd__tc_layout *lay)
 {
 	memset(lay, 0, sizeof *lay);
@@ -293,7 +301,8 @@ plan_layout(int rank, const int64_t *dims, int64_t batch, int two_max,
 			return FFTD__TC_EUNSUPPORTED;
 		if (batch > ((int64_t) 1 << 40) / n)
 			return FFTD__TC_EINVAL;
-		rc = layout_1d(n, batch, two_max, lay);
+		rc = layout_1d(
+		    n, batch, max_single(algo), two_pass_max(algo), lay);
 	} else {
 		// 2D: rows then columns; 3D: one pass per axis, or planes
 		// and the first axis (layout_axes)
@@ -330,9 +339,8 @@ int
 fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
     const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
 {
-	const int two_max = two_pass_max(algo);
 	if (type == FFTD__TC_C2C)
-		return plan_layout(rank, dims, batch, two_max, lay);
+		return plan_layout(rank, dims, batch, algo, lay);
 	memset(lay, 0, sizeof *lay);
 	if (type != FFTD__TC_R2C && type != FFTD__TC_C2R)
 		return FFTD__TC_EINVAL;
@@ -351,7 +359,7 @@ fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
 	if (batch > ((int64_t) 1 << 40) / points)
 		return FFTD__TC_EINVAL;
 	if (rank == 1)
-		rc = plan_layout(1, cd, batch, two_max, lay);
+		rc = plan_layout(1, cd, batch, algo, lay);
 	else
 		rc = layout_axes(rank, cd, batch, lay);
 	if (rc != FFTD__TC_OK)

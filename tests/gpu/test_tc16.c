@@ -2,7 +2,8 @@
 //
 // test_tc16.c — GPU tests of the tensor-core FFT kernels (kernels/tc.h):
 // every supported size class of tc16 and split16 (1D single-pass 256 ..
-// 16384, 1D two-pass 2^15 (4096 x radix 8) .. 2^24, 1D three-pass 2^25 ..
+// 16384 and tc16's 32768 in place, 1D two-pass 2^15 (split16: 4096 x radix
+// 8) or 2^16 .. 2^24, 1D three-pass 2^25 ..
 // 2^27, 2D 256^2 .. 4096^2), forward and inverse, batched (with partial last
 // blocks), in-place and out-of-place,
 // against FFTW in double precision on random inputs uniform in [-1, 1]
@@ -211,13 +212,13 @@ static void
 test_tc16_1d_single(void **s)
 {
 	(void) s;
-	one_d(FFTD__TC_TC16, 8, 14, TOL_TC16);
+	one_d(FFTD__TC_TC16, 8, 15, TOL_TC16);
 }
 static void
 test_tc16_1d_fourstep(void **s)
 {
 	(void) s;
-	one_d(FFTD__TC_TC16, 15, 24, TOL_TC16);
+	one_d(FFTD__TC_TC16, 16, 24, TOL_TC16);
 }
 static void
 test_split16_1d_single(void **s)
@@ -372,14 +373,16 @@ test_errors(void **s)
 	                     1, &n, 1, FFTD__TC_FORWARD),
 	    FFTD__TC_EUNSUPPORTED);
 	assert_null(p);
-	// workspace: one copy of the batch beyond 16384 points (2^27 split16: 1
-	// GiB)
+	// workspace: one copy of the batch beyond one pass (tc16: 32768
+	// points, split16: 16384; 2^27 split16: 1 GiB)
 	static const struct {
 		fftd__tc_algo algo;
 		int64_t       n, batch;
 		size_t        ws;
 	} wsc[] = { { FFTD__TC_TC16, 16384, 3, 0 },
+		{ FFTD__TC_TC16, (int64_t) 1 << 15, 3, 0 },
 		{ FFTD__TC_SPLIT16, (int64_t) 1 << 15, 3, (size_t) 3 << 18 },
+		{ FFTD__TC_TC16, (int64_t) 1 << 16, 3, (size_t) 3 << 18 },
 		{ FFTD__TC_TC16, (int64_t) 1 << 20, 2, (size_t) 8 << 20 },
 		{ FFTD__TC_SPLIT16, (int64_t) 1 << 27, 1, (size_t) 1 << 30 },
 		{ FFTD__TC_TC16, (int64_t) 1 << 27, 1, (size_t) 1 << 29 } };

@@ -149,13 +149,14 @@ test_layout_1d(void **state)
 			assert_int_equal(
 			    c2c_layout(1, &n, batch, &lay), FFTD__TC_OK);
 			check_layout_1d(&lay, n, batch, 1);
-			// the fewest passes: one while a block holds the FFT,
-			// two up to 4096^2 (the largest column pass squared),
-			// else three
+			// the fewest passes: one while a block holds the FFT
+			// (tc16: 2^15, 128 KiB in place), two up to 4096^2
+			// (the largest column pass squared), else three
 			assert_int_equal(
-			    lay.npass, l <= 14 ? 1 : (l <= 24 ? 2 : 3));
-			// split16's layout: the same but at 2^24, three
-			// passes of 256 (tc_host.c, two_pass_max)
+			    lay.npass, l <= 15 ? 1 : (l <= 24 ? 2 : 3));
+			// split16's layout: the same but at 2^15, two passes
+			// (4096 x radix 8), and at 2^24, three passes of 256
+			// (tc_host.c, max_single, two_pass_max)
 			fftd__tc_layout sl;
 			assert_int_equal(
 			    fftd__tc_plan_layout_algo(FFTD__TC_SPLIT16,
@@ -167,25 +168,21 @@ test_layout_1d(void **state)
 			if (l == 24)
 				for (int i = 0; i < 3; i++)
 					assert_int_equal(sl.pass[i].len, 256);
+			else if (l == 15)
+				assert_true(sl.pass[0].len == 4096
+				    && sl.pass[1].len == 8);
 			else
 				assert_memory_equal(&sl, &lay, sizeof lay);
 		}
 		assert_int_equal(c2c_layout(1, &n, 3, &lay), FFTD__TC_OK);
-		if (l <= 14) {
+		if (l <= 15) {
 			assert_int_equal(lay.pass[0].len, n);
 			assert_int_equal(lay.pass[0].q_total, 3);
 			assert_int_equal(lay.pass[0].s_in, 1);
 			assert_int_equal(lay.pass[0].s_out, 1);
 		} else if (l <= 24) {
 			int64_t n1 = lay.pass[0].len, n2 = lay.pass[1].len;
-			if (l == 15) { // 4096 columns on the tensor cores, then
-				       // radix 8
-				assert_int_equal(n1, 4096);
-				assert_int_equal(n2, 8);
-			} else {
-				assert_true(
-				    n1 >= 256 && n2 <= 4096 && n2 >= n1);
-			}
+			assert_true(n1 >= 256 && n2 <= 4096 && n2 >= n1);
 			assert_int_equal(lay.pass[0].s_in, n2);
 			assert_int_equal(lay.pass[0].s_out, n2);
 			assert_int_equal(lay.pass[0].tw_n, n);
@@ -406,11 +403,15 @@ test_layout_algebra(void **state)
 				assert_true(e < 1e-12);
 			}
 	}
-	// the planner's own layout of 2^15 and 2^16, in place and not
+	// the planner's own layouts of 2^15 (split16's 4096 x radix 8; tc16's
+	// is one pass) and 2^16, in place and not
 	for (int l = 15; l <= 16; l++) {
 		int64_t         n = (int64_t) 1 << l;
 		fftd__tc_layout lay;
-		assert_int_equal(c2c_layout(1, &n, 2, &lay), FFTD__TC_OK);
+		assert_int_equal(fftd__tc_plan_layout_algo(FFTD__TC_SPLIT16,
+		                     FFTD__TC_C2C, 1, &n, 2, &lay),
+		    FFTD__TC_OK);
+		assert_int_equal(lay.npass, 2);
 		for (int ip = 0; ip < 2; ip++)
 			assert_true(layout_error(&lay, 2, -1, ip) < 1e-12);
 	}

@@ -104,7 +104,7 @@ check_axis_pass(const fftd__tc_pass *p, int64_t total)
 	assert_true((p->len >= FFTD__TC_AXIS_MIN && p->len <= FFTD__TC_AXIS_MAX)
 	    || (p->len >= FFTD__TC_MIN_LEN
 	        && p->len <= (strided ? FFTD__TC_MAX_STRIDED_LEN
-	                              : FFTD__TC_MAX_LEN)));
+	                              : FFTD__TC_MAX_LEN_SPLIT16)));
 	assert_int_equal(p->q_total * p->len, total);
 	if (strided) {
 		int c = max_cols(p->len);
@@ -319,8 +319,8 @@ mirror(const fftd__tc_layout *lay, int64_t r)
 static void
 run_cpu(const fftd__tc_layout *lay, cbuf *bufs[4], int sign)
 {
-	double *tr = malloc(16384 * sizeof *tr),
-	       *ti = malloc(16384 * sizeof *ti);
+	double *tr = malloc(FFTD__TC_MAX_LEN * sizeof *tr),
+	       *ti = malloc(FFTD__TC_MAX_LEN * sizeof *ti);
 	assert_true(tr != NULL && ti != NULL);
 	for (int i = 0; i < lay->npass; i++) {
 		const fftd__tc_pass *p   = &lay->pass[i];
@@ -405,6 +405,7 @@ run_cpu(const fftd__tc_layout *lay, cbuf *bufs[4], int sign)
 				}
 			continue;
 		}
+		assert_true(h <= FFTD__TC_MAX_LEN);
 		for (int64_t q = 0; q < p->q_total; q++) {
 			int64_t bi = (q / p->s_in) * h * p->s_in + q % p->s_in;
 			int64_t bo

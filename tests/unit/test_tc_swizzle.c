@@ -66,7 +66,11 @@ ip_pos(uint32_t k)
 // access of a pass kernel of that shape except the global<->shared copies,
 // whose worst goes to *copies. ip: the in-place column pass (level 1 writes
 // where it read; level 2 tiles with rows kb step 16, columns a step 1;
-// copy_out reads point n at ip_pos(n)).
+// copy_out reads point n at ip_pos(n)); with !strided the in-place
+// contiguous pass of 32768 points (IPC: level 1 writes where it read, level
+// 2a items (alpha, kb) step beta by 16, level 2b tiles have rows kb step R
+// and columns alpha step 1, and the next input is copied into the
+// positions level 2b read).
 static int
 check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided, int ip,
     int *copies)
@@ -131,7 +135,39 @@ check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided, int ip,
 					CHECK();
 				}
 		}
-		if (ip) {
+		if (ip && !strided) {
+			int RR = R / 16;
+			for (int j = 0; j < C * 4096 / NT; j++)
+				for (int b = 0; b < RR; b++) {
+					for (int l = 0; l < 32; l++) {
+						int i = warp * 32 + l + j * NT;
+						idx[l]
+						    = (uint32_t) ((i / 4096) * L
+						        + i % 16
+						        + R * ((i / 16) % 256)
+						        + 16 * b);
+					}
+					CHECK();
+				}
+			for (int kb0 = 0; kb0 < 256; kb0 += 16 * 3)
+				for (int b = 0; b < RR; b++)
+					for (int e = 0; e < 8; e++) {
+						for (int l = 0; l < 32; l++) {
+							int g = l >> 2,
+							    t = l & 3;
+							idx[l]
+							    = (uint32_t) (R
+							              * (kb0
+							                  + g)
+							          + 16 * b
+							          + 2 * t)
+							    + elem_off(e,
+							        (uint32_t) R,
+							        1);
+						}
+						CHECK();
+					}
+		} else if (ip) {
 			for (int u = 0; u < 16 * C; u += 5)
 				for (int e = 0; e < 8; e++) {
 					for (int l = 0; l < 32; l++) {
@@ -210,15 +246,21 @@ test_swizzle(void **state)
 		for (uint32_t b = 5; b < 65536; b = b * 5 + 3)
 			assert_int_equal(fftd__tc_swz4(a ^ b),
 			    fftd__tc_swz4(a) ^ fftd__tc_swz4(b));
-	// contiguous passes 256 .. 16384, on their kernels' warps (tc.h)
-	for (int l = 8; l <= 14; l++) {
+	// contiguous passes 256 .. 32768 (split16: 16384), on their kernels'
+	// warps (tc.h)
+	for (int l = 8; l <= 15; l++) {
 		int L = 1 << l, C = fftd__tc_block_ffts(L, 0, 4, 0);
 		int W4 = fftd__tc_block_warps(L, 0, 4, C),
 		    W8 = fftd__tc_block_warps(L, 0, 8, C);
 		int cp;
+		// tc16's 32768 points in place (tc16_pass.cuh, IPC)
+		int ipc = !fftd__tc_block_scratch(L, C, 4);
+		assert_int_equal(ipc, L == 32768);
 		assert_int_equal(
-		    check_config(L, C, W4 * 32, 4, swz4, 0, 0, &cp), 1);
+		    check_config(L, C, W4 * 32, 4, swz4, 0, ipc, &cp), 1);
 		assert_int_equal(cp, 1);
+		if (L > FFTD__TC_MAX_LEN_SPLIT16)
+			continue;
 		assert_int_equal(
 		    check_config(L, C, W8 * 32, 8, swz8, 0, 0, &cp), 1);
 		assert_int_equal(cp, 1);
