@@ -251,9 +251,13 @@ __launch_bounds__(W * 32,
 			t256[e * 32 + lane] = twiddle<INV>(args.tab,
 			    fftd__tc_frag_row(lane, e)
 			        * fftd__tc_frag_col(lane, e) * R);
+	// W_R^m at m; in IPC, where a warp's items have 16 different alpha,
+	// W_R^(alpha b) at 16 b + alpha (alpha < 16, b < RR: R entries too),
+	// so that a warp reads 16 consecutive entries, not 16 spread by b
 	if (R > 16)
 		for (int j = tid; j < R; j += NT)
-			tr[j] = twiddle<INV>(args.tab, 256 * j);
+			tr[j] = twiddle<INV>(
+			    args.tab, 256 * (IPC ? (j % 16) * (j / 16) : j));
 	if (L1T)
 		for (int j = tid; j < R * 40; j += NT)
 			(j < R * 32 ? t1l[j] : t1e[j - R * 32]) = twiddle<INV>(
@@ -821,11 +825,13 @@ __launch_bounds__(W * 32,
 #pragma unroll
 				for (int b = 0; b < RR; b++) {
 					// al is warp-uniform but in IPC, where
-					// tr[0] = 1 exactly and no branch is
+					// W_R^0 = 1 exactly and no branch is
 					// better
 					if (b > 0 && (IPC || al > 0))
 						v[b] = cmul(v[b],
-						    tr[al * b]); // W_R^(al b)
+						    tr[IPC ? 16 * b + al
+						           : al * b]); // W_R^(al
+						                       // b)
 					wref(sb ^ SB((uint32_t) (BS * b)))
 					    = P::store(v[b].x, v[b].y);
 				}
