@@ -504,8 +504,8 @@ fftd__tc_block_ffts(int len, int strided, int elem_bytes, int wide)
 // fftd__tc_block_scratch: whether a pass block of ffts FFTs of len points
 // of elem_bytes each has room for a scratch buffer beside its input buffer
 // (both within 160 KiB), which level 1 writes into (kernels/tc16_smem.cuh,
-// Smem::SCR). Column passes without one run in place: the wide 4096-point
-// columns.
+// Smem::SCR). Passes without one run in place: the wide 4096-point columns
+// and tc16's 32768-point contiguous pass.
 FFTD__TC_HD_CONSTEXPR int
 fftd__tc_block_scratch(int len, int ffts, int elem_bytes)
 {

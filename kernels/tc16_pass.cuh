@@ -824,14 +824,13 @@ __launch_bounds__(W * 32,
 				SmallDft<RR, INV>::run(v);
 #pragma unroll
 				for (int b = 0; b < RR; b++) {
-					// al is warp-uniform but in IPC, where
-					// W_R^0 = 1 exactly and no branch is
-					// better
+					// W_R^(al b); al is warp-uniform but in
+					// IPC, where W_R^0 = 1 exactly and no
+					// branch is better
 					if (b > 0 && (IPC || al > 0))
 						v[b] = cmul(v[b],
 						    tr[IPC ? 16 * b + al
-						           : al * b]); // W_R^(al
-						                       // b)
+						           : al * b]);
 					wref(sb ^ SB((uint32_t) (BS * b)))
 					    = P::store(v[b].x, v[b].y);
 				}

@@ -88,9 +88,8 @@ mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t s_out, int64_t tw_n,
 // direction (the transpose), so two tensor-core passes reach 4096^2 = 2^24.
 //
 //   2^8 .. 2^14   one contiguous pass (tc16 to 2^15, max_single).
-//   2^15          split16: two passes, N = 4096 * 8: pass 0 the 4096-point DFTs
-//   down
-//                 the 8 columns (stride 8) times W_N^(n2 k1) into the
+//   2^15          split16: two passes, N = 4096 * 8: pass 0 the 4096-point
+//                 DFTs down the 8 columns (stride 8) times W_N^(n2 k1) into the
 //                 workspace; pass 1 the 8-point DFTs along the 4096 rows
 //                 (radix-8 on the CUDA cores, fp32, no twiddle), written to
 //                 X[k1 + 4096 k2]. (Two tensor-core passes would need a
@@ -285,8 +284,7 @@ two_pass_max(fftd__tc_algo algo)
 
 // plan_layout checks a C2C shape against the kernels' ranges and lays it
 // out: 1D by layout_1d (one pass up to max_single, two up to 2^two_pass_max
-// points), 2D and 3D by
-// layout_axes.
+// points), 2D and 3D by layout_axes.
 static int
 plan_layout(int rank, const int64_t *dims, int64_t batch, fftd__tc_algo algo,
     fftd__tc_layout *lay)

@@ -69,8 +69,7 @@ ip_pos(uint32_t k)
 // copy_out reads point n at ip_pos(n)); with !strided the in-place
 // contiguous pass of 32768 points (IPC: level 1 writes where it read, level
 // 2a items (alpha, kb) step beta by 16, level 2b tiles have rows kb step R
-// and columns alpha step 1, and the next input is copied into the
-// positions level 2b read).
+// and columns alpha step 1).
 static int
 check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided, int ip,
     int *copies)
