@@ -61,13 +61,13 @@
 // are bound by L1/shared-memory throughput and instruction issue, not by the
 // tensor cores; see the report of issue 4 for the numbers.
 //
-// This file holds the pass kernel and its register cap; its block shape and
-// make_kernel_info, which tc16.cu and split16.cu instantiate it through, are
-// in tc16_info.cuh. Its pieces live beside it: the PTX wrappers in
-// tc16_ptx.cuh, complex arithmetic and the small CUDA-core DFTs in
-// tc16_dft.cuh, the tensor-core tile DFT in tc16_frag.cuh, shared-memory layout
-// and index maps in tc16_smem.cuh, the shared types and precision traits in
-// tc16_types.cuh.
+// This file holds the pass kernel; its register cap (min_blocks) is in
+// tc16_smem.cuh, its block shape and make_kernel_info, which tc16.cu and
+// split16.cu instantiate it through, in tc16_info.cuh. Its pieces live beside
+// it: the PTX wrappers in tc16_ptx.cuh, complex arithmetic and the small
+// CUDA-core DFTs in tc16_dft.cuh, the tensor-core tile DFT in tc16_frag.cuh,
+// shared-memory layout and index maps in tc16_smem.cuh, the shared types and
+// precision traits in tc16_types.cuh.
 
 #ifndef FFTD_KERNELS_TC16_PASS_CUH
 #define FFTD_KERNELS_TC16_PASS_CUH
@@ -87,30 +87,6 @@
 
 namespace fftd_tc
 {
-
-// Whether a pass applies the level-1 DIT twiddles in level 1 from tables
-// (tc.h, fftd__tc_l1_twiddle_lane/elem): every pass with R = L / 256 > 1 except
-// the contiguous ones with R <= 8, which apply them in level 2 (MOVE_TW).
-__host__ __device__ constexpr bool
-l1_tables(int L, bool strided)
-{
-	return L > 256 && (strided || L > 8 * 256);
-}
-
-// Register cap: as many resident blocks as shared memory allows, up to 1024
-// threads per SM, so that several blocks overlap their load, compute and
-// store phases (228 KiB of shared memory per SM, 1 KiB reserved per block).
-template <class P, int L, int C, int W, bool TW, bool DIRECT, bool L1T>
-constexpr int
-min_blocks()
-{
-	int by_smem = (int) ((228 * 1024)
-	    / (Smem<P, L, C, TW, DIRECT, L1T>::kBytes + 1024));
-	int by_thr  = (P::kSplit ? 768 : 1024)
-	    / (W * 32); // split16 needs ~80 registers
-	int b = by_smem < by_thr ? by_smem : by_thr;
-	return b < 1 ? 1 : b;
-}
 
 // ---------------------------------------------------------------------------
 // The pass kernel.

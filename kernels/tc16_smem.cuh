@@ -2,9 +2,10 @@
 //
 // tc16_smem.cuh — PRIVATE to kernels/: included by tc16_pass.cuh only.
 // Where a pass kernel's data sit in shared memory: the layout and size of a
-// block's buffers and tables (Smem), the offset of a fragment element within
-// a tile of given row and column steps (elem_off), and the bitwise index maps
-// of the work items of levels 1 and 2 (l1_in .. l2b_out), which with the
+// block's buffers and tables (Smem) and the register cap that follows from
+// it (min_blocks), the offset of a fragment element within a tile of given
+// row and column steps (elem_off), and the bitwise index maps of the work
+// items of levels 1 and 2 (l1_in .. l2b_out), which with the
 // linear swizzles of tc.h (fftd__tc_swz4/8, shared with the host tests) let a
 // lane compute its part of every address once. The kernel that walks these
 // maps is in tc16_pass.cuh.
@@ -40,6 +41,30 @@ template <class P, int L, int C, bool TW, bool DIRECT, bool L1T> struct Smem {
 	          + (L1T ? (L / 256) * (32 + 8) : 0))
 	        * sizeof(float2);
 };
+
+// Whether a pass applies the level-1 DIT twiddles in level 1 from tables
+// (tc.h, fftd__tc_l1_twiddle_lane/elem): every pass with R = L / 256 > 1 except
+// the contiguous ones with R <= 8, which apply them in level 2 (MOVE_TW).
+__host__ __device__ constexpr bool
+l1_tables(int L, bool strided)
+{
+	return L > 256 && (strided || L > 8 * 256);
+}
+
+// Register cap: as many resident blocks as shared memory allows, up to 1024
+// threads per SM, so that several blocks overlap their load, compute and
+// store phases (228 KiB of shared memory per SM, 1 KiB reserved per block).
+template <class P, int L, int C, int W, bool TW, bool DIRECT, bool L1T>
+constexpr int
+min_blocks()
+{
+	int by_smem = (int) ((228 * 1024)
+	    / (Smem<P, L, C, TW, DIRECT, L1T>::kBytes + 1024));
+	int by_thr  = (P::kSplit ? 768 : 1024)
+	    / (W * 32); // split16 needs ~80 registers
+	int b = by_smem < by_thr ? by_smem : by_thr;
+	return b < 1 ? 1 : b;
+}
 
 // The level-1 DIT twiddles W_L^(a kb) come from two factor tables indexed by
 // fftd__tc_l1_twiddle_lane and fftd__tc_l1_twiddle_elem (tc.h, where the host
