@@ -209,8 +209,9 @@ void fftd__tc_plan_describe(const fftd__tc_plan *plan, char *buf, size_t len);
 // ---------------------------------------------------------------------------
 // Internal: planning (kernels/tc_host.c, pure C, no CUDA).
 
-// One pass is a batch of q_total FFTs of length len: 256 .. 16384 on the
-// tensor cores (kernels/tc16_pass.cuh, pass_kernel), or 2 .. FFTD__TC_MAX_RADIX
+// One pass is a batch of q_total FFTs of length len: 256 .. 32768 (split16:
+// 16384) on the tensor cores (kernels/tc16_pass.cuh, pass_kernel), or 2 ..
+// FFTD__TC_MAX_RADIX
 // on the CUDA cores (radix_kernel: a plain radix-2/4/8 butterfly per FFT, no
 // shared memory). FFT q reads its element n at
 // in + (q / s_in) * len * s_in + n * s_in + q % s_in (s_in = 1: contiguous
@@ -331,8 +332,9 @@ typedef struct fftd__tc_layout {
 // scratch) and the post-process (workspace -> out); C2R: the pre-process (in
 // -> workspace) and the complex passes (workspace -> ... -> out, with the
 // workspace as their scratch); dims are the real dims. tc16 and split16 lay
-// out the same passes, but that split16 takes 1D transforms of 2^24 complex
-// points in three passes, not two (tc_host.c, two_pass_max).
+// out the same passes, but that split16 takes 1D transforms of 2^15 complex
+// points in two passes (4096 x radix 8), not one, and of 2^24 in three, not
+// two (tc_host.c, max_single, two_pass_max).
 int fftd__tc_plan_layout_algo(fftd__tc_algo algo, fftd__tc_type type, int rank,
     const int64_t *dims, int64_t batch, fftd__tc_layout *lay);
 
@@ -410,7 +412,7 @@ fftd__tc_frag_col(int lane, int e)
 // 2), is W_L^(a b) W_L^(a o): the kernel keeps an R x 32 table of lane
 // factors (a warp reads 32 consecutive entries: no bank conflict) and an
 // R x 8 table of element factors (a warp reads one entry: a broadcast);
-// these give their exponents, both below L for R <= 64. One quarter table
+// these give their exponents, both below L for R <= 128. One quarter table
 // indexed by a kb instead made every lookup an up-to-16-way bank conflict
 // (Nsight Compute, H200, 1D 4096: 13.5 M conflicted wavefronts, shared
 // memory 86% busy).

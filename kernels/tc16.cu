@@ -5,9 +5,10 @@
 // the tcFFT paper, Li et al., IEEE CLUSTER 2021, sec. III) and the lookup
 // that tc16_plan.cu uses to pick one. Contiguous passes exist for every
 // length 256 .. 32768 (32768 in place, one FFT a block), column passes
-// (strided, optionally with the four-step twiddle) for 256 .. 4096, and
-// radix-2/4/8 passes on the CUDA cores: enough for 1D 256 .. 2^27 (tc.h) and
-// 2D 256^2 .. 4096^2; axis passes of 32 ..
+// (strided, optionally with the four-step twiddle) for 256 .. 4096: enough
+// for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2; radix-2/4/8 passes on
+// the CUDA cores (compiled, but since tc16 takes 2^15 in one pass no tc16
+// layout uses them: split16's 2^15 does); axis passes of 32 ..
 // 128 points on the CUDA cores (tc_axis.cuh) for 3D sides below 256, plane
 // passes of the last two 3D sides (tc_plane.cuh); and the
 // R2C / C2R real steps (tc_real.cuh). Their fused-conversion twins are in

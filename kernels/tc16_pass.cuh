@@ -138,7 +138,8 @@ __launch_bounds__(W * 32,
 	// FFT a block, no room for a scratch buffer): level 1 writes each
 	// result where the lane read its input (element kb of tile a at a + R
 	// kb), so no result waits in registers for a block barrier (a stash
-	// of 4 tiles a thread spilled 160 bytes at 64 registers); level 2
+	// of 4 tiles a thread spilled 160 bytes at 64 registers, this form
+	// 24); level 2
 	// reads that order (l2a_item_ip, l2b_in_ip) and stores to device
 	// memory itself. The next input loads after the iteration's last
 	// barrier, with nothing to overlap it (one block an SM). Slower on
@@ -147,8 +148,8 @@ __launch_bounds__(W * 32,
 	// 4-byte copies in 16-byte pieces), and L2 asked for the next
 	// iteration's input an iteration ahead (0.348).
 	constexpr bool IPC = !STRIDED && !SCR && R == 128;
-	static_assert(!IPC || (C == 1 && RSTEP == FFTD__TC_OP_FFT),
-	    "in-place contiguous passes: one FFT a block, no real step");
+	static_assert(!IPC || (C == 1 && RSTEP == FFTD__TC_OP_FFT && !SPLIT),
+	    "in-place contiguous passes: tc16, one FFT a block, no real step");
 	// Column passes of 256 and 512 points in runs of 64 or 128 bytes (the
 	// wide blocks) ask L2 for the input of the iteration after the one
 	// cp.async loads (io_prefetch_in: a 128-byte line a run). On two

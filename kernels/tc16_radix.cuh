@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// tc16_radix.cuh — PRIVATE to kernels/: included by tc16.cu and split16.cu
-// only. The radix pass kernel: batched 2-, 4- or 8-point DFTs on the CUDA
-// cores in fp32, the last pass of a 1D transform whose length has a factor
-// below 256 (tc.h: 2^15 = 4096 * 8), with its registration helpers
+// tc16_radix.cuh — PRIVATE to kernels/: included by tc16.cu, tc16_io.cu and
+// split16.cu only. The radix pass kernel: batched 2-, 4- or 8-point DFTs on
+// the CUDA cores in fp32, the last pass of a 1D transform whose length has a
+// factor below 256 (split16's 2^15 = 4096 * 8, tc_host.c; tc16 takes 2^15
+// in one pass), with its registration helpers
 // (make_radix_info, radix_kernel_info). The tensor-core pass kernel is in
 // tc16_pass.cuh.
 
@@ -24,7 +25,7 @@ namespace fftd_tc
 // ---------------------------------------------------------------------------
 // The radix pass kernel: batched R-point DFTs (R = 2, 4, 8) on the CUDA cores
 // in fp32, one FFT per thread, no shared memory and no twiddle; the last pass
-// of a 1D transform whose length has a factor below 256 (tc.h: 2^15 =
+// of a 1D transform whose length has a factor below 256 (split16's 2^15 =
 // 4096 * 8). FFT q reads element n at (q / s_in) R s_in + n s_in + q % s_in
 // and writes element k likewise with s_out. Contiguous rows (s_in = 1) are
 // read with 16-byte loads (8 for tc16 R = 2); the stores of a warp are

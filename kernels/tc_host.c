@@ -2,8 +2,9 @@
 //
 // tc_host.c — the pure-host parts of the tensor-core FFT kernels (tc.h):
 // error strings, the pass decomposition of a shape (see
-// fftd__tc_plan_layout_algo: one pass up to 16384 points, two for 2^15 .. 2^24
-// (split16: 2^23), three for 2^25 (split16: 2^24) .. 2^27, after Bailey, "FFTs
+// fftd__tc_plan_layout_algo: one pass up to 32768 points (split16: 16384),
+// two up to 2^24 (split16: 2^23), three for 2^25 (split16: 2^24) .. 2^27,
+// after Bailey, "FFTs
 // in external or hierarchical memory", J. Supercomputing 4, 1990; one pass per
 // axis for 2D and 3D, or a plane and an axis for 3D with short last sides; R2C
 // and C2R as the half-length complex transform and a real step), twiddle tables
@@ -82,10 +83,11 @@ mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t s_out, int64_t tw_n,
 }
 
 // 1D decomposition (N = 2^l), the fewest passes over device memory the
-// kernels allow. A tensor-core pass is 256 .. 16384 points contiguous but at
-// most 4096 over columns (C columns of up to 4096 points fill a block's
-// shared memory), and a two-pass four-step needs one column pass in each
-// direction (the transpose), so two tensor-core passes reach 4096^2 = 2^24.
+// kernels allow. A tensor-core pass is 256 .. 32768 points contiguous (split16:
+// 16384) but at most 4096 over columns (C columns of up to 4096 points fill a
+// block's shared memory), and a two-pass four-step needs one column pass in
+// each direction (the transpose), so two tensor-core passes reach 4096^2 =
+// 2^24.
 //
 //   2^8 .. 2^14   one contiguous pass (tc16 to 2^15, max_single).
 //   2^15          split16: two passes, N = 4096 * 8: pass 0 the 4096-point

@@ -288,6 +288,11 @@ inverse_and_in_place(fftd__tc_algo algo, double tol)
 	fails += !(run_case(algo, 2, d2, 2, FFTD__TC_INVERSE, 1) <= tol);
 	fails += !(run_case(algo, 1, &n23, 1, FFTD__TC_INVERSE, 0) <= tol);
 	fails += !(run_case(algo, 1, &n24, 1, FFTD__TC_INVERSE, 0) <= tol);
+	// 2^15 with more FFTs than a GPU has blocks at once (tc16's in-place
+	// pass: one block an SM), so every block loads a second one
+	int64_t n15 = (int64_t) 1 << 15;
+	fails += !(run_case(algo, 1, &n15, 300, FFTD__TC_FORWARD, 0) <= tol);
+	fails += !(run_case(algo, 1, &n15, 300, FFTD__TC_INVERSE, 1) <= tol);
 	assert_int_equal(fails, 0);
 }
 

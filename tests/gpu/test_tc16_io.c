@@ -69,15 +69,15 @@ typedef struct io_case {
 #define NAT FFTD__TC_IO_NATIVE
 
 static const io_case cases[] = {
-	// 1D one pass: level 2 of R = 1, 2..8, 16, 32 and 64
+	// 1D one pass: level 2 of R = 1, 2..8, 16, 32 and 64, and 128 (the
+	// in-place 32768-point pass)
 	{ FFTD__TC_C2C, 1, { 256 }, 4099, F, F32, F32, 1.0, 0 },
 	{ FFTD__TC_C2C, 1, { 1024 }, 1024, I, F32, F32, 1e3, 1 },
 	{ FFTD__TC_C2C, 1, { 4096 }, 256, F, F32, F32, 1e-6, 0 },
 	{ FFTD__TC_C2C, 1, { 16384 }, 64, F, F32, F32, 1.0, 0 },
 	{ FFTD__TC_C2C, 1, { 8192 }, 17, I, I8, F32, 127, 0 },
-	// two passes: a 4096-point column pass and the radix-8 one; 256-,
-	// 1024- and 4096-point columns; three passes
 	{ FFTD__TC_C2C, 1, { 32768 }, 33, F, F32, F32, 1.0, 0 },
+	// two passes: 256-, 1024- and 4096-point columns; three passes
 	{ FFTD__TC_C2C, 1, { 65536 }, 16, I, F32, F32, 1.0, 1 },
 	{ FFTD__TC_C2C, 1, { 1 << 20 }, 4, F, I8, F32, 3, 0 },
 	{ FFTD__TC_C2C, 1, { 1 << 24 }, 1, F, F32, F32, 1.0, 0 },

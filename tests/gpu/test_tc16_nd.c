@@ -309,7 +309,8 @@ static const nd_case cases_3d[] = {
 
 // R2C and C2R: 1D one-pass (h = 256 .. 8192 fused, the last blocks
 // partial: 16, 8, 2 rows a block, or 1; in place unfused),
-// two-pass (h = 2^15, 2^21) and three-pass (h = 2^25) half lengths; 2D with
+// h = 2^15 (tc16: one in-place pass, split16: two), two-pass (h = 2^21)
+// and three-pass (h = 2^25) half lengths; 2D with
 // a CUDA-core row pass (h = 128) and tensor-core ones; 3D with h = 32 .. 256.
 static const nd_case cases_real[] = {
 	{ FFTD__TC_R2C, 1, { 512 }, 1025, F, 0 },

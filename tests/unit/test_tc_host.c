@@ -49,7 +49,7 @@ max_block_ffts(int len)
 }
 
 // tc16's layout of a C2C shape (tc.h, fftd__tc_plan_layout_algo); split16's
-// differs only at 1D 2^24 (test_layout_1d).
+// differs only at 1D 2^15 and 2^24 (test_layout_1d).
 static int
 c2c_layout(int rank, const int64_t *dims, int64_t batch, fftd__tc_layout *lay)
 {
@@ -163,6 +163,14 @@ test_layout_1d(void **state)
 			        FFTD__TC_C2C, 1, &n, batch, &sl),
 			    FFTD__TC_OK);
 			check_layout_1d(&sl, n, batch, 1);
+			// no tc16 pass on the CUDA cores' radix kernels, no
+			// split16 pass longer than its shared memory holds
+			for (int i = 0; i < lay.npass; i++)
+				assert_true(
+				    lay.pass[i].len > FFTD__TC_MAX_RADIX);
+			for (int i = 0; i < sl.npass; i++)
+				assert_true(
+				    sl.pass[i].len <= FFTD__TC_MAX_LEN_SPLIT16);
 			assert_int_equal(
 			    sl.npass, l <= 14 ? 1 : (l <= 23 ? 2 : 3));
 			if (l == 24)
@@ -501,7 +509,7 @@ test_twiddle_product(void **state)
 
 // The pass kernel's level-1 DIT twiddle W_L^(a kb) as the product of its two
 // factor tables (tc.h, fftd__tc_l1_twiddle_lane/elem; tc16_pass.cuh): for
-// every pass length L = 512 .. 16384, tile a < L / 256, lane and fragment
+// every pass length L = 512 .. 32768, tile a < L / 256, lane and fragment
 // element, the exponents add up to a kb mod L, both stay below L (the kernel
 // masks them), and the float product of the two table entries is W_L^(a kb)
 // against long double within a few float roundings.
@@ -509,9 +517,9 @@ static void
 test_l1_twiddle(void **state)
 {
 	(void) state;
-	float *t = malloc(2 * 16384 * sizeof *t);
+	float *t = malloc(2 * FFTD__TC_MAX_LEN * sizeof *t);
 	assert_non_null(t);
-	for (uint32_t len = 512; len <= 16384; len *= 2) {
+	for (uint32_t len = 512; len <= FFTD__TC_MAX_LEN; len *= 2) {
 		fftd__tc_twiddles(len, len, 1, t);
 		double worst = 0;
 		for (uint32_t a = 0; a < len / 256; a++) {

@@ -244,6 +244,18 @@ test_layout_real(void **state)
 			        FFTD__TC_TC16, type, 1, &n, 1, &lay),
 			    FFTD__TC_OK);
 			check_real_layout(&lay, type, 1, &n, 1);
+			// n = 2^16: tc16's half length in one pass, split16's
+			// in two (4096 x radix 8), beside the real step
+			if (l == 16) {
+				assert_int_equal(lay.npass, 2);
+				fftd__tc_layout sl;
+				assert_int_equal(
+				    fftd__tc_plan_layout_algo(
+				        FFTD__TC_SPLIT16, type, 1, &n, 1, &sl),
+				    FFTD__TC_OK);
+				check_real_layout(&sl, type, 1, &n, 1);
+				assert_int_equal(sl.npass, 3);
+			}
 		}
 		for (int a = 8; a <= 12; a++)
 			for (int b = 8; b <= 12; b++) {
