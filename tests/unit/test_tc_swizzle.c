@@ -62,6 +62,33 @@ ip_pos(uint32_t k)
 	return 16 * (k % 256) + k / 256;
 }
 
+// tile_worst: the worst wavefront count of level 2b's tensor-core tiles
+// (tc16_pass.cuh) of RR groups b: the tile (kb0, b) at rs kb0 + bs b, rows
+// kb step rs, columns step cs (a lane's part rs g + cs 2t, its elements at
+// elem_off(e, rs, cs)), for kb0 = 0, kb0_step, ... below 256.
+static int
+tile_worst(int RR, int kb0_step, uint32_t rs, uint32_t cs, uint32_t bs,
+    int bytes, swz_fn swz)
+{
+	uint32_t idx[32];
+	int      worst = 1;
+	for (int kb0 = 0; kb0 < 256; kb0 += kb0_step)
+		for (int b = 0; b < RR; b++)
+			for (int e = 0; e < 8; e++) {
+				for (int l = 0; l < 32; l++) {
+					uint32_t g = (uint32_t) l >> 2,
+					         t = (uint32_t) l & 3;
+					idx[l]     = rs * ((uint32_t) kb0 + g)
+					    + bs * (uint32_t) b + cs * 2 * t
+					    + elem_off(e, rs, cs);
+				}
+				int w = wavefronts(idx, bytes, swz);
+				if (w > worst)
+					worst = w;
+			}
+	return worst;
+}
+
 // check_config returns the worst wavefront count of every shared-memory
 // access of a pass kernel of that shape except the global<->shared copies,
 // whose worst goes to *copies. ip: the in-place column pass (level 1 writes
@@ -148,24 +175,10 @@ check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided, int ip,
 					}
 					CHECK();
 				}
-			for (int kb0 = 0; kb0 < 256; kb0 += 16 * 3)
-				for (int b = 0; b < RR; b++)
-					for (int e = 0; e < 8; e++) {
-						for (int l = 0; l < 32; l++) {
-							int g = l >> 2,
-							    t = l & 3;
-							idx[l]
-							    = (uint32_t) (R
-							              * (kb0
-							                  + g)
-							          + 16 * b
-							          + 2 * t)
-							    + elem_off(e,
-							        (uint32_t) R,
-							        1);
-						}
-						CHECK();
-					}
+			int w_ = tile_worst(
+			    RR, 48, (uint32_t) R, 1, 16, bytes, swz);
+			if (w_ > worst)
+				worst = w_;
 		} else if (ip) {
 			for (int u = 0; u < 16 * C; u += 5)
 				for (int e = 0; e < 8; e++) {
@@ -181,35 +194,14 @@ check_config(int L, int C, int NT, int bytes, swz_fn swz, int strided, int ip,
 				}
 		} else if (R >= 16) {
 			int RR = R / 16;
-			for (int kb0 = 0; kb0 < 256; kb0 += 16 * 5)
-				for (int b = 0; b < RR; b++)
-					for (int e = 0; e < 8; e++) {
-						for (int l = 0; l < 32; l++) {
-							int g = l >> 2,
-							    t = l & 3;
-							idx[l]
-							    = (uint32_t) (kb0
-							          + 4096 * b + g
-							          + 512 * t)
-							    + elem_off(
-							        e, 1, 256);
-						}
-						CHECK();
-						for (int l = 0; l < 32; l++) {
-							int g = l >> 2,
-							    t = l & 3;
-							idx[l]
-							    = (uint32_t) (kb0
-							          + 256 * b + g
-							          + 512 * RR
-							              * t)
-							    + elem_off(e, 1,
-							        256
-							            * (uint32_t)
-							                RR);
-						}
-						CHECK();
-					}
+			// level 2b's reads, and (fused R2C) its writes to buf
+			int w1 = tile_worst(RR, 80, 1, 256, 4096, bytes, swz),
+			    w2 = tile_worst(RR, 80, 1, 256 * (uint32_t) RR, 256,
+			        bytes, swz);
+			if (w1 > worst)
+				worst = w1;
+			if (w2 > worst)
+				worst = w2;
 		}
 	}
 #undef CHECK
