@@ -69,6 +69,17 @@ max_single(fftd__tc_algo algo)
 	                                : FFTD__TC_MAX_LEN;
 }
 
+// Two passes reach 4096^2 = 2^24 points (layout_1d), but split16's
+// 4096-point column pass (4 columns of 8-byte points in place: 32-byte runs,
+// one block an SM) costs more than a third pass: on the H200, split16's 1D
+// 2^24 took 1.41 ms in two passes and 1.20 in three of 256 points
+// (bench/README.md, stop 42).
+static int
+two_pass_max(fftd__tc_algo algo)
+{
+	return algo == FFTD__TC_SPLIT16 ? 23 : 24;
+}
+
 static fftd__tc_pass
 mkpass(int64_t len, int64_t q_total, int64_t s_in, int64_t s_out, int64_t tw_n,
     int src, int dst)
@@ -154,19 +165,18 @@ fftd__tc_layout_factors(
 }
 
 static int
-layout_1d(int64_t n, int64_t batch, int64_t one_max, int two_max,
-    fftd__tc_layout *lay)
+layout_1d(int64_t n, int64_t batch, fftd__tc_algo algo, fftd__tc_layout *lay)
 {
 	int     l = log2i(n);
 	int64_t f[3];
-	if (n <= one_max) {
+	if (n <= max_single(algo)) {
 		f[0] = n;
 		fftd__tc_layout_factors(1, f, batch, lay);
 	} else if (l == 15) {
 		f[0] = FFTD__TC_MAX_STRIDED_LEN;
 		f[1] = n / f[0]; // 8: a CUDA-core pass
 		fftd__tc_layout_factors(2, f, batch, lay);
-	} else if (l <= two_max) {
+	} else if (l <= two_pass_max(algo)) {
 		f[0] = (int64_t) 1 << (l / 2);
 		f[1] = n / f[0];
 		fftd__tc_layout_factors(2, f, batch, lay);
@@ -273,17 +283,6 @@ in_range(int rank, const int64_t *dims)
 	return 1;
 }
 
-// Two passes reach 4096^2 = 2^24 points (layout_1d), but split16's
-// 4096-point column pass (4 columns of 8-byte points in place: 32-byte runs,
-// one block an SM) costs more than a third pass: on the H200, split16's 1D
-// 2^24 took 1.41 ms in two passes and 1.20 in three of 256 points
-// (bench/README.md, stop 42).
-static int
-two_pass_max(fftd__tc_algo algo)
-{
-	return algo == FFTD__TC_SPLIT16 ? 23 : 24;
-}
-
 // plan_layout checks a C2C shape against the kernels' ranges and lays it
 // out: 1D by layout_1d (one pass up to max_single, two up to 2^two_pass_max
 // points), 2D and 3D by layout_axes.
@@ -301,8 +300,7 @@ plan_layout(int rank, const int64_t *dims, int64_t batch, fftd__tc_algo algo,
 			return FFTD__TC_EUNSUPPORTED;
 		if (batch > ((int64_t) 1 << 40) / n)
 			return FFTD__TC_EINVAL;
-		rc = layout_1d(
-		    n, batch, max_single(algo), two_pass_max(algo), lay);
+		rc = layout_1d(n, batch, algo, lay);
 	} else {
 		// 2D: rows then columns; 3D: one pass per axis, or planes
 		// and the first axis (layout_axes)
