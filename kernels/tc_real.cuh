@@ -89,37 +89,51 @@ real_twiddle(float x)
 	return make_float2(c, s);
 }
 
-// r2c_pair gives the two outputs of the R2C pair (k, h - k) from A =
-// Z[K][k mod h] and B = Z[-K][-k mod h] (the formulas below): xl =
-// X[K][k] = E + T and xh = X[-K][h - k] = conj(E - T), T = W_n^k O; inv_h is
-// 1 / h.
-template <class P, class I>
+// r2c_pair_w gives the two outputs of the R2C pair (k, h - k) from A =
+// Z[K][k mod h], B = Z[-K][-k mod h] and w = W_n^k (the formulas below): xl
+// = X[K][k] = E + T and xh = X[-K][h - k] = conj(E - T), T = w O.
+template <class P>
 FFTD_DEV void
-r2c_pair(I k, float inv_h, float2 A, float2 B, float2 &xl, float2 &xh)
+r2c_pair_w(float2 w, float2 A, float2 B, float2 &xl, float2 &xh)
 {
 	const float2 e = make_float2(0.5f * (A.x + B.x), 0.5f * (A.y - B.y));
 	const float2 o = make_float2(
 	    0.5f * (A.y + B.y), -0.5f * (A.x - B.x)); // -i (A - conj B)/2
-	const float2 t = cmul(o, real_twiddle<P>((float) k * inv_h));
+	const float2 t = cmul(o, w);
 	xl             = make_float2(e.x + t.x, e.y + t.y);
 	xh             = make_float2(e.x - t.x, t.y - e.y);
 }
 
-// c2r_pair gives the two outputs of the C2R pair (m, h - m) from A =
-// X[K][m] and B = X[-K][h - m] (the formulas at c2r_pre): zl = Z[K][m] = s2
-// + i t and zh = Z[-K][h - m] = conj(s2 - i t), s2 = A + conj B, t = W_n^-m
-// (A - conj B).
+// r2c_pair: r2c_pair_w with w = W_n^k (inv_h = 1 / h).
+template <class P, class I>
+FFTD_DEV void
+r2c_pair(I k, float inv_h, float2 A, float2 B, float2 &xl, float2 &xh)
+{
+	r2c_pair_w<P>(real_twiddle<P>((float) k * inv_h), A, B, xl, xh);
+}
+
+// c2r_pair_w gives the two outputs of the C2R pair (m, h - m) from A =
+// X[K][m], B = X[-K][h - m] and w = W_n^m (the formulas at c2r_pre): zl =
+// Z[K][m] = s2 + i t and zh = Z[-K][h - m] = conj(s2 - i t), s2 = A + conj
+// B, t = conj(w) (A - conj B).
+template <class P>
+FFTD_DEV void
+c2r_pair_w(float2 w, float2 A, float2 B, float2 &zl, float2 &zh)
+{
+	const float2 s2 = make_float2(A.x + B.x, A.y - B.y);
+	const float2 d2 = make_float2(A.x - B.x, A.y + B.y);
+	w.y             = -w.y; // W_n^-m = conj(W_n^m)
+	const float2 t  = cmul(d2, w);
+	zl              = make_float2(s2.x - t.y, s2.y + t.x);
+	zh              = make_float2(s2.x + t.y, t.x - s2.y);
+}
+
+// c2r_pair: c2r_pair_w with w = W_n^m (inv_h = 1 / h).
 template <class P, class I>
 FFTD_DEV void
 c2r_pair(I m, float inv_h, float2 A, float2 B, float2 &zl, float2 &zh)
 {
-	const float2 s2 = make_float2(A.x + B.x, A.y - B.y);
-	const float2 d2 = make_float2(A.x - B.x, A.y + B.y);
-	float2       wm = real_twiddle<P>((float) m * inv_h);
-	wm.y            = -wm.y; // W_n^-m = conj(W_n^m)
-	const float2 t  = cmul(d2, wm);
-	zl              = make_float2(s2.x - t.y, s2.y + t.x);
-	zh              = make_float2(s2.x + t.y, t.x - s2.y);
+	c2r_pair_w<P>(real_twiddle<P>((float) m * inv_h), A, B, zl, zh);
 }
 
 // Both steps pair point k of row r with point h - k of the mirror row rm =
@@ -374,81 +388,108 @@ c2r_pre(const PassArgs &a)
 // The real steps fused into a contiguous 1D pass (tc16_pass.cuh, RSTEP):
 // the block's C rows, transforms q = it C + f (f < C) of L = h points, sit
 // in its shared memory at f L + k in natural order, at byte offset sb(f L +
-// k) (the pass's swizzle, linear: sb(x ^ y) = sb(x) ^ sb(y)). Its NT threads
-// take the C L / 2 pairs (k, h - k), k < h/2: the lanes of a warp the 32
-// pairs k = k0 + l of one row (k0 a multiple of 32), whose points lie in
-//   D = [k0, k0 + 32)            point k0 + l in lane l;
-//   M = [h - k0 - 32, h - k0)    point h - k0 - 32 + l in lane l, the
-//                                partner of lane 32 - l (a shuffle away);
-//   h - k0                       lane 0's partner (for k0 > 0; for k0 = 0
-//                                lane 0's pair is point 0 with itself, and
-//                                it takes the middle point h/2 too).
-// h - k0 - 32 = (h - 32) ^ k0 and h - k0 = (h - 32) ^ (k0 - 32), so every
-// offset is the thread's own (computed once) XOR a constant of the unrolled
-// loop: no swizzle is computed in the loop. Computing each mirrored offset
-// took 139 instructions a pair and made the fused R2C pass slower than the
-// pass and the separate step together (ncu, H200). Rows past a.q_total
-// are skipped (a warp's row is one, so whole warps skip).
+// k) (the pass's swizzle, linear: sb(x ^ y) = sb(x) ^ sb(y)). Its NT
+// threads take the C L / 2 pairs (k, h - k), k < h/2, in J steps, unrolled
+// (RowSteps): in step j the lanes of a warp take the 32 pairs k = k0 + l of
+// one row (k0 a multiple of 32). Lane l reads or writes point k0 + l (32
+// consecutive points) and its partner h - k0 - l, which is
+//   (h - 32) ^ k0 + (32 - l)    for l > 0 (the 32 points before h - k0,
+//                               reversed and moved by one),
+//   (h - 32) ^ (k0 - 32)        for l = 0 and k0 > 0,
+//   0                           for l = k0 = 0 (point 0 pairs with itself),
+// so both offsets are the thread's own (computed once) XOR a constant of
+// the step, and the rows of L + 1 points in device memory are at the
+// thread's own address plus a constant of the step (an immediate offset):
+// no swizzle and no 64-bit index is computed in the loop. The middle points
+// h/2 (X = conj(Z) for R2C, Z = 2 conj(X) for C2R, exact) take C threads
+// once a block iteration. Rows past a.q_total are skipped (a warp's row is
+// one, so whole warps skip). Taken in groups of four steps (a loop, whose
+// swizzles were computed), with partners by shuffle and 64-bit row
+// addresses, a warp's step of 32 pairs cost ~80 instructions and the step
+// as many as the whole FFT (ncu, H200: the fused R2C 1D 1024 pass ran 86.5
+// M warp instructions, the 1D 512 C2C pass 41.4 M for the same points);
+// unrolled as here ~26, and that pass 58.4 M (0.138 -> 0.102 ms).
 
-// shfl_word: w of lane src.
-template <class P>
-FFTD_DEV typename P::Word
-shfl_word(typename P::Word w, int src)
-{
-	if constexpr (P::kSplit)
-		return make_float2(__shfl_sync(0xffffffffu, w.x, src),
-		    __shfl_sync(0xffffffffu, w.y, src));
-	else
-		return __shfl_sync(0xffffffffu, w, src);
-}
-
-// RowOffsets: the byte offsets of the three places for step j = j0 + g of
-// a thread's loop over its pairs (item base i0 = warp base + j NT, k0 = i0
-// mod h), taken in groups of G steps (j0 a multiple of G, g < G, so j NT =
-// j0 NT ^ g NT): d (the lane's point in D), m (XOR it for the lane's
-// point in M) and e (point h - k0, for k0 > 0). The thread's part is
-// computed once a call, a group's part (sb of j0 NT) once a group.
-template <int L, int C, int NT> struct RowOffsets {
-	// H pairs a row; J steps a thread (in groups of G); inv_h = 1 / h
-	static constexpr uint32_t H = L / 2;
-	static constexpr int      J = C * H / NT, G = J < 4 ? J : 4;
-	static_assert(J * NT == C * H && J % G == 0 && H % 32 == 0, "pairs");
-	static constexpr float inv_h = 1.0f / (float) L;
-	// item i = f H + k -> shared-memory point f L + k (a bit map)
-	static FFTD_DEV constexpr uint32_t pos(uint32_t i)
+// RowSteps: step j of a thread whose warp's first item is w0 = F0 H + K0
+// (F0 = 0 when NT <= H) takes row F0 + df(j) at k0 = K0 + dk(j): H and NT
+// are powers of two, one a multiple of the other, so w0's and j NT's parts
+// never carry into each other, and point (F0 + df(j)) L + k is the thread's
+// base point XOR pos(j).
+template <int L, int C, int NT> struct RowSteps {
+	static constexpr uint32_t H = L / 2; // pairs a row
+	static constexpr int      J = C * H / NT;
+	static_assert(
+	    J * NT == C * H && H % 32 == 0 && (H % NT == 0 || NT % H == 0),
+	    "pairs");
+	static FFTD_DEV constexpr uint32_t df(int j)
 	{
-		return (i / H) * L + i % H;
+		return (uint32_t) j * NT / H;
 	}
-	uint32_t w0, d0, p0, m, gj, gprev;
-	// opaque copies (tc16_ptx.cuh): hoisted out of the pass's block loop,
-	// the offsets held too many registers
-	template <class Sb> FFTD_DEV RowOffsets(Sb sb)
+	static FFTD_DEV constexpr uint32_t dk(int j)
 	{
-		w0    = threadIdx.x & ~31u;
-		d0    = opaque(sb(pos(threadIdx.x)));
-		p0    = opaque(w0 >= 32 ? sb(pos(w0 - 32)) : 0);
-		m     = sb(L - 32);
-		gj    = 0;
-		gprev = 0;
+		return (uint32_t) j * NT % H;
 	}
-	// the group of steps j0 .. j0 + G - 1 begins
-	template <class Sb> FFTD_DEV void group(Sb sb, int j0)
+	static FFTD_DEV constexpr uint32_t pos(int j)
 	{
-		gprev = gj;
-		gj    = sb(pos((uint32_t) j0 * NT));
+		return df(j) * L + dk(j);
 	}
-	template <class Sb> FFTD_DEV uint32_t d(Sb sb, int g) const
+	// step j's offsets in device memory (points, signed) from the
+	// thread's row[k] and row[L - k] at step 0 (rows of L + 1 points)
+	static FFTD_DEV constexpr int lo(int j)
 	{
-		return d0 ^ gj ^ sb(pos((uint32_t) g * NT));
+		return (int) (df(j) * (L + 1) + dk(j));
 	}
-	template <class Sb> FFTD_DEV uint32_t e(Sb sb, int g) const
+	static FFTD_DEV constexpr int hi(int j)
 	{
-		// point h - k0 = (h - 32) ^ (k0 - 32): item i0 - 32 mirrored
-		if (w0 >= 32) // i0 - 32 = (w0 - 32) + j NT
-			return m ^ p0 ^ gj ^ sb(pos((uint32_t) g * NT));
-		return m // i0 - 32 = j NT - 32, j >= 1
-		    ^ (g > 0 ? gj ^ sb(pos((uint32_t) g * NT - 32))
-		             : gprev ^ sb(pos((uint32_t) G * NT - 32)));
+		return (int) (df(j) * (L + 1)) - (int) dk(j);
+	}
+	uint32_t F0, kl; // the thread's row and k0 + l at step 0
+	uint32_t d0,
+	    m0;    // byte offsets at step 0: the lane's point, its partner
+	float klf; // kl as a float (exact)
+	bool  kz;  // lane 0 of a warp of K0 = 0
+	// all from an opaque copy of the thread index (tc16_ptx.cuh), computed
+	// where the step runs: hoisted out of the pass's block loop, these
+	// values held registers across the whole FFT, which then spilled
+	template <class Sb> FFTD_DEV RowSteps(Sb sb)
+	{
+		const uint32_t tid  = opaque(threadIdx.x);
+		const uint32_t lane = tid & 31, w0 = tid & ~31u;
+		const uint32_t K0 = w0 % H;
+		F0                = w0 / H;
+		kl                = K0 + lane;
+		klf               = (float) kl;
+		kz                = kl == 0;
+		const uint32_t pm = lane ? (((L - 32) ^ K0) | (32 - lane))
+		    : K0                 ? ((L - 32) ^ (K0 - 32))
+		                         : 0;
+		d0                = sb(F0 * L + kl);
+		m0                = sb(F0 * L + pm);
+	}
+	template <class Sb> FFTD_DEV uint32_t d(Sb sb, int j) const
+	{
+		return d0 ^ sb(pos(j));
+	}
+	template <class Sb> FFTD_DEV uint32_t m(Sb sb, int j) const
+	{
+		// k0 = dk(j) > 0 for lane 0 of K0 = 0 (then NT <= H, F0 = 0):
+		// point df(j) L + h - dk(j), a constant
+		if (dk(j) != 0 && kz)
+			return sb(df(j) * L + L - dk(j));
+		return m0 ^ sb(pos(j));
+	}
+	// W_n^k, k = kl + dk(j), as real_twiddle: split16 from the exact
+	// fraction k / h, tc16 from -pi k / h formed by one fma
+	template <class P> FFTD_DEV float2 twiddle(int j) const
+	{
+		if constexpr (P::kSplit)
+			return real_twiddle<P>(
+			    fmaf(klf, 1.0f / L, (float) dk(j) / L));
+		float s, c;
+		__sincosf(fmaf(klf, -3.14159265358979f / L,
+		              -3.14159265358979f * (float) dk(j) / L),
+		    &s, &c);
+		return make_float2(c, s);
 	}
 };
 
@@ -458,102 +499,80 @@ template <class P, int L, int C, int NT, class Sb, class Get>
 FFTD_DEV void
 r2c_rows(const PassArgs &a, long long it, Sb sb, Get z)
 {
-	using Word        = typename P::Word;
-	using O           = RowOffsets<L, C, NT>;
-	constexpr int   H = O::H, J = O::J, G = O::G;
-	constexpr float inv_h = O::inv_h;
-	const uint32_t  lane  = threadIdx.x & 31;
-	O               o(sb);
-	Word *const     x = static_cast<Word *>(a.out);
-#pragma unroll 1
-	for (int j0 = 0; j0 < J; j0 += G) {
-		o.group(sb, j0);
+	using Word = typename P::Word;
+	using S    = RowSteps<L, C, NT>;
+	const S         s(sb);
+	const long long left = a.q_total - it * C; // rows (>= 1)
+	Word *const     row0 = static_cast<Word *>(a.out) + it * C * (L + 1);
+	if (threadIdx.x < (unsigned) C && threadIdx.x < left) {
+		const float2 v = P::load(z(sb(threadIdx.x * L + S::H)));
+		row0[threadIdx.x * (L + 1) + S::H] = P::store(v.x, -v.y);
+	}
+	// the thread's rows from F0 on: nl of them
+	const int   nl  = left - s.F0 < C ? (int) (left - s.F0) : C;
+	Word *const plo = row0 + s.F0 * (L + 1) + s.kl; // row[k]
+	Word *const phi = plo + (L - 2 * (int) s.kl);   // row[L - k]
 #pragma unroll
-		for (int g = 0; g < G; g++) {
-			const uint32_t  i0 = o.w0 + (j0 + g) * NT;
-			const uint32_t  f = i0 / H, k0 = i0 % H, k = k0 + lane;
-			const long long q = it * C + f;
-			if (q >= a.q_total)
-				return; // rows only grow with the step
-			const uint32_t od = o.d(sb, g);
-			const Word     d  = z(od);
-			Word b = shfl_word<P>(z(od ^ o.m), (32 - lane) & 31);
-			if (k0 != 0) {
-				const Word e = z(o.e(sb, g)); // broadcast
-				if (lane == 0)
-					b = e;
-			} else if (lane == 0) {
-				b = d;
-			}
-			float2 xl, xh;
-			r2c_pair<P>(k, inv_h, P::load(d), P::load(b), xl, xh);
-			Word *const row = x + q * (L + 1);
-			row[k]          = P::store(xl.x, xl.y);
-			row[L - k]      = P::store(xh.x, xh.y);
-			if (k == 0) { // the middle: X[h/2] = conj(Z[h/2])
-				const float2 mid = P::load(z(od ^ sb(H)));
-				r2c_pair<P>(
-				    (uint32_t) H, inv_h, mid, mid, xl, xh);
-				row[H] = P::store(xl.x, xl.y);
-			}
-		}
+	for (int j = 0; j < S::J; j++) {
+		if ((int) S::df(j) >= nl)
+			break;
+		float2 xl, xh;
+		r2c_pair_w<P>(s.template twiddle<P>(j), P::load(z(s.d(sb, j))),
+		    P::load(z(s.m(sb, j))), xl, xh);
+		// row[k] and row[L - k]
+		plo[S::lo(j)] = P::store(xl.x, xl.y);
+		phi[S::hi(j)] = P::store(xh.x, xh.y);
 	}
 }
 
 // c2r_rows: X in a.in, rows of L + 1 (C2R input) -> Z in shared memory
-// (put(offset, word) writes one). All loads of a group are issued before its
-// pairs are computed (2 G words in flight a thread).
+// (put(offset, word) writes one). The loads of G steps are issued before
+// their pairs are computed (2 G words in flight a thread).
 template <class P, int L, int C, int NT, class Sb, class Put>
 FFTD_DEV void
 c2r_rows(const PassArgs &a, long long it, Sb sb, Put put)
 {
-	using Word          = typename P::Word;
-	using O             = RowOffsets<L, C, NT>;
-	constexpr int     H = O::H, J = O::J, G = O::G;
-	constexpr float   inv_h = O::inv_h;
-	const uint32_t    lane  = threadIdx.x & 31;
-	O                 o(sb);
-	const Word *const x = static_cast<const Word *>(a.in);
-#pragma unroll 1
-	for (int j0 = 0; j0 < J; j0 += G) {
-		o.group(sb, j0);
+	using Word = typename P::Word;
+	using S    = RowSteps<L, C, NT>;
+	const S           s(sb);
+	const long long   left = a.q_total - it * C;
+	const Word *const row0
+	    = static_cast<const Word *>(a.in) + it * C * (L + 1);
+	if (threadIdx.x < (unsigned) C && threadIdx.x < left) {
+		const float2 v = P::load(row0[threadIdx.x * (L + 1) + S::H]);
+		put(sb(threadIdx.x * L + S::H),
+		    P::store(2.0f * v.x, -2.0f * v.y));
+	}
+	const int         nl  = left - s.F0 < C ? (int) (left - s.F0) : C;
+	const Word *const plo = row0 + s.F0 * (L + 1) + s.kl;
+	const Word *const phi = plo + (L - 2 * (int) s.kl);
+	// groups of G steps, all loads of a group before its pairs: with all
+	// J steps' loads first the 64 registers spilled 112-192 bytes
+	constexpr int G = P::kSplit || NT > 256 ? 1 : S::J < 4 ? S::J : 4;
+#pragma unroll
+	for (int j0 = 0; j0 < S::J; j0 += G) {
 		Word A[G], B[G];
 #pragma unroll
 		for (int g = 0; g < G; g++) {
-			const uint32_t  i0 = o.w0 + (j0 + g) * NT;
-			const uint32_t  f = i0 / H, k = i0 % H + lane;
-			const long long q = it * C + f;
-			if (q < a.q_total) {
-				const Word *const row = x + q * (L + 1);
-				A[g]                  = row[k];
-				B[g]                  = row[L - k];
+			const int j = j0 + g;
+			if ((int) S::df(j) < nl) {
+				A[g] = plo[S::lo(j)];
+				B[g] = phi[S::hi(j)];
 			}
 		}
 #pragma unroll
 		for (int g = 0; g < G; g++) {
-			const uint32_t  i0 = o.w0 + (j0 + g) * NT;
-			const uint32_t  f = i0 / H, k0 = i0 % H, k = k0 + lane;
-			const long long q = it * C + f;
-			if (q >= a.q_total)
-				return; // rows only grow with the step
+			const int j = j0 + g;
+			if ((int) S::df(j) >= nl)
+				return;
 			float2 zl, zh;
-			c2r_pair<P>(
-			    k, inv_h, P::load(A[g]), P::load(B[g]), zl, zh);
-			const uint32_t od = o.d(sb, g);
-			put(od, P::store(zl.x, zl.y));
-			// lane l of M takes the point h - k of lane 32 - l
-			const Word s = shfl_word<P>(
-			    P::store(zh.x, zh.y), (32 - lane) & 31);
-			if (lane != 0) {
-				put(od ^ o.m, s);
-			} else if (k0 != 0) {
-				put(o.e(sb, g), P::store(zh.x, zh.y));
-			} else { // the middle: Z[h/2] = 2 conj(X[h/2])
-				const float2 mid = P::load(x[q * (L + 1) + H]);
-				c2r_pair<P>(
-				    (uint32_t) H, inv_h, mid, mid, zl, zh);
-				put(od ^ sb(H), P::store(zl.x, zl.y));
-			}
+			c2r_pair_w<P>(s.template twiddle<P>(j), P::load(A[g]),
+			    P::load(B[g]), zl, zh);
+			// Z[h - k], then Z[k]: for k = 0 (lane 0 of K0 = 0,
+			// dk(j) = 0) both offsets are point 0, which has no
+			// partner (Z has no point h), and Z[0] is written last
+			put(s.m(sb, j), P::store(zh.x, zh.y));
+			put(s.d(sb, j), P::store(zl.x, zl.y));
 		}
 	}
 }

@@ -308,13 +308,14 @@ static const nd_case cases_3d[] = {
 };
 
 // R2C and C2R: 1D one-pass (h = 256 .. 8192 fused, the last blocks
-// partial: 16, 8, 2 rows a block, or 1; in place unfused),
+// partial: 16, 8, 4, 2 rows a block, or 1; in place unfused),
 // h = 2^15 (tc16: one in-place pass, split16: two), two-pass (h = 2^21)
 // and three-pass (h = 2^25) half lengths; 2D with
 // a CUDA-core row pass (h = 128) and tensor-core ones; 3D with h = 32 .. 256.
 static const nd_case cases_real[] = {
 	{ FFTD__TC_R2C, 1, { 512 }, 1025, F, 0 },
 	{ FFTD__TC_R2C, 1, { 1024 }, 13, F, 0 },
+	{ FFTD__TC_R2C, 1, { 2048 }, 6, F, 0 },
 	{ FFTD__TC_R2C, 1, { 4096 }, 7, F, 0 },
 	{ FFTD__TC_R2C, 1, { 8192 }, 5, F, 0 },
 	{ FFTD__TC_R2C, 1, { 8192 }, 2, F, 1 },
@@ -330,6 +331,7 @@ static const nd_case cases_real[] = {
 	{ FFTD__TC_R2C, 3, { 512, 64, 64 }, 1, F, 1 },
 	{ FFTD__TC_C2R, 1, { 512 }, 1025, I, 0 },
 	{ FFTD__TC_C2R, 1, { 1024 }, 13, I, 0 },
+	{ FFTD__TC_C2R, 1, { 2048 }, 6, I, 0 },
 	{ FFTD__TC_C2R, 1, { 4096 }, 7, I, 0 },
 	{ FFTD__TC_C2R, 1, { 8192 }, 5, I, 0 },
 	{ FFTD__TC_C2R, 1, { 8192 }, 2, I, 1 },
