@@ -27,14 +27,20 @@ namespace fftd_tc
 // Shared memory of a pass kernel: the input buffer, the scratch buffer
 // level 1 writes into when it fits (SCR; not needed by 256-point passes
 // that store from registers, DIRECT: contiguous ones without a fused R2C
-// step), the twiddle tables (W_256 per lane; W_R^m, m < R = L / 256, when
+// step), for the fused R2C step of L > 4096 (not DIRECT; column passes
+// are at most 4096 points) an output buffer that level 2 writes into, so
+// that the next block's input can stream into the input buffer while
+// level 2 and the real step run (tc16_pass.cuh, R2C_BUF), the twiddle
+// tables (W_256 per lane; W_R^m, m < R = L / 256, when
 // R > 16; when TW the four-step table of each of the C columns, tc.h
 // FFTD__TC_TW_COL; and when L1T the level-1 DIT
 // twiddles W_L^(a kb) as two factors, fftd__tc_l1_twiddle_*).
 template <class P, int L, int C, bool TW, bool DIRECT, bool L1T> struct Smem {
 	static constexpr int    PTS   = C * L;
 	static constexpr bool   SCR   = fftd__tc_block_scratch(L, C, P::kBytes);
-	static constexpr int    NBUFS = SCR && !(L == 256 && DIRECT) ? 2 : 1;
+	static constexpr int    NBUFS = !DIRECT && L > 4096 ? 3
+	       : SCR && !(L == 256 && DIRECT)                ? 2
+	                                                     : 1;
 	static constexpr size_t kBytes = (size_t) NBUFS * PTS * P::kBytes
 	    + (8 * 32 + (L > 4096 ? L / 256 : 0)
 	          + (TW ? C * FFTD__TC_TW_COL(L) : 0)
