@@ -12,6 +12,7 @@
 # The binaries are built here beforehand and carried (the lent machine has no
 # cmocka: its .so travels in BUILD/lib):
 #   make BUILD=build-k build-k/bench/kernels build-k/tests/gpu/test_tc16 \
+#        build-k/tests/gpu/test_tc16_nd \
 #        build-k/tests/unit/test_tc_host build-k/tests/unit/test_tc_swizzle
 #   mkdir -p build-k/lib && cp -L /usr/lib/x86_64-linux-gnu/libcmocka.so.0 build-k/lib/
 # then run with carry ["build-k/bench", "build-k/tests", "build-k/lib"].
@@ -88,6 +89,12 @@ if command -v compute-sanitizer > /dev/null; then
 	section racecheck
 	timeout 90 compute-sanitizer --tool racecheck --racecheck-report hazard --print-limit 5 "$B"/tests/gpu/test_tc16 test_smoke >> "$A" 2>&1
 	log "racecheck smoke: rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$A" | tail -1)"
+	# the fused real steps (R2C / C2R rows in shared memory)
+	for tool in memcheck racecheck; do
+		section "$tool real smoke"
+		timeout 120 compute-sanitizer --tool $tool --print-limit 5 "$B"/tests/gpu/test_tc16_nd test_real_smoke >> "$A" 2>&1
+		log "$tool real smoke: rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$A" | tail -1)"
+	done
 fi
 
 echo "===== summary ====="

@@ -347,6 +347,19 @@ static const nd_case cases_real[] = {
 	{ FFTD__TC_C2R, 3, { 512, 64, 64 }, 1, I, 1 },
 };
 
+// A few small fused real passes of each row kind (8 or 2 rows a block,
+// the 1024-point rows whose steps cross a quarter, the 8192-point rows with
+// their output buffer), quick enough for compute-sanitizer: kernels/
+// gpu-check.sh runs memcheck and racecheck on test_real_smoke.
+static const nd_case cases_real_smoke[] = {
+	{ FFTD__TC_R2C, 1, { 1024 }, 11, F, 0 },
+	{ FFTD__TC_R2C, 1, { 2048 }, 6, F, 0 },
+	{ FFTD__TC_R2C, 1, { 16384 }, 3, F, 0 },
+	{ FFTD__TC_C2R, 1, { 1024 }, 11, I, 0 },
+	{ FFTD__TC_C2R, 1, { 2048 }, 6, I, 0 },
+	{ FFTD__TC_C2R, 1, { 16384 }, 3, I, 0 },
+};
+
 // run_all runs every case of a table with algo (skipped without a GPU) and
 // fails once at the end, so that one run shows every case's figures.
 static void
@@ -385,6 +398,19 @@ test_split16_real(void **s)
 	(void) s;
 	run_all(FFTD__TC_SPLIT16, cases_real,
 	    sizeof cases_real / sizeof cases_real[0]);
+}
+
+static void
+test_real_smoke(void **s)
+{
+	(void) s;
+	fftd_test_kernel_need_gpu();
+	const size_t n = sizeof cases_real_smoke / sizeof cases_real_smoke[0];
+	int          fails = 0;
+	for (size_t i = 0; i < n; i++)
+		fails += run_nd(FFTD__TC_TC16, &cases_real_smoke[i])
+		    + run_nd(FFTD__TC_SPLIT16, &cases_real_smoke[i]);
+	assert_int_equal(fails, 0);
 }
 
 // Kinds and directions that do not go together, shapes outside the ranges,
@@ -438,6 +464,7 @@ FFTD_TEST_NO_CUDA(test_tc16_3d)
 FFTD_TEST_NO_CUDA(test_split16_3d)
 FFTD_TEST_NO_CUDA(test_tc16_real)
 FFTD_TEST_NO_CUDA(test_split16_real)
+FFTD_TEST_NO_CUDA(test_real_smoke)
 #endif // FFTD_WITH_CUDA
 
 // usage: test_tc16_nd [test-name-pattern]
@@ -450,6 +477,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_split16_3d),
 		cmocka_unit_test(test_tc16_real),
 		cmocka_unit_test(test_split16_real),
+		cmocka_unit_test(test_real_smoke),
 	};
 	return fftd_test_kernel_group(argc, argv, "tc16_nd_gpu", tests);
 }
