@@ -6,16 +6,15 @@
 // that tc16_plan.cu uses to pick one. Contiguous passes exist for every
 // length 256 .. 32768 (32768 in place, one FFT a block), column passes
 // (strided, optionally with the four-step twiddle) for 256 .. 4096: enough
-// for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2; radix-2/4/8 passes on
-// the CUDA cores (compiled, but since tc16 takes 2^15 in one pass no tc16
-// layout uses them: split16's 2^15 does); axis passes of 32 ..
+// for 1D 256 .. 2^27 (tc.h) and 2D 256^2 .. 4096^2 (no radix-2/4/8 pass:
+// tc16 takes 2^15 in one pass, and only split16's 2^15 needs one); axis
+// passes of 32 ..
 // 128 points on the CUDA cores (tc_axis.cuh) for 3D sides below 256, plane
 // passes of the last two 3D sides (tc_plane.cuh); and the
 // R2C / C2R real steps (tc_real.cuh). Their fused-conversion twins are in
 // tc16_io.cu.
 
 #include "tc16_info.cuh"
-#include "tc16_radix.cuh"
 #include "tc_axis.cuh"
 #include "tc_plane.cuh"
 #include "tc_real.cuh"
@@ -49,7 +48,7 @@ tc16_kernel(
     int len, bool strided, bool inverse, int tw, bool wide, KernelInfo *k)
 {
 	if (len <= FFTD__TC_MAX_RADIX)
-		return radix_kernel_info<Tc16>(len, inverse, tw, k);
+		return false; // no tc16 layout has a radix pass (tc_host.c)
 	if (len >= FFTD__TC_AXIS_MIN && len <= FFTD__TC_AXIS_MAX)
 		return axis_kernel_info<Tc16>(len, strided, inverse, tw, k);
 	FFTD_TC16_CONTIG(256)

@@ -7,7 +7,6 @@
 // its own so that the two halves compile in parallel.
 
 #include "tc16_info.cuh"
-#include "tc16_radix.cuh"
 #include "tc_axis.cuh"
 #include "tc_plane.cuh"
 #include "tc_real.cuh"
@@ -38,7 +37,7 @@ bool
 tc16_io_kernel(int len, bool strided, bool inverse, int tw, KernelInfo *k)
 {
 	if (len <= FFTD__TC_MAX_RADIX)
-		return radix_kernel_info<Tc16, true>(len, inverse, tw, k);
+		return false; // no tc16 layout has a radix pass (tc_host.c)
 	if (len >= FFTD__TC_AXIS_MIN && len <= FFTD__TC_AXIS_MAX)
 		return axis_kernel_info<Tc16, true>(
 		    len, strided, inverse, tw, k);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
-// tc16_radix.cuh — PRIVATE to kernels/: included by tc16.cu, tc16_io.cu and
-// split16.cu only. The radix pass kernel: batched 2-, 4- or 8-point DFTs on
-// the CUDA cores in fp32, the last pass of a 1D transform whose length has a
-// factor below 256 (split16's 2^15 = 4096 * 8, tc_host.c; tc16 takes 2^15
-// in one pass), with its registration helpers
+// tc16_radix.cuh — PRIVATE to kernels/: included by split16.cu only. The
+// radix pass kernel: batched 2-, 4- or 8-point DFTs on the CUDA cores in
+// fp32, the last pass of a 1D transform whose length has a factor below 256
+// (split16's 2^15 = 4096 * 8, tc_host.c; tc16 takes 2^15 in one pass and
+// compiles no radix kernel), with its registration helpers
 // (make_radix_info, radix_kernel_info). The tensor-core pass kernel is in
 // tc16_pass.cuh.
 
@@ -17,7 +17,6 @@
 #include "tc16_dft.cuh"
 #include "tc16_ptx.cuh"
 #include "tc16_types.cuh"
-#include "tc_io.cuh"
 
 namespace fftd_tc
 {
@@ -64,8 +63,7 @@ load_row(const typename P::Word *p, float2 (&v)[R])
 	}
 }
 
-// CV: the last pass of a plan with fused conversion (tc_io.cuh).
-template <class P, int R, bool INV, bool CV>
+template <class P, int R, bool INV>
 __global__ void __launch_bounds__(256) radix_kernel(PassArgs a)
 {
 	using Word = typename P::Word;
@@ -92,21 +90,17 @@ __global__ void __launch_bounds__(256) radix_kernel(PassArgs a)
 		SmallDft<R, INV>::run(v);
 #pragma unroll
 		for (int k = 0; k < R; k++) {
-			const long long i = qo + k * a.s_out;
-			if constexpr (CV)
-				io_store<P>(a, i, i, v[k].x, v[k].y);
-			else
-				out[i] = P::store(v[k].x, v[k].y);
+			out[qo + k * a.s_out] = P::store(v[k].x, v[k].y);
 		}
 	}
 }
 
-template <class P, int R, bool INV, bool CV = false>
+template <class P, int R, bool INV>
 KernelInfo
 make_radix_info()
 {
 	KernelInfo k;
-	k.fn    = radix_kernel<P, R, INV, CV>;
+	k.fn    = radix_kernel<P, R, INV>;
 	k.len   = R;
 	k.ffts  = 256; // one FFT per thread
 	k.warps = 8;
@@ -115,7 +109,7 @@ make_radix_info()
 }
 
 // The radix kernel for len = 2, 4, 8 (no four-step twiddle), or false.
-template <class P, bool CV = false>
+template <class P>
 bool
 radix_kernel_info(int len, bool inverse, int tw, KernelInfo *k)
 {
@@ -123,16 +117,16 @@ radix_kernel_info(int len, bool inverse, int tw, KernelInfo *k)
 		return false;
 	switch (len) {
 	case 2:
-		*k = inverse ? make_radix_info<P, 2, true, CV>()
-		             : make_radix_info<P, 2, false, CV>();
+		*k = inverse ? make_radix_info<P, 2, true>()
+		             : make_radix_info<P, 2, false>();
 		return true;
 	case 4:
-		*k = inverse ? make_radix_info<P, 4, true, CV>()
-		             : make_radix_info<P, 4, false, CV>();
+		*k = inverse ? make_radix_info<P, 4, true>()
+		             : make_radix_info<P, 4, false>();
 		return true;
 	case 8:
-		*k = inverse ? make_radix_info<P, 8, true, CV>()
-		             : make_radix_info<P, 8, false, CV>();
+		*k = inverse ? make_radix_info<P, 8, true>()
+		             : make_radix_info<P, 8, false>();
 		return true;
 	default:
 		return false;
