@@ -4,7 +4,9 @@
 // shared-memory swizzles (kernels/tc.h fftd__tc_swz4/8): they must be linear
 // bijections within each 32-word (16-word) row that make every warp-wide
 // access pattern of the pass kernels (kernels/tc16_pass.cuh) hit 32 distinct
-// banks. A model of each pattern's indices; no GPU needed.
+// banks; and the fused real steps' offset algebra (kernels/tc_real.cuh)
+// must give every pair's points. A model of each pattern's indices; no GPU
+// needed.
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -295,11 +297,89 @@ test_swizzle(void **state)
 		}
 }
 
+// The fused 1D real steps (kernels/tc_real.cuh, RowSteps): for rows of L
+// = h points, C a block, NT threads, step j of thread tid takes pair k =
+// K0 + lane + dk(j) of row F0 + df(j) (w0 = tid & ~31 = F0 h/2 + K0); the
+// kernel forms the point of k and of its partner h - k (0 for k = 0) as the
+// thread's base XOR pos(j), with a constant for lane 0 of K0 = 0 warps at
+// steps of dk(j) > 0. Checked against the plain indices: every pair of
+// every row is taken once, at the right points; the lane's points take one
+// wavefront, the partners (reversed and moved by one) at most two.
+static int
+check_real_rows(int L, int C, int NT, int bytes, swz_fn swz, int *pworst)
+{
+	const uint32_t H = (uint32_t) L / 2, J = (uint32_t) (C * L / 2 / NT);
+	static unsigned char seen[16 * 8192];
+	int                  bad = 0, dworst = 1, mworst = 1;
+	for (uint32_t i = 0; i < (uint32_t) (C * L); i++)
+		seen[i] = 0;
+	for (uint32_t j = 0; j < J; j++) {
+		const uint32_t df = j * NT / H, dk = j * NT % H;
+		const uint32_t pos = df * L + dk;
+		for (int warp = 0; warp < NT / 32; warp++) {
+			uint32_t di[32], mi[32];
+			for (uint32_t lane = 0; lane < 32; lane++) {
+				const uint32_t w0 = (uint32_t) warp * 32,
+				               K0 = w0 % H, F0 = w0 / H,
+				               kl = K0 + lane;
+				const uint32_t pm = lane
+				    ? (((L - 32) ^ K0) | (32 - lane))
+				    : K0 ? ((L - 32) ^ (K0 - 32))
+				         : 0;
+				const uint32_t d  = (F0 * L + kl) ^ pos;
+				const uint32_t m  = dk != 0 && kl == 0
+				     ? df * L + L - dk
+				     : (F0 * L + pm) ^ pos;
+				// the plain indices
+				const uint32_t f = F0 + df, k = kl + dk;
+				bad += f >= (uint32_t) C || k >= H / 2 * 2
+				    || d != f * L + k
+				    || m != f * L + (k ? L - k : 0);
+				if (d < (uint32_t) (C * L))
+					seen[d]++;
+				di[lane] = d;
+				mi[lane] = m;
+			}
+			int wd = wavefronts(di, bytes, swz),
+			    wm = wavefronts(mi, bytes, swz);
+			dworst = wd > dworst ? wd : dworst;
+			mworst = wm > mworst ? wm : mworst;
+		}
+	}
+	// each k < h/2 of each row once (h/2 .. h are partners)
+	for (int f = 0; f < C; f++)
+		for (uint32_t k = 0; k < (uint32_t) L; k++)
+			bad += seen[f * L + k] != (k < H ? 1 : 0);
+	*pworst = mworst;
+	return bad ? -bad : dworst;
+}
+
+static void
+test_real_rows(void **state)
+{
+	(void) state;
+	for (int l = 8; l <= 13; l++) { // h = 256 .. FFTD__TC_MAX_FUSED_REAL
+		int L = 1 << l, C = fftd__tc_block_ffts(L, 0, 4, 0), mw;
+		assert_true(L <= FFTD__TC_MAX_FUSED_REAL);
+		for (int b = 4; b <= 8; b += 4) {
+			int NT = fftd__tc_block_warps(L, 0, b, C) * 32;
+			int dw = check_real_rows(
+			    L, C, NT, b, b == 4 ? swz4 : swz8, &mw);
+			print_message("real rows L=%d C=%d NT=%d %d-byte: "
+			              "points %d, partners %d wavefronts\n",
+			    L, C, NT, b, dw, mw);
+			assert_int_equal(dw, 1);
+			assert_true(mw >= 1 && mw <= 2);
+		}
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_swizzle),
+		cmocka_unit_test(test_real_rows),
 	};
 	return cmocka_run_group_tests_name("tc_swizzle", tests, NULL, NULL);
 }
