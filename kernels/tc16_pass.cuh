@@ -139,14 +139,11 @@ __launch_bounds__(W * 32,
 	// result where the lane read its input (element kb of tile a at a + R
 	// kb), so no result waits in registers for a block barrier (a stash
 	// of 4 tiles a thread spilled 160 bytes at 64 registers, this form
-	// 24); level 2
-	// reads that order (l2a_item_ip, l2b_in_ip) and stores to device
-	// memory itself. The next input loads after the iteration's last
-	// barrier, with nothing to overlap it (one block an SM). Slower on
-	// the H200 (1D 32768 0.324 ms): each lane refilling the positions its
-	// level-2b tiles had read, so that the load overlaps level 2b (0.345;
-	// 4-byte copies in 16-byte pieces), and L2 asked for the next
-	// iteration's input an iteration ahead (0.348).
+	// 24); level 2 reads that order (l2a_item_ip, l2b_in_ip) and stores
+	// to device memory itself. The next input loads after the last
+	// barrier (one block an SM). Slower on the H200 (1D 32768 0.324 ms):
+	// each lane refilling the positions its level-2b tiles had read
+	// (0.345), L2 asked for the next input an iteration ahead (0.348).
 	constexpr bool IPC = !STRIDED && !SCR && R == 128;
 	static_assert(!IPC || (C == 1 && RSTEP == FFTD__TC_OP_FFT && !SPLIT),
 	    "in-place contiguous passes: tc16, one FFT a block, no real step");
@@ -164,24 +161,17 @@ __launch_bounds__(W * 32,
 	// to 4096-point columns, tc16's 512-point ones) load their strided
 	// input with the hint that L2 fetch whole lines (cp_async_n's LINE).
 	// On the H200, tc16 2D 1024^2 0.445 -> 0.434 ms, 1D 2^24 0.651 ->
-	// 0.636, 2^27 1.565 -> 1.535, 2D 4096^2 0.510 -> 0.502, 3D 512^3 1.33
-	// -> 1.31; Nsight Compute: the same DRAM bytes, 2D 1024^2's column
-	// pass 263 -> 255 us with its L2 hit rate 67% -> 76%. The hint on
-	// every load moved the contiguous passes by +-1% (noise); 256-byte
-	// fetches were slower on most rows.
+	// 0.636; its column pass's L2 hit rate 67% -> 76% (ncu). On every
+	// load the hint changed nothing; 256-byte fetches were slower.
 	constexpr bool L2_LINE = STRIDED && C * B < 128;
 	// The next block's input streams into buf as soon as level 1 has read
-	// it, unless a later stage still writes or reads buf.
-	// R2C_BUF: the fused R2C step of L > 4096, whose level 2b writes its
-	// results into a third buffer (Smem) rather than buf, so that buf is
-	// free for the next input early too. With level 2b writing buf, the
-	// next input streamed in only after the real step: on the H200 R2C 1D
-	// 16384 took 0.187 ms against 0.119 for 8192, whose level 2 writes
-	// the scratch buffer.
+	// it, unless a later stage still writes or reads buf. R2C_BUF: the
+	// fused R2C step of L > 4096 has level 2b write a third buffer (Smem)
+	// instead of buf (H200, R2C 1D 16384: 0.189 -> 0.177 ms).
 	constexpr bool R2C_BUF = R2C_OUT && R > 16;
 	static_assert(!R2C_BUF || SCR, "the output buffer follows scratch");
-	constexpr bool EARLY   = (SCR && (R < 32 || DIRECT || R2C_BUF))
-	    || (DIRECT && R == 1);
+	constexpr bool EARLY
+	    = (SCR && (R < 32 || DIRECT || R2C_BUF)) || (DIRECT && R == 1);
 	constexpr uint32_t SCR_OFF
 	    = (uint32_t) PTS * B; // byte offset of the scratch buffer
 	static_assert(L >= 256 && L <= 32768 && (L & (L - 1)) == 0, "L");
