@@ -187,18 +187,19 @@ __launch_bounds__(W * 32,
 	// Shared memory: the input buffer (buf); when SCR a scratch buffer that
 	// level 1 writes into (so its results need not wait in registers for a
 	// block barrier, and the next block's input can stream into buf while
-	// level 2 runs); then the twiddles: W_256^(row col) of each lane's 8
-	// tile elements, W_R^m for level 2a (R > 16), when TW the four-step
-	// table of each column (remade each iteration), and when L1T the two
-	// factor tables of W_L^(a kb)
-	// (tc.h, fftd__tc_l1_twiddle_lane/elem; contiguous passes with R <= 8
-	// apply those twiddles in level 2 instead, MOVE_TW below). Buffer
-	// accesses use byte offsets: swizzle(x) * B, which is linear too, so
-	// each access is one LOP3 on a per-thread base.
-	constexpr bool    L1T = l1_tables(L, STRIDED);
+	// level 2 runs); with R2C_BUF an output buffer; then the twiddles:
+	// W_256^(row col) of each lane's 8 tile elements, W_R^m for level 2a
+	// (R > 16), when TW the four-step table of each column (remade each
+	// iteration), and when L1T the two factor tables of W_L^(a kb) (tc.h,
+	// fftd__tc_l1_twiddle_lane/elem; contiguous passes with R <= 8 apply
+	// them in level 2 instead, MOVE_TW below). Buffer accesses use byte
+	// offsets: swizzle(x) * B, linear too, so each is one LOP3 on a base.
+	constexpr bool L1T = l1_tables(L, STRIDED);
+	using SM           = Smem<P, L, C, TW, DIRECT, L1T>;
+	static_assert((SM::NBUFS == 3) == R2C_BUF, "R2C_BUF's output buffer");
 	extern __shared__ __align__(16) unsigned char smem_raw[];
-	float2 *const t256 = reinterpret_cast<float2 *>(smem_raw
-	    + (size_t) (Smem<P, L, C, TW, DIRECT, L1T>::NBUFS) * PTS * B);
+	float2 *const t256 = reinterpret_cast<float2 *>(
+	    smem_raw + (size_t) SM::NBUFS * PTS * B);
 	float2 *const tr   = t256 + 8 * 32;         // W_R^m, m < R (R > 16)
 	float2 *const twc  = tr + (R > 16 ? R : 0); // C x FFTD__TC_TW_COL(L)
 	float2 *const t1l  = twc + (TW ? C * FFTD__TC_TW_COL(L) : 0); // R x 32
